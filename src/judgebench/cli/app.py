@@ -1,0 +1,86 @@
+"""The Typer application object, error handling and options shared by the command modules."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from judgebench import __version__
+from judgebench.errors import JudgebenchError
+
+app = typer.Typer(
+    name="judgebench",
+    help=(
+        "Meta-evaluation of LLM judges: does your judge keep its verdicts when the language "
+        "switches (Judge-LS), and how far can bias move its scores (A-BB)?"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def handle_errors(func: F) -> F:
+    """Turn a JudgebenchError into a one-line reason on stderr and a non-zero exit."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except JudgebenchError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(code=exc.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted: everything received so far is saved; rerun the same command to resume")
+            raise typer.Exit(code=130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"judgebench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """judgebench: Judge-LS language-switching invariance and A-BB bias-bounded evaluation."""
+
+
+# Options shared by every command that calls a model (INTERFACE.md).
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Override the provider endpoint.")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Per-request timeout in seconds.")]
+MaxRetriesOpt = Annotated[
+    int, typer.Option("--max-retries", help="Attempts per call on 429/5xx/timeouts/malformed bodies.")
+]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Concurrent requests per judge.")]
+RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Requests-per-minute limit per judge.")]
+TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Tokens-per-minute limit per judge.")]
+RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every stage's files.")]
+DataDirOpt = Annotated[
+    str | None, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
+]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Bypass the response cache (answers are still stored).")
+]
+
+
+def main() -> None:
+    try:
+        app()
+    except BrokenPipeError:  # `judgebench ... | head`
+        sys.exit(0)

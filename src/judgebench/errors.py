@@ -1,0 +1,51 @@
+"""Errors a user can act on: every one says what file, line, item or setting is wrong."""
+
+from __future__ import annotations
+
+
+class JudgebenchError(Exception):
+    """Base class: the CLI prints the message on one line and exits non-zero."""
+
+    exit_code = 1
+
+
+class InputError(JudgebenchError):
+    """Bad input: a dataset, variants, template or config file that cannot be used as it is."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        item: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if item is not None:
+            where.append(f"item {item}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        prefix = ": ".join([", ".join(where)]) if where else ""
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.path = path
+        self.line = line
+        self.item = item
+        self.field = field
+        self.reason = message
+
+
+class ConfigError(JudgebenchError):
+    """A setting, flag or model spec that cannot work."""
+
+
+class RunDirError(JudgebenchError):
+    """The run directory is missing a stage, belongs to another run, or escapes its folder."""
+
+
+class ProviderConfigError(JudgebenchError):
+    """A provider cannot be used: missing key, missing optional SDK, unsupported option."""

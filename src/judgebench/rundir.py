@@ -1,0 +1,223 @@
+"""The run folder: one manifest plus one file per stage, written so that no crash leaves half a record.
+
+JSONL stage files are append-only; each record is one `write` of a whole line followed by flush and
+fsync, and readers ignore a trailing partial line (what a kill -9 mid-write can leave) and take the
+last line per key. Whole-file outputs (manifest, metrics, report) are written to a temp file and
+renamed into place.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from judgebench import __version__
+from judgebench.errors import InputError, RunDirError
+
+T = TypeVar("T", bound=BaseModel)
+
+MANIFEST = "manifest.json"
+VARIANTS = "variants.jsonl"
+TRANSLATION_FAILURES = "translation_failures.jsonl"
+AUDIT = "audit.jsonl"
+JUDGMENTS = "judgments.jsonl"
+METRICS_JSON = "metrics.json"
+METRICS_CSV = "metrics.csv"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+BBE_JSON = "bbe.json"
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def safe_run_path(path: str | Path, *, base: Path | None = None) -> Path:
+    """Refuse a run name that climbs out of its folder (`../..`) when given relative to `base`."""
+    raw = Path(path)
+    if ".." in raw.parts:
+        raise RunDirError(f"run path '{path}' contains '..'; give a path inside the working folder")
+    if base is not None and not raw.is_absolute():
+        resolved = (base / raw).resolve()
+        if not resolved.is_relative_to(base.resolve()):
+            raise RunDirError(f"run path '{path}' escapes {base}")
+        return resolved
+    return raw
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and rename: readers see the old or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+class JsonlAppender:
+    """Append whole records to a JSONL file; each line is flushed and fsynced before returning."""
+
+    def __init__(self, path: Path, *, fsync: bool = True) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._fsync = fsync
+        _repair_tail(path)
+        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def append(self, record: BaseModel | dict[str, Any]) -> None:
+        data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._fh.write(line)
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _repair_tail(path: Path) -> None:
+    """A kill mid-write can leave a last line without its newline: cut it so appends stay whole."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as fh:
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return
+        data = path.read_bytes()
+        cut = data.rfind(b"\n") + 1
+        fh.truncate(cut)
+
+
+def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
+    """Records of a run file. A partial last line (from a crash) is skipped; a bad line is an error."""
+    if not path.exists():
+        return
+    with open(path, "rb") as fh:
+        lines = fh.read().split(b"\n")
+    last = len(lines) - 1
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            yield model.model_validate(data)
+        except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
+            if number - 1 == last:  # unterminated last line: a crash mid-append, not a bad record
+                continue
+            raise InputError(f"unreadable record ({exc.__class__.__name__}: {exc})", path=str(path), line=number)
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def last_per_key(records: Iterable[T], key: Callable[[T], K]) -> dict[K, T]:
+    """Later lines supersede earlier ones with the same key (INTERFACE: readers take the last)."""
+    out: dict[K, T] = {}
+    for record in records:
+        out[key(record)] = record
+    return out
+
+
+class RunDir:
+    """A run folder and its manifest. Stages record what they did under `manifest['stages']`."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    def exists(self) -> bool:
+        return self.manifest_path.exists()
+
+    def load_manifest(self) -> dict[str, Any]:
+        if not self.manifest_path.exists():
+            return {}
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RunDirError(f"{self.manifest_path}: not a readable manifest ({exc})") from exc
+        if not isinstance(data, dict):
+            raise RunDirError(f"{self.manifest_path}: manifest must be a JSON object")
+        return data
+
+    def init(self, *, dataset: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Create the folder and manifest, or check that an existing run is for the same dataset."""
+        manifest = self.load_manifest()
+        if manifest:
+            if dataset is not None and manifest.get("dataset"):
+                old = manifest["dataset"].get("checksum")
+                if old and old != dataset.get("checksum"):
+                    raise RunDirError(
+                        f"run {self.path} holds dataset '{manifest['dataset'].get('spec')}' "
+                        f"(checksum {old[:12]}); refusing to mix in '{dataset.get('spec')}' "
+                        f"(checksum {str(dataset.get('checksum'))[:12]}): use a new --run folder"
+                    )
+            if dataset is not None and not manifest.get("dataset"):
+                manifest["dataset"] = dataset
+                self.save_manifest(manifest)
+            return manifest
+        self.path.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "judgebench_version": __version__,
+            "created_at": now_iso(),
+            "dataset": dataset,
+            "stages": {},
+            "history": [],
+        }
+        self.save_manifest(manifest)
+        return manifest
+
+    def save_manifest(self, manifest: dict[str, Any]) -> None:
+        atomic_write_json(self.manifest_path, manifest)
+
+    def record_stage(self, stage: str, info: dict[str, Any]) -> dict[str, Any]:
+        """Merge a stage's configuration and totals into the manifest, with the command line."""
+        manifest = self.load_manifest() or self.init()
+        entry = dict(info)
+        entry.setdefault("finished_at", now_iso())
+        entry["judgebench_version"] = __version__
+        entry["command"] = sys.argv[:]
+        manifest.setdefault("stages", {})[stage] = entry
+        manifest.setdefault("history", []).append(
+            {"stage": stage, "at": entry["finished_at"], "command": sys.argv[:]}
+        )
+        self.save_manifest(manifest)
+        return manifest
+
+    def require(self, name: str, hint: str) -> Path:
+        path = self.file(name)
+        if not path.exists():
+            raise RunDirError(f"{path} does not exist: {hint}")
+        return path

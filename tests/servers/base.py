@@ -1,0 +1,123 @@
+"""A scriptable HTTP server on 127.0.0.1 for provider wire-format tests.
+
+Each provider's test server subclasses `WireServer` and turns a request body into a response body
+in that provider's format. Faults are injected per call by a `responder` that returns a `Reply`:
+status, JSON or raw body, headers and an optional delay (a delay longer than the client's timeout is
+a timeout). The server counts every request and every successful (2xx) answer, so tests can prove
+that a resumed run repeats no paid call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None  # dict/list -> JSON; str/bytes -> sent as is
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    content_type: str = "application/json"
+
+
+@dataclass
+class SeenRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+Responder = Callable[[SeenRequest], Reply | None]
+
+
+class WireServer:
+    """Base server. Subclasses implement `default_reply` in their provider's wire format."""
+
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.responder = responder
+        self.requests: list[SeenRequest] = []
+        self.successes = 0
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except json.JSONDecodeError:
+                    body = raw.decode("utf-8", "replace")
+                seen = SeenRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                with server.lock:
+                    server.requests.append(seen)
+                reply = server.responder(seen) if server.responder else None
+                if reply is None:
+                    reply = server.default_reply(seen)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if isinstance(reply.body, bytes):
+                    payload = reply.body
+                elif isinstance(reply.body, str):
+                    payload = reply.body.encode("utf-8")
+                else:
+                    payload = json.dumps(reply.body).encode("utf-8")
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", reply.content_type)
+                    self.send_header("content-length", str(len(payload)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+                if 200 <= reply.status < 300:
+                    with server.lock:
+                        server.successes += 1
+
+            do_POST = _handle
+            do_GET = _handle
+            do_DELETE = _handle
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def default_reply(self, request: SeenRequest) -> Reply:
+        raise NotImplementedError
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> WireServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
