@@ -1,0 +1,376 @@
+"""The library entry points. The CLI only parses flags and calls these; tests call them directly.
+
+translate() -> judge() -> report() -> bbe(), each reading and writing one run folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from judgebench.conditions import SOURCE, Condition, load_conditions, select_conditions
+from judgebench.data import Dataset, load_dataset
+from judgebench.errors import ConfigError, RunDirError
+from judgebench.judge.plan import PlannedCall, plan_calls
+from judgebench.judge.run import JudgeOutcome, execute_plan, existing_judgments, pending_calls
+from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.models.base import ModelRequest, ProviderSettings
+from judgebench.models.client import ModelClient
+from judgebench.models.config import resolve_judge
+from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
+from judgebench.progress import ProgressReporter
+from judgebench.records import Item
+from judgebench.rundir import JUDGMENTS, VARIANTS, RunDir
+from judgebench.translate.stage import (
+    TranslateOutcome,
+    import_variants,
+    load_variants_file,
+    read_variants,
+    translate_items,
+    write_audit,
+)
+from judgebench.translate.translator import TranslatorSettings, item_messages
+
+
+@dataclass
+class CallOptions:
+    """How to reach and pace the models of one command (flags shared by every model command)."""
+
+    base_url: str | None = None
+    timeout: float = 120.0
+    max_retries: int = 8
+    concurrency: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
+    use_cache: bool = True
+    progress: bool | None = None  # None: only on a terminal
+
+    def client(self, name_or_spec: str, prices: PriceTable | None = None) -> ModelClient:
+        spec, settings, name = resolve_judge(name_or_spec)
+        updates: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+        if self.base_url:
+            updates["base_url"] = self.base_url
+        for key in ("concurrency", "rpm", "tpm"):
+            value = getattr(self, key)
+            if value is not None:
+                updates[key] = value
+        merged = ProviderSettings.model_validate({**settings.model_dump(), **updates})
+        return ModelClient(spec, merged, use_cache=self.use_cache, prices=prices, name=name)
+
+
+class Estimate(BaseModel):
+    """What a --dry-run prints: calls, tokens and cost, live and batch."""
+
+    stage: str
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    token_method: str
+    cost_live_usd: float | None
+    cost_batch_usd: float | None
+    already_done: int = 0
+
+
+# --- datasets and run folders -------------------------------------------------------------------
+
+
+def open_dataset(run: RunDir, dataset: str | None, data_dir: str | None, subset: str | None = None) -> Dataset:
+    """The run's dataset: as given (and recorded), or as the manifest recorded it."""
+    manifest = run.load_manifest()
+    recorded = manifest.get("dataset") or {}
+    if dataset is None:
+        if not recorded:
+            raise RunDirError(f"run {run.path} has no dataset yet: pass --dataset SPEC (e.g. sample or llmbar)")
+        dataset = recorded["spec"]
+        data_dir = data_dir or recorded.get("data_dir")
+        subset = subset or recorded.get("subset")
+    loaded = load_dataset(dataset, data_dir=data_dir, subset=subset)
+    entry = loaded.manifest_entry()
+    entry["data_dir"] = str(Path(data_dir).resolve()) if data_dir else None
+    run.init(dataset=entry)
+    return loaded
+
+
+def _limit(items: Sequence[Item], limit: int | None) -> list[Item]:
+    return list(items[:limit]) if limit is not None else list(items)
+
+
+def _run_async(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+# --- translate ----------------------------------------------------------------------------------
+
+
+@dataclass
+class TranslateResult:
+    outcome: TranslateOutcome | None
+    imported: int
+    audit_summary: dict[str, object]
+    flags: int
+    estimate: Estimate | None = None
+
+
+def translate(
+    run_dir: str | Path,
+    *,
+    dataset: str | None = None,
+    data_dir: str | None = None,
+    translator: str = "local",
+    conditions: str | Sequence[str] | None = None,
+    variants_file: str | Path | None = None,
+    limit: int | None = None,
+    subset: str | None = None,
+    dry_run: bool = False,
+    options: CallOptions | None = None,
+    settings: TranslatorSettings | None = None,
+) -> TranslateResult:
+    """Make (or import) the zh/ls/... variants of the run's items and audit them."""
+    options = options or CallOptions()
+    settings = settings or TranslatorSettings()
+    run = RunDir(run_dir)
+    ds = open_dataset(run, dataset, data_dir, subset)
+    chosen = select_conditions(list(conditions) if conditions and not isinstance(conditions, str) else conditions)
+    items = _limit(ds.items, limit)
+    by_id = {i.id: i for i in ds.items}
+    if dry_run:
+        existing = read_variants(run.file(VARIANTS))
+        todo = [i for i in items if any((i.id, c.name) not in existing for c in chosen)]
+        return TranslateResult(None, 0, {}, 0, estimate=estimate_translation(todo, chosen, translator, len(items) - len(todo)))
+    imported = 0
+    outcome: TranslateOutcome | None = None
+    if variants_file is not None:
+        variants = load_variants_file(variants_file, by_id, [c.name for c in load_conditions().values()])
+        wanted = {i.id for i in items}
+        variants = [v for v in variants if v.item_id in wanted and v.condition in {c.name for c in chosen}]
+        import_variants(run, variants)
+        imported = len(variants)
+        translator_name = f"import:{Path(variants_file).name}"
+    else:
+        prices = PriceTable.load()
+        client = options.client(translator, prices)
+        translator_name = client.name
+
+        async def go() -> TranslateOutcome:
+            try:
+                existing = read_variants(run.file(VARIANTS))
+                pending = sum(1 for i in items if any((i.id, c.name) not in existing for c in chosen))
+                with ProgressReporter(pending, f"translate {client.name}", enabled=options.progress) as bar:
+                    return await translate_items(run, items, chosen, client, settings, progress=bar)
+            finally:
+                await client.aclose()
+
+        outcome = _run_async(go())
+    flags, summary = write_audit(run, by_id, chosen)
+    run.record_stage(
+        "translate",
+        {
+            "translator": translator_name,
+            "conditions": [c.model_dump() for c in chosen],
+            "limit": limit,
+            "imported": imported,
+            "outcome": outcome.model_dump() if outcome else None,
+            "audit": summary,
+            "settings": settings.__dict__,
+        },
+    )
+    return TranslateResult(outcome, imported, summary, len(flags))
+
+
+def estimate_translation(items: Sequence[Item], conditions: Sequence[Condition], translator: str, done: int) -> Estimate:
+    spec, _, _ = resolve_judge(translator)
+    prices = PriceTable.load()
+    tokens_in = 0
+    tokens_out = 0
+    method = "heuristic"
+    for item in items:
+        prompt = "\n".join(m.content for m in item_messages(item, conditions))
+        n, method = estimate_tokens_with_method(prompt, spec)
+        tokens_in += n
+        body = item.instruction + item.output_1 + item.output_2
+        # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
+        tokens_out += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
+    return _estimate("translate", spec.text, len(items), tokens_in, tokens_out, method, prices, done)
+
+
+def _estimate(stage: str, model: str, calls: int, tin: int, tout: int, method: str, prices: PriceTable, done: int) -> Estimate:
+    from judgebench.models.base import ModelSpec
+    from judgebench.records import Usage
+
+    spec = ModelSpec.parse(model)
+    usage = Usage(input_tokens=tin, output_tokens=tout)
+    return Estimate(
+        stage=stage,
+        model=model,
+        calls=calls,
+        input_tokens=tin,
+        output_tokens=tout,
+        token_method=method,
+        cost_live_usd=prices.cost(spec.provider, spec.model, usage),
+        cost_batch_usd=prices.cost(spec.provider, spec.model, usage, batch=True),
+        already_done=done,
+    )
+
+
+# --- judge --------------------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeResult:
+    outcomes: dict[str, JudgeOutcome] = field(default_factory=dict)
+    planned: int = 0
+    notes: list[str] = field(default_factory=list)
+    estimates: list[Estimate] = field(default_factory=list)
+
+
+# A judge's answer is a short JSON object; the reply budget is an upper bound, not an estimate.
+JUDGE_OUTPUT_TOKENS_ESTIMATE = 80
+
+
+def _judge_plan(
+    run: RunDir,
+    judges: Sequence[str],
+    conditions: str | Sequence[str] | None,
+    tie_probes: bool,
+    limit: int | None,
+    subset: str | None,
+    dataset: str | None,
+    data_dir: str | None,
+) -> tuple[list[PlannedCall], list[str]]:
+    manifest = run.load_manifest()
+    translated = manifest.get("stages", {}).get("translate")
+    if dataset is None and not manifest.get("dataset"):
+        raise RunDirError(f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset")
+    ds = open_dataset(run, dataset, data_dir)
+    items = ds.items
+    if subset:
+        from judgebench.data.dataset import select_subset
+
+        items = select_subset(items, subset, shown=ds.spec)
+    items = _limit(items, limit)
+    if isinstance(conditions, str):
+        wanted = [c.strip() for c in conditions.split(",") if c.strip()]
+    elif conditions:
+        wanted = list(conditions)
+    elif translated:
+        wanted = [SOURCE] + [c["name"] for c in translated.get("conditions", [])]
+    else:
+        wanted = [SOURCE]
+    others = [w for w in wanted if w != SOURCE]
+    targets = select_conditions(others) if others else []
+    variants = read_variants(run.file(VARIANTS))
+    if targets and not variants:
+        raise RunDirError(f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: run `judgebench translate` first")
+    return plan_calls(items, variants, targets, judges, include_source=SOURCE in wanted, tie_probes=tie_probes)
+
+
+def judge(
+    run_dir: str | Path,
+    *,
+    models: Sequence[str] = ("local",),
+    dataset: str | None = None,
+    data_dir: str | None = None,
+    template_path: str | Path | None = None,
+    conditions: str | Sequence[str] | None = None,
+    tie_probes: bool = True,
+    limit: int | None = None,
+    subset: str | None = None,
+    dry_run: bool = False,
+    options: CallOptions | None = None,
+) -> JudgeResult:
+    """Judge every planned (item, condition, order) and tie-probe for each model; resumable."""
+    if not models:
+        raise ConfigError("no judge given: pass --model PROVIDER:MODEL (e.g. local or openai:gpt-4.1-mini)")
+    if len(set(models)) != len(models):
+        raise ConfigError("the same --model is given twice")
+    options = options or CallOptions()
+    run = RunDir(run_dir)
+    template = load_template(template_path)
+    plan, notes = _judge_plan(run, models, conditions, tie_probes, limit, subset, dataset, data_dir)
+    prices = PriceTable.load()
+    if dry_run:
+        return JudgeResult(planned=len(plan), notes=notes, estimates=estimate_judging(run, plan, template, models, options, prices))
+    clients = {name: options.client(name, prices) for name in models}
+    # records name the judge by what the user typed; a config name resolves to its spec
+    for name, client in clients.items():
+        client.name = name
+    done = existing_judgments(run.file(JUDGMENTS))
+    total = len(pending_calls(plan, done))
+
+    async def go() -> dict[str, JudgeOutcome]:
+        try:
+            label = ", ".join(models)
+            with ProgressReporter(total, f"judge {label}", enabled=options.progress) as bar:
+                return await execute_plan(plan, clients, template, run.file(JUDGMENTS), progress=bar)
+        finally:
+            for client in clients.values():
+                await client.aclose()
+
+    outcomes: dict[str, JudgeOutcome] = _run_async(go())
+    stages = run.load_manifest().get("stages", {})
+    previous = stages.get("judge", {}).get("judges", {})
+    judges_entry = dict(previous)
+    for name, client in clients.items():
+        judges_entry[name] = {
+            "spec": client.spec.text,
+            "settings": client.settings.model_dump(),
+            "outcome": outcomes[name].model_dump(),
+            "stats": client.stats.model_dump(),
+        }
+    run.record_stage(
+        "judge",
+        {
+            "judges": judges_entry,
+            "template": {"name": template.name, "hash": template.digest(), "path": str(template_path or "default"),
+                         "tell_condition": template.tell_condition},
+            "conditions": sorted({c.condition for c in plan if c.kind == "pair"}),
+            "tie_probes": tie_probes,
+            "planned": len(plan),
+            "notes": notes,
+        },
+    )
+    return JudgeResult(outcomes=outcomes, planned=len(plan), notes=notes)
+
+
+def estimate_judging(
+    run: RunDir, plan: Sequence[PlannedCall], template: JudgeTemplate, models: Sequence[str],
+    options: CallOptions, prices: PriceTable,
+) -> list[Estimate]:
+    done = existing_judgments(run.file(JUDGMENTS))
+    todo = pending_calls(plan, done)
+    out: list[Estimate] = []
+    for name in models:
+        spec, _, _ = resolve_judge(name)
+        mine = [c for c in todo if c.judge == name]
+        tokens_in = 0
+        method = "heuristic"
+        for call in mine:
+            request: ModelRequest = template.render(
+                instruction=call.instruction, output_a=call.output_a, output_b=call.output_b,
+                language=call.language, completion=spec.provider == "local",
+            )
+            text = request.prompt or "\n".join(m.content for m in request.messages or [])
+            n, method = estimate_tokens_with_method(text, spec)
+            tokens_in += n
+        estimate = _estimate("judge", spec.text, len(mine), tokens_in, JUDGE_OUTPUT_TOKENS_ESTIMATE * len(mine), method,
+                             prices, sum(1 for c in plan if c.judge == name) - len(mine))
+        estimate.model = name
+        out.append(estimate)
+    return out
+
+
+__all__ = [
+    "CallOptions",
+    "Estimate",
+    "JudgeResult",
+    "TranslateResult",
+    "judge",
+    "open_dataset",
+    "translate",
+]

@@ -1,0 +1,82 @@
+"""Language conditions as data (configs/conditions.toml): what `translate` writes and `judge` reads."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from judgebench.errors import ConfigError, InputError
+from judgebench.paths import configs_dir
+
+SOURCE = "en"
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+class ConditionAudit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min_length_ratio: float = 0.10
+    min_target_script_share: float = 0.5
+    numbers_missing_min_source: int = 2
+    numbers_count_max_diff: int = 3
+
+
+class Condition(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    language: str
+    kind: Literal["translation", "language_switch"] = "translation"
+    script: str = "Han"
+    tie_probe: bool = False
+    style: str = ""
+    audit: ConditionAudit = ConditionAudit()
+
+
+def conditions_path() -> Path:
+    return configs_dir() / "conditions.toml"
+
+
+def load_conditions(path: str | Path | None = None) -> dict[str, Condition]:
+    """All conditions of the file, by name. Errors name the file and the bad entry."""
+    file = Path(path) if path else conditions_path()
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("conditions file not found", path=str(file)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", path=str(file)) from None
+    table: Any = data.get("conditions")
+    if not isinstance(table, dict) or not table:
+        raise InputError("no [conditions.NAME] tables", path=str(file))
+    out: dict[str, Condition] = {}
+    for name, body in table.items():
+        if not _NAME.match(name) or name == SOURCE:
+            raise InputError(f"bad condition name '{name}' (lowercase letters/digits; 'en' is the source)", path=str(file))
+        try:
+            out[name] = Condition.model_validate({"name": name, **body})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            raise InputError(err["msg"], path=str(file), field=f"conditions.{name}.{loc}") from None
+    return out
+
+
+def select_conditions(names: list[str] | str | None, *, path: str | Path | None = None) -> list[Condition]:
+    """The target conditions a command asked for (default zh, ls), checked against the config."""
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    names = names or ["zh", "ls"]
+    known = load_conditions(path)
+    chosen: list[Condition] = []
+    for name in names:
+        if name == SOURCE:
+            continue
+        if name not in known:
+            raise ConfigError(f"unknown condition '{name}'; defined in {path or conditions_path()}: {', '.join(known)}")
+        chosen.append(known[name])
+    return chosen

@@ -1,0 +1,1 @@
+"""The Judge-LS judging stage: call plan, templates, verdict parsing, run."""

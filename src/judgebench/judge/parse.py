@@ -1,0 +1,190 @@
+"""Reading a verdict from the judge's reply, and only from the reply (PROTOCOL §3).
+
+JSON first (the last JSON object with a `winner` key), then tolerant fallbacks on the reply text.
+The candidate outputs are never parsed: they reach this module only inside the judge's own words.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+
+from judgebench.judge.templates import AnswerFormat, JudgeTemplate
+from judgebench.models.base import TokenLogprob
+from judgebench.records import Winner
+
+_A_WORDS = re.compile(
+    r"^\s*(?:\[\[)?\s*(?:(?:response|output|answer|assistant|model|candidate)\s*)?[\(\[]?\s*a\s*[\)\]]?\s*(?:\]\])?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_B_WORDS = re.compile(
+    r"^\s*(?:\[\[)?\s*(?:(?:response|output|answer|assistant|model|candidate)\s*)?[\(\[]?\s*b\s*[\)\]]?\s*(?:\]\])?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_TIE_WORDS = re.compile(r"^\s*(?:\[\[)?\s*(?:tie|draw|equal|equally good|both|neither|c)\s*(?:\]\])?\s*[.!]?\s*$", re.I)
+_JSON_OBJ = re.compile(r"\{[^{}]*\}", re.DOTALL)
+# Fallback phrases in free text: "winner: A", "[[B]]", "Response A is better", "Output (a)"
+_FALLBACKS: list[tuple[Winner, re.Pattern[str]]] = [
+    ("A", re.compile(r"\[\[\s*A\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?A\b\)?|\b(?:response|output|assistant)\s*\(?a\)?\s+is\s+better", re.I)),
+    ("B", re.compile(r"\[\[\s*B\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?B\b\)?|\b(?:response|output|assistant)\s*\(?b\)?\s+is\s+better", re.I)),
+    ("Tie", re.compile(r"\[\[\s*(?:C|tie)\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:a\s*)?(?:tie|draw)\b|\bit'?s a tie\b|\bequally (?:good|well)\b", re.I)),
+]
+
+
+@dataclass(frozen=True)
+class ParsedVerdict:
+    winner: Winner
+    parse_error: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    method: str = ""
+
+
+def normalise_winner(value: object, *, allow_tie: bool = True) -> Winner | None:
+    """'A' / 'Response A' / 'Output (a)' -> A; likewise B; tie/draw/equal -> Tie; else None."""
+    if not isinstance(value, str | int):
+        return None
+    text = str(value).strip()
+    if _A_WORDS.match(text):
+        return "A"
+    if _B_WORDS.match(text):
+        return "B"
+    if allow_tie and _TIE_WORDS.match(text):
+        return "Tie"
+    return None
+
+
+def _json_candidates(text: str) -> list[dict[str, object]]:
+    found: list[dict[str, object]] = []
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = re.sub(r"^```(?:json)?\s*|\s*```$", "", stripped)
+    try:
+        whole = json.loads(stripped)
+        if isinstance(whole, dict):
+            return [whole]
+    except json.JSONDecodeError:
+        pass
+    for match in _JSON_OBJ.finditer(text):
+        try:
+            obj = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+    return found
+
+
+def _confidence(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    if math.isnan(number):
+        return None
+    if 1 < number <= 100:  # a percentage
+        number /= 100
+    return number if 0 <= number <= 1 else None
+
+
+def parse_verdict(text: str | None, template: JudgeTemplate, answer_format: AnswerFormat | None = None) -> ParsedVerdict:
+    """Map a judge reply to A / B / Tie, or `invalid` with the reason."""
+    fmt = answer_format or template.answer_format
+    if text is None or not text.strip():
+        return ParsedVerdict("invalid", "empty reply")
+    if fmt == "patterns":
+        return _parse_patterns(text, template)
+    if fmt == "letter":
+        first = text.strip().split()[0] if text.strip() else ""
+        winner = normalise_winner(first.strip(".,:;\"'"), allow_tie=template.allow_tie)
+        if winner is None and template.allow_tie and first.lower().startswith("tie"):
+            winner = "Tie"
+        if winner is not None:
+            return ParsedVerdict(winner, method="letter")
+        return ParsedVerdict("invalid", f"first word {first[:40]!r} is not A, B or Tie")
+    # json, then fallbacks
+    for obj in reversed(_json_candidates(text)):
+        if "winner" not in obj:
+            continue
+        winner = normalise_winner(obj["winner"], allow_tie=template.allow_tie)
+        if winner is None:
+            return ParsedVerdict("invalid", f"JSON winner {obj['winner']!r} is not A, B or Tie", method="json")
+        reason = obj.get("reason")
+        return ParsedVerdict(
+            winner,
+            confidence=_confidence(obj.get("confidence")),
+            reason=str(reason) if reason is not None else None,
+            method="json",
+        )
+    whole = normalise_winner(text, allow_tie=template.allow_tie)
+    if whole is not None:
+        return ParsedVerdict(whole, method="bare")
+    hits = {w for w, pattern in _FALLBACKS if pattern.search(text) and (w != "Tie" or template.allow_tie)}
+    if len(hits) == 1:
+        return ParsedVerdict(hits.pop(), method="fallback")
+    if len(hits) > 1:
+        return ParsedVerdict("invalid", f"ambiguous reply mentions {sorted(hits)} as the winner")
+    return ParsedVerdict("invalid", "no JSON winner and no recognisable verdict in the reply")
+
+
+def _parse_patterns(text: str, template: JudgeTemplate) -> ParsedVerdict:
+    found: dict[Winner, int] = {}
+    for winner, patterns in (("A", template.a_patterns), ("B", template.b_patterns), ("Tie", template.tie_patterns)):
+        positions = [m.start() for p in patterns for m in re.finditer(p, text, re.IGNORECASE)]
+        if positions:
+            found[winner] = min(positions)
+    if len(found) == 1:
+        return ParsedVerdict(next(iter(found)), method="patterns")
+    if not found:
+        return ParsedVerdict("invalid", "reply matches none of the template's answer patterns")
+    # both named: take the one the reply leads with only when the reply starts with it
+    first = min(found, key=lambda w: found[w])
+    if found[first] <= 2:
+        return ParsedVerdict(first, method="patterns-first")
+    return ParsedVerdict("invalid", f"reply names several answers: {sorted(found)}")
+
+
+_VERDICT_TOKENS: dict[str, tuple[str, ...]] = {
+    "A": ("a",),
+    "B": ("b",),
+    "Tie": ("tie", "t", "ti"),
+}
+
+
+def verdict_probabilities(logprobs: list[TokenLogprob] | None, text: str) -> tuple[float, float, float] | None:
+    """P(A), P(B), P(Tie) at the token where the verdict is written, from the top alternatives.
+
+    The verdict position is the first generated token that, stripped of spaces, quotes and
+    brackets, is A, B or a prefix of Tie; for a JSON reply that is the value of `winner`.
+    """
+    if not logprobs:
+        return None
+    start = 0
+    winner_at = text.find('"winner"')
+    offset = 0
+    for index, tok in enumerate(logprobs):
+        if winner_at >= 0 and offset < winner_at + len('"winner"'):
+            offset += len(tok.token)
+            continue
+        clean = tok.token.strip().strip("\"'([:").lower()
+        if clean in {"a", "b"} or (clean and "tie".startswith(clean)):
+            start = index
+            break
+        offset += len(tok.token)
+    else:
+        return None
+    top = dict(logprobs[start].top) or {logprobs[start].token: logprobs[start].logprob}
+    top.setdefault(logprobs[start].token, logprobs[start].logprob)
+    probs = {"A": 0.0, "B": 0.0, "Tie": 0.0}
+    for token, logprob in top.items():
+        clean = token.strip().strip("\"'([:").lower()
+        for winner, forms in _VERDICT_TOKENS.items():
+            if clean in forms:
+                probs[winner] += math.exp(logprob)
+    if probs["A"] + probs["B"] + probs["Tie"] <= 0:
+        return None
+    return probs["A"], probs["B"], probs["Tie"]

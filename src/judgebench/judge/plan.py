@@ -1,0 +1,113 @@
+"""The call plan of Judge-LS (PROTOCOL §3): per judge, item, condition and order one pair call,
+plus translation-equivalent tie-probes. Each planned call has a stable key; a run is complete when
+every key has a record with a verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from judgebench.conditions import SOURCE, Condition
+from judgebench.records import Item, Kind, Variant
+
+CallKey = tuple[str, str, str, str, str]  # judge, item_id, kind, condition, order
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    judge: str
+    item_id: str
+    subset: str
+    kind: Kind
+    condition: str
+    order: str
+    label: int | None
+    instruction: str
+    output_a: str
+    output_b: str
+    language: str | None
+
+    @property
+    def key(self) -> CallKey:
+        return (self.judge, self.item_id, self.kind, self.condition, self.order)
+
+    def verdict_for(self, winner: str) -> str:
+        """Map the judge's letter to the INTERFACE verdict (output number, or probe language)."""
+        if winner == "invalid":
+            return "invalid"
+        if winner == "Tie":
+            return "tie"
+        if self.kind == "pair":
+            first = "1" if self.order == "orig" else "2"
+            second = "2" if self.order == "orig" else "1"
+            return first if winner == "A" else second
+        shown_first, shown_second = self.order.split("_", 1)
+        return shown_first if winner == "A" else shown_second
+
+    def context(self) -> dict[str, object]:
+        """What a simulated judge may know (never sent to a real provider)."""
+        gold: str | None = None
+        if self.kind == "pair" and self.label in (1, 2):
+            gold = "A" if (self.label == 1) == (self.order == "orig") else "B"
+        return {
+            "item_id": self.item_id,
+            "subset": self.subset,
+            "kind": self.kind,
+            "condition": self.condition,
+            "order": self.order,
+            "label": self.label,
+            "gold": gold,
+        }
+
+
+def _texts(item: Item, variant: Variant | None) -> tuple[str, str, str]:
+    source = variant if variant is not None else item
+    return source.instruction, source.output_1, source.output_2
+
+
+def plan_calls(
+    items: Sequence[Item],
+    variants: Mapping[tuple[str, str], Variant],
+    conditions: Sequence[Condition],
+    judges: Iterable[str],
+    *,
+    include_source: bool = True,
+    tie_probes: bool = True,
+) -> tuple[list[PlannedCall], list[str]]:
+    """All planned calls, and notes on what could not be planned (an item without a variant)."""
+    calls: list[PlannedCall] = []
+    notes: list[str] = []
+    judge_list = list(judges)
+    cond_names = ([SOURCE] if include_source else []) + [c.name for c in conditions]
+    by_name = {c.name: c for c in conditions}
+    for item in items:
+        for cond_name in cond_names:
+            variant = None if cond_name == SOURCE else variants.get((item.id, cond_name))
+            if cond_name != SOURCE and variant is None:
+                notes.append(f"{item.id}: no '{cond_name}' variant; its {cond_name} calls are not planned")
+                continue
+            instruction, out1, out2 = _texts(item, variant)
+            language = "English" if cond_name == SOURCE else by_name[cond_name].language
+            for judge in judge_list:
+                for order, (a, b) in (("orig", (out1, out2)), ("swap", (out2, out1))):
+                    calls.append(
+                        PlannedCall(judge, item.id, item.subset, "pair", cond_name, order, item.label,
+                                    instruction, a, b, language)
+                    )
+        if not tie_probes or item.label not in (1, 2):
+            continue
+        for cond in conditions:
+            if not cond.tie_probe:
+                continue
+            variant = variants.get((item.id, cond.name))
+            if variant is None:
+                continue
+            gold_en = item.output_1 if item.label == 1 else item.output_2
+            gold_t = variant.output_1 if item.label == 1 else variant.output_2
+            for judge in judge_list:
+                for order, (a, b) in ((f"{SOURCE}_{cond.name}", (gold_en, gold_t)), (f"{cond.name}_{SOURCE}", (gold_t, gold_en))):
+                    calls.append(
+                        PlannedCall(judge, item.id, item.subset, "tie_probe", cond.name, order, item.label,
+                                    variant.instruction, a, b, cond.language)
+                    )
+    return calls, notes

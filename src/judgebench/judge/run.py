@@ -1,0 +1,179 @@
+"""Executing a call plan: every judge at once, each under its own client limits, one record per
+answer appended the moment it arrives (so a kill loses nothing received), and a final check that
+every planned call has a record."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from judgebench.judge.parse import parse_verdict, verdict_probabilities
+from judgebench.judge.plan import CallKey, PlannedCall
+from judgebench.judge.templates import JudgeTemplate
+from judgebench.models.base import ModelRequest
+from judgebench.models.client import CallResult, ModelClient
+from judgebench.progress import ProgressReporter
+from judgebench.records import Judgment, Usage
+from judgebench.rundir import JsonlAppender, last_per_key, now_iso, read_jsonl
+
+
+class JudgeOutcome(BaseModel):
+    """Totals of one `judge` invocation, per judge, for the manifest and the closing message."""
+
+    planned: int
+    already_done: int
+    requested: int
+    verdicts: int
+    invalid: int
+    missing: int
+    cache_hits: int
+    provider_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    failures: list[dict[str, str]]
+
+
+def existing_judgments(path: Path) -> dict[CallKey, Judgment]:
+    return last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key())
+
+
+def pending_calls(plan: Sequence[PlannedCall], done: Mapping[CallKey, Judgment]) -> list[PlannedCall]:
+    """Calls with no record, or whose last record is a failed call (missing): only those run again."""
+    return [c for c in plan if c.key not in done or done[c.key].verdict is None]
+
+
+def build_request(call: PlannedCall, template: JudgeTemplate, client: ModelClient) -> ModelRequest:
+    caps = client.capabilities
+    completion = caps.completion and not caps.chat
+    request = template.render(
+        instruction=call.instruction,
+        output_a=call.output_a,
+        output_b=call.output_b,
+        language=call.language,
+        completion=completion,
+        want_logprobs=caps.logprobs,
+    )
+    request.context = call.context()
+    return request
+
+
+def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, completion: bool) -> Judgment:
+    base: dict[str, Any] = {
+        "judge": call.judge,
+        "item_id": call.item_id,
+        "subset": call.subset,
+        "kind": call.kind,
+        "condition": call.condition,
+        "order": call.order,
+        "label": call.label,
+        "cache_key": result.cache_key,
+        "prompt_hash": result.prompt_hash,
+        "template": template.name,
+        "params": result.params_sent,
+        "created_at": now_iso(),
+    }
+    response = result.response
+    if response is None:
+        return Judgment(**base, error=result.error or "call failed")
+    parsed = parse_verdict(response.text, template, template.format_for(completion))
+    parse_error = parsed.parse_error
+    if response.finish_reason in {"refusal", "safety"} and parsed.winner == "invalid":
+        parse_error = f"judge declined ({response.finish_reason}): {parse_error}"
+    probs = verdict_probabilities(response.logprobs, response.text)
+    return Judgment(
+        **base,
+        raw=response.text,
+        winner=parsed.winner,
+        verdict=call.verdict_for(parsed.winner),
+        parse_error=parse_error,
+        confidence=parsed.confidence,
+        reason=parsed.reason,
+        prob_a=probs[0] if probs else None,
+        prob_b=probs[1] if probs else None,
+        prob_tie=probs[2] if probs else None,
+        model=response.model,
+        usage=response.usage,
+        cost_usd=result.cost_usd,
+        latency_s=response.latency_s,
+        finish_reason=response.finish_reason,
+        from_cache=result.from_cache,
+    )
+
+
+async def execute_plan(
+    plan: Sequence[PlannedCall],
+    clients: Mapping[str, ModelClient],
+    template: JudgeTemplate,
+    judgments_path: Path,
+    *,
+    progress: ProgressReporter | None = None,
+) -> dict[str, JudgeOutcome]:
+    """Run what is pending for every judge concurrently; return per-judge totals."""
+    done = existing_judgments(judgments_path)
+    todo = pending_calls(plan, done)
+    by_judge: dict[str, list[PlannedCall]] = {}
+    for call in todo:
+        by_judge.setdefault(call.judge, []).append(call)
+    counts: dict[str, Counter[str]] = {name: Counter() for name in clients}
+    usage: dict[str, Usage] = {name: Usage() for name in clients}
+    cost: dict[str, float] = dict.fromkeys(clients, 0.0)
+
+    with JsonlAppender(judgments_path) as out:
+
+        async def run_one(name: str, calls: list[PlannedCall]) -> None:
+            client = clients[name]
+            caps = client.capabilities
+            completion = caps.completion and not caps.chat
+            requests = [build_request(c, template, client) for c in calls]
+
+            def on_result(index: int, result: CallResult) -> None:
+                judgment = to_judgment(calls[index], result, template, completion)
+                out.append(judgment)
+                tally = counts[name]
+                tally["cache_hits" if result.from_cache else "provider_calls"] += 1 if result.response else 0
+                if judgment.verdict is None:
+                    tally["missing"] += 1
+                elif judgment.verdict == "invalid":
+                    tally["invalid"] += 1
+                else:
+                    tally["verdicts"] += 1
+                if result.response is not None and not result.from_cache:
+                    usage[name].input_tokens += result.response.usage.input_tokens
+                    usage[name].output_tokens += result.response.usage.output_tokens
+                    cost[name] += result.cost_usd or 0.0
+
+            await client.map(requests, on_result=on_result, progress=progress)
+
+        await asyncio.gather(*(run_one(name, calls) for name, calls in by_judge.items()))
+
+    final = existing_judgments(judgments_path)
+    outcomes: dict[str, JudgeOutcome] = {}
+    for name in clients:
+        mine = [c for c in plan if c.judge == name]
+        failures = [
+            {"key": "/".join(c.key[1:]), "error": final[c.key].error or "no record"}
+            for c in mine
+            if c.key not in final or final[c.key].verdict is None
+        ]
+        tally = counts[name]
+        outcomes[name] = JudgeOutcome(
+            planned=len(mine),
+            already_done=len(mine) - len(by_judge.get(name, [])),
+            requested=len(by_judge.get(name, [])),
+            verdicts=tally["verdicts"],
+            invalid=tally["invalid"],
+            missing=len(failures),
+            cache_hits=tally["cache_hits"],
+            provider_calls=tally["provider_calls"],
+            input_tokens=usage[name].input_tokens,
+            output_tokens=usage[name].output_tokens,
+            cost_usd=round(cost[name], 6),
+            failures=failures,
+        )
+    return outcomes

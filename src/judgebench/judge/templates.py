@@ -1,0 +1,149 @@
+"""Judge prompt templates: TOML files in configs/templates/ with their answer format.
+
+A template has a chat form (system + user) and optionally a completion form for base models (the
+embedded `local` model never sees a chat template). Its hash goes into every judgment and the
+manifest, so a number can be traced to the exact prompt that produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from judgebench.errors import InputError
+from judgebench.models.base import Message, ModelRequest
+from judgebench.paths import configs_dir
+
+AnswerFormat = Literal["json", "letter", "patterns"]
+PLACEHOLDERS = {"instruction", "output_a", "output_b", "condition_note"}
+
+
+class JudgeTemplate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    answer_format: AnswerFormat = "json"
+    allow_tie: bool = True
+    tell_condition: bool = False
+    condition_note: str = ""
+    system: str | None = None
+    user: str
+    a_patterns: list[str] = []
+    b_patterns: list[str] = []
+    tie_patterns: list[str] = []
+    completion: str | None = None
+    completion_file: str | None = None
+    completion_answer_format: AnswerFormat = "letter"
+    max_tokens: int = 900
+
+    @model_validator(mode="after")
+    def _check(self) -> JudgeTemplate:
+        for label, text in (("user", self.user), ("system", self.system or ""), ("completion", self.completion or "")):
+            for field in _fields(text):
+                if field not in PLACEHOLDERS:
+                    raise ValueError(f"{label}: unknown placeholder {{{field}}}; allowed: {sorted(PLACEHOLDERS)}")
+        if "{output_a}" not in self.user or "{output_b}" not in self.user:
+            raise ValueError("user: must contain {output_a} and {output_b}")
+        if self.answer_format == "patterns" and not (self.a_patterns and self.b_patterns):
+            raise ValueError("answer_format 'patterns' needs a_patterns and b_patterns")
+        return self
+
+    def digest(self) -> str:
+        blob = json.dumps(self.model_dump(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    def note_for(self, language: str | None) -> str:
+        if not self.tell_condition or not language:
+            return ""
+        return self.condition_note.replace("{language}", language)
+
+    def render(
+        self,
+        *,
+        instruction: str,
+        output_a: str,
+        output_b: str,
+        language: str | None,
+        completion: bool,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        want_logprobs: bool = False,
+    ) -> ModelRequest:
+        """Fill the template. Candidate texts are substituted once, never re-parsed as a template."""
+        values = {
+            "instruction": instruction,
+            "output_a": output_a,
+            "output_b": output_b,
+            "condition_note": self.note_for(language),
+        }
+        if completion and self.completion:
+            return ModelRequest(
+                prompt=_fill(self.completion, values),
+                temperature=temperature,
+                max_tokens=2,
+                logprobs=want_logprobs,
+                top_logprobs=20 if want_logprobs else None,
+            )
+        messages = []
+        if self.system:
+            messages.append(Message(role="system", content=_fill(self.system, values)))
+        messages.append(Message(role="user", content=_fill(self.user, values).lstrip("\n")))
+        return ModelRequest(
+            messages=messages,
+            temperature=temperature,
+            max_tokens=max_tokens or self.max_tokens,
+            response_format="json" if self.answer_format == "json" else "text",
+            logprobs=want_logprobs,
+            top_logprobs=5 if want_logprobs else None,
+        )
+
+    def format_for(self, completion: bool) -> AnswerFormat:
+        return self.completion_answer_format if completion and self.completion else self.answer_format
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _fields(text: str) -> list[str]:
+    """`{name}` placeholders; JSON braces such as {"winner": ...} in a template are left alone."""
+    return _PLACEHOLDER.findall(text)
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    # One pass over the template only: values are inserted verbatim, so a candidate output that
+    # contains "{instruction}" or "{output_b}" is never expanded.
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def default_template_path() -> Path:
+    return configs_dir() / "templates" / "judge_default.toml"
+
+
+def load_template(path: str | Path | None = None) -> JudgeTemplate:
+    """Load and validate a template file; errors name the file and the bad key."""
+    file = Path(path) if path is not None else default_template_path()
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("template file not found", path=str(file)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(file)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", path=str(file)) from None
+    completion_file = data.get("completion_file")
+    if completion_file and not data.get("completion"):
+        completion_path = (file.parent / completion_file).resolve()
+        if completion_path.exists():
+            data["completion"] = completion_path.read_text(encoding="utf-8")
+    try:
+        return JudgeTemplate.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or None
+        raise InputError(err["msg"], path=str(file), field=loc) from None

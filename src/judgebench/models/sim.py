@@ -1,0 +1,142 @@
+"""A simulated judge (`sim:SCENARIO`) with planted biases, for the self-test and the test suite.
+
+It reads the call's `context` (item, condition, order, gold letter) that real providers never see,
+and answers like a JSON judge. Every draw is a pure function of (seed, item, order, condition), so a
+run is reproducible and the en verdict a flip is measured against is the same in every condition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from judgebench.errors import InputError
+from judgebench.models.base import (
+    Capabilities,
+    ModelRequest,
+    ModelResponse,
+    PermanentError,
+    Provider,
+    ProviderSettings,
+)
+from judgebench.paths import configs_dir
+from judgebench.records import Usage
+
+
+class SimScenario(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = 0
+    accuracy: dict[str, float] = {"en": 0.85}
+    position_bias: dict[str, float] = {"en": 0.0}
+    tie_rate: float = 0.0
+    flip_rate: dict[str, float] = {}
+    invalid_rate: float = 0.0
+    tie_probe_tie: float = 0.9
+    tie_probe_en_share: float = 0.5
+
+    def acc(self, condition: str) -> float:
+        return self.accuracy.get(condition, self.accuracy.get("en", 0.85))
+
+    def pos(self, condition: str) -> float:
+        return self.position_bias.get(condition, self.position_bias.get("en", 0.0))
+
+
+def load_scenario(name: str, path: Path | None = None) -> SimScenario:
+    file = path or configs_dir() / "sim.toml"
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"cannot read simulated-judge scenarios ({exc})", path=str(file)) from None
+    scenarios = data.get("scenarios", {})
+    if name not in scenarios:
+        raise InputError(f"no scenario '{name}'; defined: {', '.join(scenarios)}", path=str(file))
+    try:
+        return SimScenario.model_validate(scenarios[name])
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(err["msg"], path=str(file), field=f"scenarios.{name}.{'.'.join(map(str, err['loc']))}") from None
+
+
+def uniform(*parts: object) -> float:
+    """A deterministic U(0,1) draw from the given parts."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def pair_letter(s: SimScenario, item: str, order: str, condition: str, gold: str) -> str:
+    """The simulated verdict letter (A, B, Tie, or 'invalid') of one pair call."""
+
+    def decide(cond: str, salt: str) -> str:
+        if uniform(s.seed, item, order, salt, "tie") < s.tie_rate:
+            return "Tie"
+        if uniform(s.seed, item, order, salt, "pos") < s.pos(cond):
+            return "A"
+        correct = uniform(s.seed, item, order, salt, "acc") < s.acc(cond)
+        return gold if correct else ("B" if gold == "A" else "A")
+
+    if uniform(s.seed, item, order, condition, "invalid") < s.invalid_rate:
+        return "invalid"
+    base = decide("en", "en")
+    if condition == "en":
+        return base
+    if uniform(s.seed, item, order, condition, "flip") < s.flip_rate.get(condition, 0.0):
+        # a planted language flip: any verdict other than the en one
+        others = [v for v in ("A", "B", "Tie") if v != base]
+        return others[0] if uniform(s.seed, item, order, condition, "which") < 0.5 else others[1]
+    if condition in s.accuracy or condition in s.position_bias:
+        return decide(condition, "en")  # same draws, the condition's own accuracy / bias
+    return base
+
+
+def probe_letter(s: SimScenario, item: str, order: str, condition: str) -> str:
+    if uniform(s.seed, item, order, condition, "probe-tie") < s.tie_probe_tie:
+        return "Tie"
+    english_first = order.startswith("en_")
+    picks_en = uniform(s.seed, item, order, condition, "probe-en") < s.tie_probe_en_share
+    return "A" if picks_en == english_first else "B"
+
+
+class SimProvider(Provider):
+    """`sim:SCENARIO`: scenarios live in configs/sim.toml."""
+
+    name = "sim"
+    key_env = ()
+
+    def __init__(self, model: str, settings: ProviderSettings) -> None:
+        super().__init__(model, settings)
+        self.scenario = load_scenario(model)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(logprobs=False, json_mode=True, temperature=True, chat=True, completion=False)
+
+    def connection_key(self) -> str:
+        return f"sim:{self.model}"
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        ctx = request.context
+        item, order, cond = str(ctx.get("item_id")), str(ctx.get("order")), str(ctx.get("condition"))
+        if ctx.get("kind") == "tie_probe":
+            letter = probe_letter(self.scenario, item, order, cond)
+        elif ctx.get("kind") == "pair" and ctx.get("gold") in ("A", "B"):
+            letter = pair_letter(self.scenario, item, order, cond, str(ctx["gold"]))
+        else:
+            raise PermanentError("the simulated judge needs the judge stage's call context", provider="sim")
+        if letter == "invalid":
+            text = "I cannot decide between these two responses."
+        else:
+            text = json.dumps({"winner": letter, "confidence": 0.8, "reason": "simulated verdict"})
+        prompt_chars = sum(len(m.content) for m in request.messages or []) + len(request.prompt or "")
+        return ModelResponse(
+            text=text,
+            finish_reason="stop",
+            usage=Usage(input_tokens=prompt_chars // 4, output_tokens=len(text) // 4),
+            model=f"sim:{self.model}",
+            raw={"simulated": True, "text": text},
+            params_sent={"temperature": request.temperature, "max_tokens": request.max_tokens},
+        )

@@ -1,0 +1,196 @@
+"""The `translate` stage: make (or import) the variants of every item, then audit them.
+
+variants.jsonl is append-only (last line per item and condition wins), so a rerun only asks for
+what is missing; failed items are kept in translation_failures.jsonl with their reason and retried by
+the next run. audit.jsonl is rewritten whole from all variants after each run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from judgebench.conditions import Condition
+from judgebench.errors import InputError
+from judgebench.models.client import ModelClient
+from judgebench.progress import ProgressReporter
+from judgebench.records import TEXT_FIELDS, AuditFlag, Item, TranslationFailure, Variant
+from judgebench.rundir import (
+    AUDIT,
+    TRANSLATION_FAILURES,
+    VARIANTS,
+    JsonlAppender,
+    RunDir,
+    atomic_write_text,
+    last_per_key,
+    read_jsonl,
+)
+from judgebench.translate.audit import AuditRules, audit_all, summarize
+from judgebench.translate.translator import TranslatorSettings, translate_item
+
+VariantKey = tuple[str, str]
+
+
+class TranslateOutcome(BaseModel):
+    items: int
+    conditions: list[str]
+    already_done: int
+    translated: int
+    failed: list[TranslationFailure]
+    provider_calls: int
+    cache_hits: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+def read_variants(path: Path) -> dict[VariantKey, Variant]:
+    return last_per_key(read_jsonl(path, Variant), key=lambda v: (v.item_id, v.condition))
+
+
+def audit_rules(condition: Condition) -> AuditRules:
+    return AuditRules(
+        kind=condition.kind,
+        script=condition.script,
+        min_length_ratio=condition.audit.min_length_ratio,
+        min_target_script_share=condition.audit.min_target_script_share,
+        numbers_missing_min_source=condition.audit.numbers_missing_min_source,
+        numbers_count_max_diff=condition.audit.numbers_count_max_diff,
+    )
+
+
+def load_variants_file(path: str | Path, items: Mapping[str, Item], known_conditions: Sequence[str]) -> list[Variant]:
+    """Read a ready-made variants file (INTERFACE format); every bad line is an error with its number."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise InputError("variants file not found", path=str(file)) from None
+    if not raw.strip():
+        raise InputError("the file is empty", path=str(file))
+    seen: dict[VariantKey, int] = {}
+    out: list[Variant] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"bytes that are not UTF-8 at byte {exc.start}", path=str(file), line=number) from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON ({exc.msg})", path=str(file), line=number) from None
+        if not isinstance(data, dict):
+            raise InputError("a line must be a JSON object", path=str(file), line=number)
+        data.pop("source", None)
+        try:
+            variant = Variant.model_validate({**data, "source": f"import:{file.name}"})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(map(str, err["loc"]))
+            raise InputError(err["msg"], path=str(file), line=number, item=data.get("item_id"), field=field) from None
+        if variant.item_id not in items:
+            raise InputError("unknown item_id (not in the run's dataset)", path=str(file), line=number, item=variant.item_id)
+        if variant.condition not in known_conditions:
+            raise InputError(
+                f"condition '{variant.condition}' is not one of {', '.join(known_conditions)}",
+                path=str(file), line=number, item=variant.item_id, field="condition",
+            )
+        key = (variant.item_id, variant.condition)
+        if key in seen:
+            raise InputError(
+                f"duplicate variant for condition '{variant.condition}' (first on line {seen[key]})",
+                path=str(file), line=number, item=variant.item_id,
+            )
+        seen[key] = number
+        for fname in TEXT_FIELDS:
+            if len(getattr(variant, fname)) > 1_000_000:
+                raise InputError("field longer than 1,000,000 characters", path=str(file), line=number,
+                                 item=variant.item_id, field=fname)
+        out.append(variant)
+    return out
+
+
+def write_audit(run: RunDir, items: Mapping[str, Item], conditions: Sequence[Condition]) -> tuple[list[AuditFlag], dict[str, object]]:
+    """Audit every variant the run holds for the chosen conditions and rewrite audit.jsonl."""
+    variants = read_variants(run.file(VARIANTS))
+    rules = {c.name: audit_rules(c) for c in conditions}
+    chosen = [v for v in variants.values() if v.condition in rules and v.item_id in items]
+    flags = audit_all(items, chosen, rules)
+    n_items = len({v.item_id for v in chosen})
+    lines = "".join(json.dumps(f.model_dump(), ensure_ascii=False) + "\n" for f in flags)
+    atomic_write_text(run.file(AUDIT), lines)
+    return flags, summarize(flags, n_items)
+
+
+def import_variants(run: RunDir, variants: Sequence[Variant]) -> None:
+    with JsonlAppender(run.file(VARIANTS)) as out:
+        for variant in variants:
+            out.append(variant)
+
+
+async def translate_items(
+    run: RunDir,
+    items: Sequence[Item],
+    conditions: Sequence[Condition],
+    client: ModelClient,
+    settings: TranslatorSettings,
+    *,
+    progress: ProgressReporter | None = None,
+) -> TranslateOutcome:
+    """Translate the items that lack a variant for some chosen condition; keep failures with reasons."""
+    existing = read_variants(run.file(VARIANTS))
+    wanted = [c.name for c in conditions]
+    todo = [i for i in items if any((i.id, c) not in existing for c in wanted)]
+    failures: list[TranslationFailure] = []
+    totals = {"provider_calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0}
+    cost = 0.0
+    translated = 0
+    with JsonlAppender(run.file(VARIANTS)) as out, JsonlAppender(run.file(TRANSLATION_FAILURES)) as failed_out:
+
+        async def one(item: Item) -> None:
+            nonlocal cost, translated
+            missing = [c for c in conditions if (item.id, c.name) not in existing]
+            result = await translate_item(client, item, missing, settings)
+            tokens = 0
+            call_cost: float | None = 0.0
+            for call in result.results:
+                if call.response is None:
+                    continue
+                if call.from_cache:
+                    totals["cache_hits"] += 1
+                    continue
+                totals["provider_calls"] += 1
+                totals["input_tokens"] += call.response.usage.input_tokens
+                totals["output_tokens"] += call.response.usage.output_tokens
+                tokens += call.response.usage.input_tokens + call.response.usage.output_tokens
+                cost += call.cost_usd or 0.0
+                call_cost = None if call.cost_usd is None or call_cost is None else call_cost + call.cost_usd
+            if result.failure is not None:
+                failure = TranslationFailure(
+                    item_id=item.id, conditions=[c.name for c in missing], reason=result.failure, attempts=result.attempts
+                )
+                failures.append(failure)
+                failed_out.append(failure)
+            else:
+                for variant in result.variants:
+                    out.append(variant)
+                translated += 1
+            if progress is not None:
+                progress.advance(tokens=tokens, cost=call_cost, failed=result.failure is not None)
+
+        await asyncio.gather(*(one(item) for item in todo))
+    return TranslateOutcome(
+        items=len(items),
+        conditions=wanted,
+        already_done=len(items) - len(todo),
+        translated=translated,
+        failed=failures,
+        cost_usd=round(cost, 6),
+        **totals,
+    )
