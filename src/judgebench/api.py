@@ -374,3 +374,126 @@ __all__ = [
     "open_dataset",
     "translate",
 ]
+
+
+# --- report -------------------------------------------------------------------------------------
+
+
+def report(run_dir: str | Path, settings: Any = None, *, html: bool = True, console: Any = None) -> Any:
+    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html."""
+    from judgebench.analysis import ReportSettings, analyze_run
+    from judgebench.report.writer import write_report
+
+    run = RunDir(run_dir)
+    run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
+    analysis = analyze_run(run, settings or ReportSettings())
+    paths = write_report(run, analysis, console, html=html)
+    run.record_stage("report", {"settings": analysis.settings.model_dump(), "metrics": len(analysis.records)})
+    return analysis, paths
+
+
+# --- bbe ----------------------------------------------------------------------------------------
+
+
+def bbe_run(run_dir: str | Path, *, tau: float = 0.5, delta: float = 0.01, seed: int = 0,
+            verify: int | None = None) -> Any:
+    """A-BB on a Judge-LS run with default parameters; writes RUN/bbe.json and its plot."""
+    from judgebench.bbe.api import bbe_from_run, default_out, write_outputs
+    from judgebench.bbe.engine import BBEParams
+
+    path = Path(run_dir)
+    result = bbe_from_run(path, BBEParams(tau=tau, delta=delta, seed=seed, verify=verify))
+    write_outputs(result, default_out(run=path, scores=None, arena=None), plot=True)
+    return result.result
+
+
+# --- the whole pipeline -------------------------------------------------------------------------
+
+
+@dataclass
+class PipelineResult:
+    run_dir: Path
+    translate: TranslateResult | None = None
+    judge: JudgeResult | None = None
+    report_html: Path | None = None
+    bbe: Any = None
+    estimates: list[Estimate] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def default_run_dir(dataset: str) -> Path:
+    import datetime as dt
+
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    slug = "".join(ch if ch.isalnum() else "-" for ch in Path(dataset).stem)[:40]
+    return Path("runs") / f"{stamp}-{slug}"
+
+
+def run_pipeline(
+    run_dir: str | Path | None = None,
+    *,
+    dataset: str = "sample",
+    data_dir: str | None = None,
+    models: Sequence[str] = ("local",),
+    translator: str | None = None,
+    machine_translate: bool = False,
+    conditions: str = "zh,ls",
+    limit: int | None = None,
+    confirm: Any = None,
+    options: CallOptions | None = None,
+    tau: float = 0.5,
+    delta: float = 0.01,
+) -> PipelineResult:
+    """translate -> judge -> report -> bbe. The bundled sample ships team-written variants, so the
+    offline default needs no machine translation unless `machine_translate` is set. Before any paid
+    call, `confirm(estimates)` must return True (the CLI asks; --yes skips)."""
+    import time
+
+    from judgebench.data.dataset import sample_variants_path
+
+    options = options or CallOptions()
+    path = Path(run_dir) if run_dir else default_run_dir(dataset)
+    result = PipelineResult(run_dir=path)
+    use_bundled = dataset == "sample" and not machine_translate
+    translator = translator or models[0]
+    if not use_bundled:
+        est = translate(path, dataset=dataset, data_dir=data_dir, translator=translator, conditions=conditions,
+                        limit=limit, dry_run=True, options=options).estimate
+        if est is not None:
+            result.estimates.append(est)
+    per_item = 2 * (1 + len([c for c in conditions.split(",") if c.strip()])) + 2
+    if dataset != "sample" or not use_bundled:
+        for est in judge(path, models=models, dataset=dataset, data_dir=data_dir, conditions="en", limit=limit,
+                         dry_run=True, tie_probes=False, options=options).estimates:
+            factor = per_item / 2
+            est.calls = int(est.calls * factor)
+            est.input_tokens = int(est.input_tokens * factor)
+            est.output_tokens = int(est.output_tokens * factor)
+            est.cost_live_usd = None if est.cost_live_usd is None else est.cost_live_usd * factor
+            est.cost_batch_usd = None if est.cost_batch_usd is None else est.cost_batch_usd * factor
+            result.estimates.append(est)
+    paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]
+    if paid and confirm is not None and not confirm(result.estimates):
+        raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")
+    clock = time.perf_counter()
+    if use_bundled:
+        result.translate = translate(path, dataset=dataset, variants_file=sample_variants_path(),
+                                     conditions=conditions, limit=limit)
+    else:
+        result.translate = translate(path, dataset=dataset, data_dir=data_dir, translator=translator,
+                                     conditions=conditions, limit=limit, options=options)
+    result.seconds["translate"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    result.judge = judge(path, models=models, limit=limit, options=options)
+    result.seconds["judge"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    _, paths = report(path)
+    result.report_html = paths.report_html
+    result.seconds["report"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    try:
+        result.bbe = bbe_run(path, tau=tau, delta=delta)
+    except ConfigError as exc:  # e.g. too few units for a bound: the run is still useful
+        result.bbe = str(exc)
+    result.seconds["bbe"] = time.perf_counter() - clock
+    return result

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -74,12 +75,19 @@ def atomic_write_json(path: Path, obj: Any) -> None:
 
 
 class JsonlAppender:
-    """Append whole records to a JSONL file; each line is flushed and fsynced before returning."""
+    """Append whole records to a JSONL file.
 
-    def __init__(self, path: Path, *, fsync: bool = True) -> None:
+    Each line is written with one call and flushed to the OS before `append` returns, so a killed
+    process (kill -9, Ctrl-C) never loses or halves an appended record. Against power loss the file is
+    also fsynced, at most every `fsync_interval` seconds and on close (an fsync per record made a
+    6,400-call run three times slower for no gain against process kills).
+    """
+
+    def __init__(self, path: Path, *, fsync_interval: float = 1.0) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._fsync = fsync
+        self._fsync_interval = fsync_interval
+        self._last_sync = time.monotonic()
         _repair_tail(path)
         self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
@@ -88,11 +96,15 @@ class JsonlAppender:
         line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
         self._fh.write(line)
         self._fh.flush()
-        if self._fsync:
+        now = time.monotonic()
+        if now - self._last_sync >= self._fsync_interval:
             os.fsync(self._fh.fileno())
+            self._last_sync = now
 
     def close(self) -> None:
         if not self._fh.closed:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
             self._fh.close()
 
     def __enter__(self) -> JsonlAppender:

@@ -3,7 +3,15 @@ library (`judgebench.api` and the stage packages); no logic lives here."""
 
 from __future__ import annotations
 
+from judgebench.cli import (  # noqa: F401  (each module registers its commands on `app`)
+    bbe_cmd,
+    data_cmd,
+    import_cmd,
+    judge_cmd,
+    report_cmd,
+    run_cmd,
+    translate_cmd,
+)
 from judgebench.cli.app import app, main
-from judgebench.cli import bbe_cmd, data_cmd, judge_cmd, report_cmd, run_cmd, translate_cmd  # noqa: F401
 
 __all__ = ["app", "main"]

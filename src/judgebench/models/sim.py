@@ -102,14 +102,20 @@ def probe_letter(s: SimScenario, item: str, order: str, condition: str) -> str:
 
 
 class SimProvider(Provider):
-    """`sim:SCENARIO`: scenarios live in configs/sim.toml."""
+    """`sim:SCENARIO` or `sim:SCENARIO/SEED`: scenarios live in configs/sim.toml."""
 
     name = "sim"
     key_env = ()
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)
-        self.scenario = load_scenario(model)
+        scenario, _, seed = model.partition("/")
+        self.scenario = load_scenario(scenario)
+        if seed:
+            try:
+                self.scenario = self.scenario.model_copy(update={"seed": int(seed)})
+            except ValueError:
+                raise InputError(f"sim:{model}: the part after '/' must be an integer seed") from None
 
     @property
     def capabilities(self) -> Capabilities:

@@ -63,7 +63,9 @@ def audit_rules(condition: Condition) -> AuditRules:
     )
 
 
-def load_variants_file(path: str | Path, items: Mapping[str, Item], known_conditions: Sequence[str]) -> list[Variant]:
+def load_variants_file(
+    path: str | Path, items: Mapping[str, Item], known_conditions: Sequence[str]
+) -> list[Variant]:
     """Read a ready-made variants file (INTERFACE format); every bad line is an error with its number."""
     file = Path(path)
     try:
@@ -80,7 +82,9 @@ def load_variants_file(path: str | Path, items: Mapping[str, Item], known_condit
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"bytes that are not UTF-8 at byte {exc.start}", path=str(file), line=number) from None
+            raise InputError(
+                f"bytes that are not UTF-8 at byte {exc.start}", path=str(file), line=number
+            ) from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -93,30 +97,49 @@ def load_variants_file(path: str | Path, items: Mapping[str, Item], known_condit
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(map(str, err["loc"]))
-            raise InputError(err["msg"], path=str(file), line=number, item=data.get("item_id"), field=field) from None
+            raise InputError(
+                err["msg"], path=str(file), line=number, item=data.get("item_id"), field=field
+            ) from None
         if variant.item_id not in items:
-            raise InputError("unknown item_id (not in the run's dataset)", path=str(file), line=number, item=variant.item_id)
+            raise InputError(
+                "unknown item_id (not in the run's dataset)",
+                path=str(file),
+                line=number,
+                item=variant.item_id,
+            )
         if variant.condition not in known_conditions:
             raise InputError(
                 f"condition '{variant.condition}' is not one of {', '.join(known_conditions)}",
-                path=str(file), line=number, item=variant.item_id, field="condition",
+                path=str(file),
+                line=number,
+                item=variant.item_id,
+                field="condition",
             )
         key = (variant.item_id, variant.condition)
         if key in seen:
             raise InputError(
                 f"duplicate variant for condition '{variant.condition}' (first on line {seen[key]})",
-                path=str(file), line=number, item=variant.item_id,
+                path=str(file),
+                line=number,
+                item=variant.item_id,
             )
         seen[key] = number
         for fname in TEXT_FIELDS:
             if len(getattr(variant, fname)) > 1_000_000:
-                raise InputError("field longer than 1,000,000 characters", path=str(file), line=number,
-                                 item=variant.item_id, field=fname)
+                raise InputError(
+                    "field longer than 1,000,000 characters",
+                    path=str(file),
+                    line=number,
+                    item=variant.item_id,
+                    field=fname,
+                )
         out.append(variant)
     return out
 
 
-def write_audit(run: RunDir, items: Mapping[str, Item], conditions: Sequence[Condition]) -> tuple[list[AuditFlag], dict[str, object]]:
+def write_audit(
+    run: RunDir, items: Mapping[str, Item], conditions: Sequence[Condition]
+) -> tuple[list[AuditFlag], dict[str, object]]:
     """Audit every variant the run holds for the chosen conditions and rewrite audit.jsonl."""
     variants = read_variants(run.file(VARIANTS))
     rules = {c.name: audit_rules(c) for c in conditions}
@@ -151,7 +174,10 @@ async def translate_items(
     totals = {"provider_calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0}
     cost = 0.0
     translated = 0
-    with JsonlAppender(run.file(VARIANTS)) as out, JsonlAppender(run.file(TRANSLATION_FAILURES)) as failed_out:
+    with (
+        JsonlAppender(run.file(VARIANTS)) as out,
+        JsonlAppender(run.file(TRANSLATION_FAILURES)) as failed_out,
+    ):
 
         async def one(item: Item) -> None:
             nonlocal cost, translated
@@ -173,7 +199,10 @@ async def translate_items(
                 call_cost = None if call.cost_usd is None or call_cost is None else call_cost + call.cost_usd
             if result.failure is not None:
                 failure = TranslationFailure(
-                    item_id=item.id, conditions=[c.name for c in missing], reason=result.failure, attempts=result.attempts
+                    item_id=item.id,
+                    conditions=[c.name for c in missing],
+                    reason=result.failure,
+                    attempts=result.attempts,
                 )
                 failures.append(failure)
                 failed_out.append(failure)

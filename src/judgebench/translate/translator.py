@@ -95,7 +95,9 @@ def validate_answer(text: str, conditions: Sequence[Condition], *, piece: bool) 
     try:
         data = _extract_json(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise ValueError(
+            f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
     try:
         parsed = _answer_model(conditions, piece).model_validate(data)
     except ValidationError as exc:
@@ -207,19 +209,28 @@ async def _ask_json(
         convo = [
             *messages,
             Message(role="assistant", content=text),
-            Message(role="user", content=f"Your reply could not be used: {problem}. Reply again with the JSON object only."),
+            Message(
+                role="user",
+                content=f"Your reply could not be used: {problem}. Reply again with the JSON object only.",
+            ),
         ]
     return None
 
 
 async def translate_item_chat(
-    client: ModelClient, item: Item, conditions: Sequence[Condition], settings: TranslatorSettings, source: str
+    client: ModelClient,
+    item: Item,
+    conditions: Sequence[Condition],
+    settings: TranslatorSettings,
+    source: str,
 ) -> ItemTranslation:
     record = ItemTranslation(item.id)
     long_fields = [f for f in TEXT_FIELDS if len(getattr(item, f)) > settings.piece_chars]
     texts: dict[str, dict[str, str]] = {c.name: {} for c in conditions}
     if not long_fields:
-        answer = await _ask_json(client, item_messages(item, conditions), conditions, settings, piece=False, record=record)
+        answer = await _ask_json(
+            client, item_messages(item, conditions), conditions, settings, piece=False, record=record
+        )
         if answer is None:
             return record
         for cond in conditions:
@@ -245,7 +256,9 @@ async def translate_item_chat(
                 texts[cond.name][fname] = "".join(parts[cond.name])
     record.failure = None
     for cond in conditions:
-        record.variants.append(Variant(item_id=item.id, condition=cond.name, source=source, **texts[cond.name]))
+        record.variants.append(
+            Variant(item_id=item.id, condition=cond.name, source=source, **texts[cond.name])
+        )
     return record
 
 
@@ -254,7 +267,9 @@ def completion_prompt_template() -> tuple[str, list[str]]:
     path: Path = configs_dir() / "local_prompts" / "translate.txt"
     stops_path = configs_dir() / "local_prompts" / "translate_stop.json"
     template = path.read_text(encoding="utf-8") if path.exists() else _FALLBACK_COMPLETION
-    stops = json.loads(stops_path.read_text(encoding="utf-8")) if stops_path.exists() else ["\n\n###", "\n###"]
+    stops = (
+        json.loads(stops_path.read_text(encoding="utf-8")) if stops_path.exists() else ["\n\n###", "\n###"]
+    )
     return template, list(stops)
 
 
@@ -268,7 +283,11 @@ English: {text}
 
 
 async def translate_item_completion(
-    client: ModelClient, item: Item, conditions: Sequence[Condition], settings: TranslatorSettings, source: str
+    client: ModelClient,
+    item: Item,
+    conditions: Sequence[Condition],
+    settings: TranslatorSettings,
+    source: str,
 ) -> ItemTranslation:
     """Field by field, piece by piece, for base models that cannot answer in JSON."""
     record = ItemTranslation(item.id)

@@ -1,0 +1,1 @@
+"""Label-preserving translation of items into other language conditions, and its audit (PROTOCOL §2)."""
