@@ -80,13 +80,17 @@ class Estimate(BaseModel):
 # --- datasets and run folders -------------------------------------------------------------------
 
 
-def open_dataset(run: RunDir, dataset: str | None, data_dir: str | None, subset: str | None = None) -> Dataset:
+def open_dataset(
+    run: RunDir, dataset: str | None, data_dir: str | None, subset: str | None = None
+) -> Dataset:
     """The run's dataset: as given (and recorded), or as the manifest recorded it."""
     manifest = run.load_manifest()
     recorded = manifest.get("dataset") or {}
     if dataset is None:
         if not recorded:
-            raise RunDirError(f"run {run.path} has no dataset yet: pass --dataset SPEC (e.g. sample or llmbar)")
+            raise RunDirError(
+                f"run {run.path} has no dataset yet: pass --dataset SPEC (e.g. sample or llmbar)"
+            )
         dataset = recorded["spec"]
         data_dir = data_dir or recorded.get("data_dir")
         subset = subset or recorded.get("subset")
@@ -136,13 +140,17 @@ def translate(
     settings = settings or TranslatorSettings()
     run = RunDir(run_dir)
     ds = open_dataset(run, dataset, data_dir, subset)
-    chosen = select_conditions(list(conditions) if conditions and not isinstance(conditions, str) else conditions)
+    chosen = select_conditions(
+        conditions if isinstance(conditions, str) or conditions is None else list(conditions)
+    )
     items = _limit(ds.items, limit)
     by_id = {i.id: i for i in ds.items}
     if dry_run:
         existing = read_variants(run.file(VARIANTS))
         todo = [i for i in items if any((i.id, c.name) not in existing for c in chosen)]
-        return TranslateResult(None, 0, {}, 0, estimate=estimate_translation(todo, chosen, translator, len(items) - len(todo)))
+        return TranslateResult(
+            None, 0, {}, 0, estimate=estimate_translation(todo, chosen, translator, len(items) - len(todo))
+        )
     imported = 0
     outcome: TranslateOutcome | None = None
     if variants_file is not None:
@@ -183,7 +191,9 @@ def translate(
     return TranslateResult(outcome, imported, summary, len(flags))
 
 
-def estimate_translation(items: Sequence[Item], conditions: Sequence[Condition], translator: str, done: int) -> Estimate:
+def estimate_translation(
+    items: Sequence[Item], conditions: Sequence[Condition], translator: str, done: int
+) -> Estimate:
     spec, _, _ = resolve_judge(translator)
     prices = PriceTable.load()
     tokens_in = 0
@@ -199,7 +209,9 @@ def estimate_translation(items: Sequence[Item], conditions: Sequence[Condition],
     return _estimate("translate", spec.text, len(items), tokens_in, tokens_out, method, prices, done)
 
 
-def _estimate(stage: str, model: str, calls: int, tin: int, tout: int, method: str, prices: PriceTable, done: int) -> Estimate:
+def _estimate(
+    stage: str, model: str, calls: int, tin: int, tout: int, method: str, prices: PriceTable, done: int
+) -> Estimate:
     from judgebench.models.base import ModelSpec
     from judgebench.records import Usage
 
@@ -246,7 +258,9 @@ def _judge_plan(
     manifest = run.load_manifest()
     translated = manifest.get("stages", {}).get("translate")
     if dataset is None and not manifest.get("dataset"):
-        raise RunDirError(f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset")
+        raise RunDirError(
+            f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset"
+        )
     ds = open_dataset(run, dataset, data_dir)
     items = ds.items
     if subset:
@@ -266,8 +280,13 @@ def _judge_plan(
     targets = select_conditions(others) if others else []
     variants = read_variants(run.file(VARIANTS))
     if targets and not variants:
-        raise RunDirError(f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: run `judgebench translate` first")
-    return plan_calls(items, variants, targets, judges, include_source=SOURCE in wanted, tie_probes=tie_probes)
+        raise RunDirError(
+            f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
+            "run `judgebench translate` first"
+        )
+    return plan_calls(
+        items, variants, targets, judges, include_source=SOURCE in wanted, tie_probes=tie_probes
+    )
 
 
 def judge(
@@ -295,7 +314,11 @@ def judge(
     plan, notes = _judge_plan(run, models, conditions, tie_probes, limit, subset, dataset, data_dir)
     prices = PriceTable.load()
     if dry_run:
-        return JudgeResult(planned=len(plan), notes=notes, estimates=estimate_judging(run, plan, template, models, options, prices))
+        return JudgeResult(
+            planned=len(plan),
+            notes=notes,
+            estimates=estimate_judging(run, plan, template, models, options, prices),
+        )
     clients = {name: options.client(name, prices) for name in models}
     # records name the judge by what the user typed; a config name resolves to its spec
     for name, client in clients.items():
@@ -327,8 +350,12 @@ def judge(
         "judge",
         {
             "judges": judges_entry,
-            "template": {"name": template.name, "hash": template.digest(), "path": str(template_path or "default"),
-                         "tell_condition": template.tell_condition},
+            "template": {
+                "name": template.name,
+                "hash": template.digest(),
+                "path": str(template_path or "default"),
+                "tell_condition": template.tell_condition,
+            },
             "conditions": sorted({c.condition for c in plan if c.kind == "pair"}),
             "tie_probes": tie_probes,
             "planned": len(plan),
@@ -339,8 +366,12 @@ def judge(
 
 
 def estimate_judging(
-    run: RunDir, plan: Sequence[PlannedCall], template: JudgeTemplate, models: Sequence[str],
-    options: CallOptions, prices: PriceTable,
+    run: RunDir,
+    plan: Sequence[PlannedCall],
+    template: JudgeTemplate,
+    models: Sequence[str],
+    options: CallOptions,
+    prices: PriceTable,
 ) -> list[Estimate]:
     done = existing_judgments(run.file(JUDGMENTS))
     todo = pending_calls(plan, done)
@@ -352,14 +383,25 @@ def estimate_judging(
         method = "heuristic"
         for call in mine:
             request: ModelRequest = template.render(
-                instruction=call.instruction, output_a=call.output_a, output_b=call.output_b,
-                language=call.language, completion=spec.provider == "local",
+                instruction=call.instruction,
+                output_a=call.output_a,
+                output_b=call.output_b,
+                language=call.language,
+                completion=spec.provider == "local",
             )
             text = request.prompt or "\n".join(m.content for m in request.messages or [])
             n, method = estimate_tokens_with_method(text, spec)
             tokens_in += n
-        estimate = _estimate("judge", spec.text, len(mine), tokens_in, JUDGE_OUTPUT_TOKENS_ESTIMATE * len(mine), method,
-                             prices, sum(1 for c in plan if c.judge == name) - len(mine))
+        estimate = _estimate(
+            "judge",
+            spec.text,
+            len(mine),
+            tokens_in,
+            JUDGE_OUTPUT_TOKENS_ESTIMATE * len(mine),
+            method,
+            prices,
+            sum(1 for c in plan if c.judge == name) - len(mine),
+        )
         estimate.model = name
         out.append(estimate)
     return out
@@ -395,8 +437,9 @@ def report(run_dir: str | Path, settings: Any = None, *, html: bool = True, cons
 # --- bbe ----------------------------------------------------------------------------------------
 
 
-def bbe_run(run_dir: str | Path, *, tau: float = 0.5, delta: float = 0.01, seed: int = 0,
-            verify: int | None = None) -> Any:
+def bbe_run(
+    run_dir: str | Path, *, tau: float = 0.5, delta: float = 0.01, seed: int = 0, verify: int | None = None
+) -> Any:
     """A-BB on a Judge-LS run with default parameters; writes RUN/bbe.json and its plot."""
     from judgebench.bbe.api import bbe_from_run, default_out, write_outputs
     from judgebench.bbe.engine import BBEParams
@@ -457,14 +500,31 @@ def run_pipeline(
     use_bundled = dataset == "sample" and not machine_translate
     translator = translator or models[0]
     if not use_bundled:
-        est = translate(path, dataset=dataset, data_dir=data_dir, translator=translator, conditions=conditions,
-                        limit=limit, dry_run=True, options=options).estimate
+        est = translate(
+            path,
+            dataset=dataset,
+            data_dir=data_dir,
+            translator=translator,
+            conditions=conditions,
+            limit=limit,
+            dry_run=True,
+            options=options,
+        ).estimate
         if est is not None:
             result.estimates.append(est)
     per_item = 2 * (1 + len([c for c in conditions.split(",") if c.strip()])) + 2
     if dataset != "sample" or not use_bundled:
-        for est in judge(path, models=models, dataset=dataset, data_dir=data_dir, conditions="en", limit=limit,
-                         dry_run=True, tie_probes=False, options=options).estimates:
+        for est in judge(
+            path,
+            models=models,
+            dataset=dataset,
+            data_dir=data_dir,
+            conditions="en",
+            limit=limit,
+            dry_run=True,
+            tie_probes=False,
+            options=options,
+        ).estimates:
             factor = per_item / 2
             est.calls = int(est.calls * factor)
             est.input_tokens = int(est.input_tokens * factor)
@@ -477,11 +537,19 @@ def run_pipeline(
         raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")
     clock = time.perf_counter()
     if use_bundled:
-        result.translate = translate(path, dataset=dataset, variants_file=sample_variants_path(),
-                                     conditions=conditions, limit=limit)
+        result.translate = translate(
+            path, dataset=dataset, variants_file=sample_variants_path(), conditions=conditions, limit=limit
+        )
     else:
-        result.translate = translate(path, dataset=dataset, data_dir=data_dir, translator=translator,
-                                     conditions=conditions, limit=limit, options=options)
+        result.translate = translate(
+            path,
+            dataset=dataset,
+            data_dir=data_dir,
+            translator=translator,
+            conditions=conditions,
+            limit=limit,
+            options=options,
+        )
     result.seconds["translate"] = time.perf_counter() - clock
     clock = time.perf_counter()
     result.judge = judge(path, models=models, limit=limit, options=options)

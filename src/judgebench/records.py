@@ -99,6 +99,8 @@ class Judgment(BaseModel):
     cache_key: str | None = None
     prompt_hash: str | None = None
     template: str | None = None
+    finish_reason: str | None = None
+    from_cache: bool | None = None
     batch_id: str | None = None
     custom_id: str | None = None
     created_at: str | None = None

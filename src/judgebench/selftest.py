@@ -78,31 +78,60 @@ def expected_values(s: SimScenario, conditions: Sequence[str]) -> dict[tuple[str
 
 def synthetic_items(n: int, path: Path, variants_path: Path) -> None:
     """n labelled items over the five subsets, with placeholder zh/ls variants (the sim reads no text)."""
-    subsets = ["Natural", "Adversarial/Neighbor", "Adversarial/GPTInst", "Adversarial/GPTOut", "Adversarial/Manual"]
+    subsets = [
+        "Natural",
+        "Adversarial/Neighbor",
+        "Adversarial/GPTInst",
+        "Adversarial/GPTOut",
+        "Adversarial/Manual",
+    ]
     items, variants = [], []
     for k in range(n):
         subset = subsets[k % len(subsets)]
         item_id = f"{subset}/{k // len(subsets)}"
-        items.append({"id": item_id, "subset": subset, "instruction": f"Synthetic instruction {k}",
-                      "output_1": f"first answer {k}", "output_2": f"second answer {k}", "label": 1 + (k * 7 % 3 == 0)})
+        items.append(
+            {
+                "id": item_id,
+                "subset": subset,
+                "instruction": f"Synthetic instruction {k}",
+                "output_1": f"first answer {k}",
+                "output_2": f"second answer {k}",
+                "label": 1 + (k * 7 % 3 == 0),
+            }
+        )
         for cond in ("zh", "ls"):
             zh = cond == "zh"
-            variants.append({"item_id": item_id, "condition": cond,
-                             "instruction": f"合成指令 {k}" if zh else f"合成 instruction {k}",
-                             "output_1": f"第一个回答 {k}" if zh else f"第一个 answer {k}",
-                             "output_2": f"第二个回答 {k}" if zh else f"第二个 answer {k}"})
+            variants.append(
+                {
+                    "item_id": item_id,
+                    "condition": cond,
+                    "instruction": f"合成指令 {k}" if zh else f"合成 instruction {k}",
+                    "output_1": f"第一个回答 {k}" if zh else f"第一个 answer {k}",
+                    "output_2": f"第二个回答 {k}" if zh else f"第二个 answer {k}",
+                }
+            )
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in items), encoding="utf-8")
-    variants_path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in variants), encoding="utf-8")
+    variants_path.write_text(
+        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in variants), encoding="utf-8"
+    )
 
 
 def _find(records: Sequence[MetricRecord], judge: str, metric: str, condition: str) -> MetricRecord | None:
     for rec in records:
-        if (rec.judge, rec.metric, rec.condition, rec.subset, rec.filtered) == (judge, metric, condition, "all", False):
+        if (rec.judge, rec.metric, rec.condition, rec.subset, rec.filtered) == (
+            judge,
+            metric,
+            condition,
+            "all",
+            False,
+        ):
             return rec
     return None
 
 
-def run_selftest(seed: int = 0, *, items: int = 400, run_dir: Path | None = None, verify: int = 400) -> SelftestResult:
+def run_selftest(
+    seed: int = 0, *, items: int = 400, run_dir: Path | None = None, verify: int = 400
+) -> SelftestResult:
     """Run translate (import) -> judge -> report -> bbe on two simulated judges and check recovery."""
     from judgebench import api
     from judgebench.analysis import ReportSettings, analyze_run
@@ -127,7 +156,9 @@ def run_selftest(seed: int = 0, *, items: int = 400, run_dir: Path | None = None
         for (metric, cond), expected in expected_values(scenario, ["zh", "ls"]).items():
             rec = _find(analysis.records, spec, metric, cond)
             if rec is None or rec.value is None:
-                result.checks.append(Check(spec, f"{metric} {cond}", expected, None, None, None, False, "metric missing"))
+                result.checks.append(
+                    Check(spec, f"{metric} {cond}", expected, None, None, None, False, "metric missing")
+                )
                 continue
             low, high = rec.ci_low, rec.ci_high
             if low is None or high is None:
@@ -138,16 +169,37 @@ def run_selftest(seed: int = 0, *, items: int = 400, run_dir: Path | None = None
     unbiased = judges[UNBIASED]
     for verdict in analysis.readiness:
         if verdict.judge == unbiased:
-            result.checks.append(Check(unbiased, f"readiness {verdict.condition}", 1.0, 1.0 if verdict.status == "pass" else 0.0,
-                                       None, None, verdict.status == "pass", "; ".join(verdict.reasons)))
+            result.checks.append(
+                Check(
+                    unbiased,
+                    f"readiness {verdict.condition}",
+                    1.0,
+                    1.0 if verdict.status == "pass" else 0.0,
+                    None,
+                    None,
+                    verdict.status == "pass",
+                    "; ".join(verdict.reasons),
+                )
+            )
         elif verdict.judge == judges[BIASED] and verdict.condition == "ls":
-            result.checks.append(Check(judges[BIASED], "readiness ls", 0.0, 1.0 if verdict.status == "fail" else 0.0,
-                                       None, None, verdict.status == "fail", "; ".join(verdict.reasons)))
+            result.checks.append(
+                Check(
+                    judges[BIASED],
+                    "readiness ls",
+                    0.0,
+                    1.0 if verdict.status == "fail" else 0.0,
+                    None,
+                    None,
+                    verdict.status == "fail",
+                    "; ".join(verdict.reasons),
+                )
+            )
     for rec in analysis.records:
-        if rec.judge == unbiased and rec.subset == "all" and not rec.filtered and rec.p is not None:
-            if rec.p < ALPHA:
-                result.checks.append(Check(unbiased, f"no flag: {rec.metric} {rec.condition}", ALPHA, rec.p, None, None,
-                                           False, f"p = {rec.p:.2g} < {ALPHA}"))
+        flagged = rec.p is not None and rec.p < ALPHA
+        if rec.judge == unbiased and rec.subset == "all" and not rec.filtered and flagged:
+            detail = f"p = {rec.p:.2g} < {ALPHA}"
+            what = f"no flag: {rec.metric} {rec.condition}"
+            result.checks.append(Check(unbiased, what, ALPHA, rec.p, None, None, False, detail))
     result.checks.append(_bbe_check(run, seed, verify))
     return result
 
@@ -160,7 +212,9 @@ def _bbe_check(run: Path, seed: int, verify: int) -> Check:
     for block in outcome.calibrations:
         v = block.verify
         if not block.feasible or v is None:
-            return Check(block.judge, "bbe guarantee", 0.01, None, None, None, False, "infeasible or not verified")
+            return Check(
+                block.judge, "bbe guarantee", 0.01, None, None, None, False, "infeasible or not verified"
+            )
         ok = v.ci_low <= 0.01
         check = Check(block.judge, "bbe violation rate <= delta", 0.01, v.rate, v.ci_low, v.ci_high, ok)
         if worst is None or not ok:

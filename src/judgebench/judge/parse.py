@@ -23,13 +23,34 @@ _B_WORDS = re.compile(
     r"^\s*(?:\[\[)?\s*(?:(?:response|output|answer|assistant|model|candidate)\s*)?[\(\[]?\s*b\s*[\)\]]?\s*(?:\]\])?\s*[.!]?\s*$",
     re.IGNORECASE,
 )
-_TIE_WORDS = re.compile(r"^\s*(?:\[\[)?\s*(?:tie|draw|equal|equally good|both|neither|c)\s*(?:\]\])?\s*[.!]?\s*$", re.I)
+_TIE_WORDS = re.compile(
+    r"^\s*(?:\[\[)?\s*(?:tie|draw|equal|equally good|both|neither|c)\s*(?:\]\])?\s*[.!]?\s*$", re.I
+)
 _JSON_OBJ = re.compile(r"\{[^{}]*\}", re.DOTALL)
 # Fallback phrases in free text: "winner: A", "[[B]]", "Response A is better", "Output (a)"
 _FALLBACKS: list[tuple[Winner, re.Pattern[str]]] = [
-    ("A", re.compile(r"\[\[\s*A\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?A\b\)?|\b(?:response|output|assistant)\s*\(?a\)?\s+is\s+better", re.I)),
-    ("B", re.compile(r"\[\[\s*B\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?B\b\)?|\b(?:response|output|assistant)\s*\(?b\)?\s+is\s+better", re.I)),
-    ("Tie", re.compile(r"\[\[\s*(?:C|tie)\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:a\s*)?(?:tie|draw)\b|\bit'?s a tie\b|\bequally (?:good|well)\b", re.I)),
+    (
+        "A",
+        re.compile(
+            r"\[\[\s*A\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?A\b\)?|\b(?:response|output|assistant)\s*\(?a\)?\s+is\s+better",
+            re.I,
+        ),
+    ),
+    (
+        "B",
+        re.compile(
+            r"\[\[\s*B\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?B\b\)?|\b(?:response|output|assistant)\s*\(?b\)?\s+is\s+better",
+            re.I,
+        ),
+    ),
+    (
+        "Tie",
+        re.compile(
+            r"\[\[\s*(?:C|tie)\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:a\s*)?(?:tie|draw)\b"
+            r"|\bit'?s a tie\b|\bequally (?:good|well)\b",
+            re.I,
+        ),
+    ),
 ]
 
 
@@ -91,7 +112,9 @@ def _confidence(value: object) -> float | None:
     return number if 0 <= number <= 1 else None
 
 
-def parse_verdict(text: str | None, template: JudgeTemplate, answer_format: AnswerFormat | None = None) -> ParsedVerdict:
+def parse_verdict(
+    text: str | None, template: JudgeTemplate, answer_format: AnswerFormat | None = None
+) -> ParsedVerdict:
     """Map a judge reply to A / B / Tie, or `invalid` with the reason."""
     fmt = answer_format or template.answer_format
     if text is None or not text.strip():
@@ -112,7 +135,9 @@ def parse_verdict(text: str | None, template: JudgeTemplate, answer_format: Answ
             continue
         winner = normalise_winner(obj["winner"], allow_tie=template.allow_tie)
         if winner is None:
-            return ParsedVerdict("invalid", f"JSON winner {obj['winner']!r} is not A, B or Tie", method="json")
+            return ParsedVerdict(
+                "invalid", f"JSON winner {obj['winner']!r} is not A, B or Tie", method="json"
+            )
         reason = obj.get("reason")
         return ParsedVerdict(
             winner,
@@ -133,7 +158,12 @@ def parse_verdict(text: str | None, template: JudgeTemplate, answer_format: Answ
 
 def _parse_patterns(text: str, template: JudgeTemplate) -> ParsedVerdict:
     found: dict[Winner, int] = {}
-    for winner, patterns in (("A", template.a_patterns), ("B", template.b_patterns), ("Tie", template.tie_patterns)):
+    choices: list[tuple[Winner, list[str]]] = [
+        ("A", template.a_patterns),
+        ("B", template.b_patterns),
+        ("Tie", template.tie_patterns),
+    ]
+    for winner, patterns in choices:
         positions = [m.start() for p in patterns for m in re.finditer(p, text, re.IGNORECASE)]
         if positions:
             found[winner] = min(positions)
@@ -155,7 +185,9 @@ _VERDICT_TOKENS: dict[str, tuple[str, ...]] = {
 }
 
 
-def verdict_probabilities(logprobs: list[TokenLogprob] | None, text: str) -> tuple[float, float, float] | None:
+def verdict_probabilities(
+    logprobs: list[TokenLogprob] | None, text: str
+) -> tuple[float, float, float] | None:
     """P(A), P(B), P(Tie) at the token where the verdict is written, from the top alternatives.
 
     The verdict position is the first generated token that, stripped of spaces, quotes and

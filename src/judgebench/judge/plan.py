@@ -91,8 +91,19 @@ def plan_calls(
             for judge in judge_list:
                 for order, (a, b) in (("orig", (out1, out2)), ("swap", (out2, out1))):
                     calls.append(
-                        PlannedCall(judge, item.id, item.subset, "pair", cond_name, order, item.label,
-                                    instruction, a, b, language)
+                        PlannedCall(
+                            judge,
+                            item.id,
+                            item.subset,
+                            "pair",
+                            cond_name,
+                            order,
+                            item.label,
+                            instruction,
+                            a,
+                            b,
+                            language,
+                        )
                     )
         if not tie_probes or item.label not in (1, 2):
             continue
@@ -105,9 +116,23 @@ def plan_calls(
             gold_en = item.output_1 if item.label == 1 else item.output_2
             gold_t = variant.output_1 if item.label == 1 else variant.output_2
             for judge in judge_list:
-                for order, (a, b) in ((f"{SOURCE}_{cond.name}", (gold_en, gold_t)), (f"{cond.name}_{SOURCE}", (gold_t, gold_en))):
+                for order, (a, b) in (
+                    (f"{SOURCE}_{cond.name}", (gold_en, gold_t)),
+                    (f"{cond.name}_{SOURCE}", (gold_t, gold_en)),
+                ):
                     calls.append(
-                        PlannedCall(judge, item.id, item.subset, "tie_probe", cond.name, order, item.label,
-                                    variant.instruction, a, b, cond.language)
+                        PlannedCall(
+                            judge,
+                            item.id,
+                            item.subset,
+                            "tie_probe",
+                            cond.name,
+                            order,
+                            item.label,
+                            variant.instruction,
+                            a,
+                            b,
+                            cond.language,
+                        )
                     )
     return calls, notes

@@ -44,10 +44,16 @@ class JudgeTemplate(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> JudgeTemplate:
-        for label, text in (("user", self.user), ("system", self.system or ""), ("completion", self.completion or "")):
+        for label, text in (
+            ("user", self.user),
+            ("system", self.system or ""),
+            ("completion", self.completion or ""),
+        ):
             for field in _fields(text):
                 if field not in PLACEHOLDERS:
-                    raise ValueError(f"{label}: unknown placeholder {{{field}}}; allowed: {sorted(PLACEHOLDERS)}")
+                    raise ValueError(
+                        f"{label}: unknown placeholder {{{field}}}; allowed: {sorted(PLACEHOLDERS)}"
+                    )
         if "{output_a}" not in self.user or "{output_b}" not in self.user:
             raise ValueError("user: must contain {output_a} and {output_b}")
         if self.answer_format == "patterns" and not (self.a_patterns and self.b_patterns):

@@ -1,0 +1,160 @@
+"""`load_dataset(SPEC)`: one entry point for LLMBar, the bundled sample and the user's own files.
+
+A `Dataset` carries a checksum over its items' canonical JSON, so a run folder can tell whether it is
+being resumed on the same data (RunDir.init refuses to mix two datasets in one run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judgebench.data.generic import load_file
+from judgebench.data.llmbar import load_llmbar
+from judgebench.errors import ConfigError, InputError
+from judgebench.paths import data_dir as bundled_data_dir
+from judgebench.records import Item
+
+SAMPLE_SPEC = "sample"
+LLMBAR_SPEC = "llmbar"
+
+
+def sample_path() -> Path:
+    """The bundled sample set (Item JSONL), `data/sample.jsonl`."""
+    return bundled_data_dir() / "sample.jsonl"
+
+
+def sample_variants_path() -> Path:
+    """Ready-made zh/ls variants of the bundled sample (INTERFACE variants format)."""
+    return bundled_data_dir() / "sample_variants.jsonl"
+
+
+def items_checksum(items: list[Item]) -> str:
+    """SHA-256 over the items' canonical JSON (sorted keys, no spaces, UTF-8): stable across runs."""
+    payload = [item.model_dump(mode="json") for item in items]
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Items plus where they came from. `checksum` identifies the exact items (order included)."""
+
+    spec: str
+    items: list[Item]
+    source: str
+    subset: str | None = None
+    # every file read, with the SHA-256 of its bytes as read
+    files: dict[str, str] = field(default_factory=dict)
+    checksum: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "checksum", items_checksum(self.items))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items)
+
+    def by_id(self) -> dict[str, Item]:
+        return {item.id: item for item in self.items}
+
+    def subsets(self) -> dict[str, int]:
+        """Item count per subset, in order of first appearance."""
+        return dict(Counter(item.subset for item in self.items))
+
+    def describe(self) -> dict[str, Any]:
+        """The `data show --json` object of INTERFACE.md: items, subsets, labels.
+
+        `labels` always has "1" and "2"; "none" is added only when some items are unlabelled.
+        """
+        counts = Counter(item.label for item in self.items)
+        labels: dict[str, int] = {"1": counts[1], "2": counts[2]}
+        if counts[None]:
+            labels["none"] = counts[None]
+        return {"items": len(self.items), "subsets": self.subsets(), "labels": labels}
+
+    def manifest_entry(self) -> dict[str, Any]:
+        """What a run manifest records about its dataset (RunDir.init(dataset=...))."""
+        return {
+            "spec": self.spec,
+            "subset": self.subset,
+            "source": self.source,
+            "checksum": self.checksum,
+            "items": len(self.items),
+            "files": dict(self.files),
+        }
+
+
+def select_subset(items: list[Item], subset: str, *, shown: str) -> list[Item]:
+    """Items whose subset is `subset` or below it (`Adversarial` matches `Adversarial/Neighbor`)."""
+    want = subset.strip().strip("/")
+
+    def match(name: str, case: bool) -> bool:
+        a, b = (name, want) if case else (name.lower(), want.lower())
+        return a == b or a.startswith(b + "/")
+
+    picked = [item for item in items if match(item.subset, True)]
+    if not picked:
+        picked = [item for item in items if match(item.subset, False)]
+    if not picked:
+        names = list(dict.fromkeys(item.subset for item in items))
+        raise InputError(f"no items in subset '{subset}'; subsets: {', '.join(names)}", path=shown)
+    return picked
+
+
+def load_dataset(
+    spec: str | Path,
+    *,
+    data_dir: str | Path | None = None,
+    mapping: Mapping[str, str] | None = None,
+    subset: str | None = None,
+) -> Dataset:
+    """Load SPEC: `llmbar`, `llmbar:SET` (e.g. `CaseStudy/Constraint`, `Processed/LLMEval^2`),
+    `sample`, or a path to a .jsonl/.json/.csv/.tsv file.
+
+    `data_dir` is a local LLMBar copy (the folder that holds Dataset/); without it LLMBar is downloaded
+    into the cache. `mapping` is {field: column} for files whose columns have other names. `subset`
+    keeps one subset and those below it. The names `llmbar` and `sample` win over files of that name:
+    write `./sample` for a file.
+    """
+    text = str(spec).strip()
+    lowered = text.lower()
+    if lowered == LLMBAR_SPEC or lowered.startswith(LLMBAR_SPEC + ":"):
+        if mapping:
+            raise ConfigError("a field mapping applies to dataset files, not to LLMBar")
+        name = text.split(":", 1)[1] if ":" in text else None
+        items, source, files = load_llmbar(name, data_dir=data_dir)
+    elif lowered == SAMPLE_SPEC:
+        path = sample_path()
+        if not path.is_file():
+            raise InputError(
+                "the bundled sample set is missing: judgebench expects data/sample.jsonl of its source "
+                "checkout (or set JUDGEBENCH_DATA)",
+                path=str(path),
+            )
+        items = load_file(path, mapping=mapping, id_prefix="sample")
+        source, files = str(path), {str(path): _sha256_file(path)}
+    else:
+        path = Path(text).expanduser()
+        if not path.exists():
+            raise InputError(
+                f"no such file; SPEC is {LLMBAR_SPEC}, {LLMBAR_SPEC}:SET, {SAMPLE_SPEC}, or the path of a "
+                ".jsonl, .json, .csv or .tsv file",
+                path=text,
+            )
+        items = load_file(path, mapping=mapping)
+        source, files = str(path.resolve()), {text: _sha256_file(path)}
+    if subset is not None:
+        items = select_subset(items, subset, shown=text)
+    return Dataset(spec=text, items=items, source=source, subset=subset, files=files)
+
+
+def _sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
