@@ -1,0 +1,194 @@
+"""Time `analyze()` (and the report writer, when present) on a full-size synthetic Judge-LS run.
+
+13,408 judgments = 4 judges x 419 items x (3 conditions x 2 orders + 2 tie-probes), with ties, invalid
+answers, missing calls and stated confidences mixed in, and 19 audit-flagged items. Prints seconds and
+peak memory (tracemalloc peak of Python allocations and the process's max RSS). Usage:
+
+    python scripts/bench_report.py [--samples 1000] [--repeat 3] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from judgebench.analysis import Analysis, ReportSettings, analyze
+from judgebench.records import Judgment
+from judgebench.rundir import RunDir
+
+SUBSETS = {
+    "Natural": 100,
+    "Adversarial/Neighbor": 134,
+    "Adversarial/GPTInst": 92,
+    "Adversarial/GPTOut": 47,
+    "Adversarial/Manual": 46,
+}
+JUDGES = [
+    "openai:gpt-4.1-mini",
+    "anthropic:claude-haiku-4-5",
+    "google:gemini-2.5-flash",
+    "deepseek:deepseek-v4-flash",
+]
+CONDITIONS = ["en", "zh", "ls"]
+
+
+def synthetic_judgments(seed: int = 0) -> tuple[list[Judgment], list[str]]:
+    """A plausible run: accurate-ish judges that flip and tie sometimes, a few invalid and missing calls."""
+    rng = np.random.default_rng(seed)
+    items = [(f"{s}/{i}", s, int(rng.integers(1, 3))) for s, n in SUBSETS.items() for i in range(n)]
+    out: list[Judgment] = []
+    for judge in JUDGES:
+        for item_id, subset, label in items:
+            for cond in CONDITIONS:
+                for order in ("orig", "swap"):
+                    u = rng.random()
+                    if u < 0.01:
+                        out.append(
+                            _j(
+                                judge,
+                                item_id,
+                                subset,
+                                "pair",
+                                cond,
+                                order,
+                                None,
+                                None,
+                                label,
+                                error="HTTP 500",
+                            )
+                        )
+                        continue
+                    if u < 0.02:
+                        out.append(
+                            _j(judge, item_id, subset, "pair", cond, order, "invalid", "invalid", label)
+                        )
+                        continue
+                    r = rng.random()
+                    verdict = str(label) if r < 0.8 else ("tie" if r < 0.87 else str(3 - label))
+                    winner = (
+                        "Tie"
+                        if verdict == "tie"
+                        else (
+                            ("A" if verdict == "1" else "B")
+                            if order == "orig"
+                            else ("B" if verdict == "1" else "A")
+                        )
+                    )
+                    out.append(
+                        _j(
+                            judge,
+                            item_id,
+                            subset,
+                            "pair",
+                            cond,
+                            order,
+                            winner,
+                            verdict,
+                            label,
+                            confidence=float(np.clip(rng.normal(0.85, 0.1), 0, 1)),
+                        )
+                    )
+            for order in ("en_zh", "zh_en"):
+                r = rng.random()
+                verdict = "tie" if r < 0.9 else ("zh" if r < 0.96 else ("en" if r < 0.99 else "invalid"))
+                winner = {"tie": "Tie", "invalid": "invalid"}.get(verdict) or (
+                    "A" if (verdict == "en") == (order == "en_zh") else "B"
+                )
+                out.append(_j(judge, item_id, subset, "tie_probe", "zh", order, winner, verdict, label))
+    flagged = [items[i][0] for i in rng.choice(len(items), size=19, replace=False)]
+    return out, flagged
+
+
+def _j(
+    judge: str,
+    item_id: str,
+    subset: str,
+    kind: str,
+    cond: str,
+    order: str,
+    winner: str | None,
+    verdict: str | None,
+    label: int,
+    *,
+    error: str | None = None,
+    confidence: float | None = None,
+) -> Judgment:
+    return Judgment.model_validate(
+        {
+            "judge": judge,
+            "item_id": item_id,
+            "subset": subset,
+            "kind": kind,
+            "condition": cond,
+            "order": order,
+            "raw": None if verdict is None else f'{{"winner": "{winner}"}}',
+            "winner": winner,
+            "verdict": verdict,
+            "error": error,
+            "label": label,
+            "confidence": confidence,
+        }
+    )
+
+
+def _maxrss_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 1024.0 / (1024.0 if sys.platform == "darwin" else 1.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--samples", type=int, default=1000, help="bootstrap replicates")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=None, help="folder for the report writer's files")
+    args = ap.parse_args()
+    judgments, flagged = synthetic_judgments()
+    print(f"{len(judgments)} judgments, {len(flagged)} flagged items, {args.samples} bootstrap samples")
+    settings = ReportSettings(bootstrap_samples=args.samples)
+    times, cpu = [], []
+    for _ in range(args.repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        analysis = analyze(judgments, flagged_items=flagged, settings=settings)
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    tracemalloc.start()  # a separate run: tracing slows Python down about threefold
+    analyze(judgments, flagged_items=flagged, settings=settings)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(
+        f"analyze(): best {min(times):.2f} s, worst {max(times):.2f} s over {args.repeat} runs; "
+        f"{len(analysis.records)} records; CPU time best {min(cpu):.2f} s (wall time grows on a busy machine)"
+    )
+    print(f"peak traced Python memory {peak / 2**20:.0f} MB during analyze(); max RSS {_maxrss_mb():.0f} MB")
+    write = _report_writer()
+    if write is not None:
+        out = args.out or Path(tempfile.mkdtemp(prefix="bench_report_"))
+        t0, c0 = time.perf_counter(), time.process_time()
+        write(RunDir(out), analysis)
+        print(
+            f"report writer: {time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
+            f"-> {out}; max RSS {_maxrss_mb():.0f} MB"
+        )
+    else:
+        print("report writer: not available (judgebench.report.write_report missing); analyze() timed only")
+
+
+def _report_writer() -> Callable[[RunDir, Analysis], object] | None:
+    """The report helper's writer when it exists (it lands in the same issue)."""
+    try:
+        from judgebench.report import write_report
+    except ImportError:
+        return None
+    return write_report  # type: ignore[no-any-return]
+
+
+if __name__ == "__main__":
+    main()

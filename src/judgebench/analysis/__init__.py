@@ -1,0 +1,25 @@
+"""The report's numbers: every PROTOCOL §4 metric with intervals, tests, bootstrap and readiness verdicts."""
+
+from __future__ import annotations
+
+from judgebench.analysis.llmbar_import import import_llmbar_results
+from judgebench.analysis.metrics import (
+    Analysis,
+    JudgeSummary,
+    ReadinessVerdict,
+    ReportSettings,
+    analyze,
+    analyze_run,
+)
+from judgebench.analysis.readiness import assess_readiness
+
+__all__ = [
+    "Analysis",
+    "JudgeSummary",
+    "ReadinessVerdict",
+    "ReportSettings",
+    "analyze",
+    "analyze_run",
+    "assess_readiness",
+    "import_llmbar_results",
+]

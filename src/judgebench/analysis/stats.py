@@ -1,0 +1,170 @@
+"""Thin, vectorised wrappers over statsmodels and scipy for the report's intervals and tests.
+
+Why wrappers at all: every caller needs the same conventions (an empty denominator gives NaN rather
+than an exception, McNemar with no discordant pairs has p = 1, intervals are clipped to [0, 1]), and
+keeping them in one place keeps the metric code free of special cases.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+from scipy import optimize
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def wilson(k: npt.ArrayLike, n: npt.ArrayLike, confidence: float = 0.95) -> tuple[FloatArray, FloatArray]:
+    """Wilson score interval (statsmodels), element-wise; NaN where n == 0."""
+    k_arr = np.atleast_1d(np.asarray(k, dtype=np.float64))
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    low = np.full(k_arr.shape, np.nan)
+    high = np.full(k_arr.shape, np.nan)
+    ok = n_arr > 0
+    if ok.any():
+        lo, hi = proportion_confint(k_arr[ok], n_arr[ok], alpha=1.0 - confidence, method="wilson")
+        low[ok] = np.clip(lo, 0.0, 1.0)
+        high[ok] = np.clip(hi, 0.0, 1.0)
+    return low, high
+
+
+def normal_mean_ci(
+    mean: npt.ArrayLike, sd: npt.ArrayLike, n: npt.ArrayLike, confidence: float = 0.95
+) -> tuple[FloatArray, FloatArray]:
+    """mean +- z * s / sqrt(n) clipped to [0, 1] (PROTOCOL §4, tie-half accuracy); NaN where n < 2."""
+    m = np.atleast_1d(np.asarray(mean, dtype=np.float64))
+    s = np.atleast_1d(np.asarray(sd, dtype=np.float64))
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    z = float(sps.norm.ppf(0.5 + confidence / 2.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        half = z * s / np.sqrt(n_arr)
+    half = np.where(n_arr >= 2, half, np.nan)
+    return np.clip(m - half, 0.0, 1.0), np.clip(m + half, 0.0, 1.0)
+
+
+def binom_test_half(k: int, n: int) -> float | None:
+    """Exact two-sided binomial test of k successes out of n against p = 0.5 (scipy); None if n == 0."""
+    if n <= 0:
+        return None
+    return float(sps.binomtest(int(k), int(n), 0.5, alternative="two-sided").pvalue)
+
+
+def binom_test_half_many(k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
+    """`binom_test_half` element-wise (NaN where n == 0), vectorised for thousands of tests.
+
+    At p = 0.5 the binomial is symmetric, so scipy's two-sided exact p-value (the mass of outcomes no
+    more likely than k) is min(1, 2 * P(X <= min(k, n - k))); the tests check it against `binomtest`.
+    """
+    k_arr = np.atleast_1d(np.asarray(k, dtype=np.float64))
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    tail = np.minimum(k_arr, n_arr - k_arr)
+    p = np.minimum(1.0, 2.0 * sps.binom.cdf(tail, n_arr, 0.5))
+    return np.where(n_arr > 0, p, np.nan)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact McNemar: two-sided binomial test of b out of b + c at 0.5; p = 1 when b + c = 0."""
+    if b + c == 0:
+        return 1.0
+    return float(sps.binomtest(int(b), int(b + c), 0.5, alternative="two-sided").pvalue)
+
+
+def mcnemar_exact_many(b: npt.ArrayLike, c: npt.ArrayLike) -> FloatArray:
+    """`mcnemar_exact` element-wise (p = 1 where b + c == 0)."""
+    b_arr = np.atleast_1d(np.asarray(b, dtype=np.float64))
+    total = b_arr + np.atleast_1d(np.asarray(c, dtype=np.float64))
+    return np.where(total > 0, binom_test_half_many(b_arr, total), 1.0)
+
+
+def bh_adjust(pvalues: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (statsmodels `multipletests`, method 'fdr_bh')."""
+    if not pvalues:
+        return []
+    _, adjusted, _, _ = multipletests(np.asarray(pvalues, dtype=np.float64), method="fdr_bh")
+    return [float(x) for x in adjusted]
+
+
+@functools.lru_cache(maxsize=64)
+def _z(alpha: float, power: float) -> tuple[float, float]:
+    return float(sps.norm.ppf(1.0 - alpha / 2.0)), float(sps.norm.ppf(power))
+
+
+def mde_mcnemar(n: int, discordant: int, *, alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """Smallest |p10 - p01| a McNemar test on n pairs detects with the given power.
+
+    Connor's (1987) discordant-pairs formula, n = (z_a sqrt(psi) + z_b sqrt(psi - d^2))^2 / d^2, solved
+    for d, with psi the discordant share. psi is the observed share, but never less than d itself: an
+    effect d implies at least a share d of discordant pairs, so a test that saw little discordance is
+    not called blind to effects that would have produced more. None when even d = 1 is out of reach.
+    """
+    if n <= 0:
+        return None
+    observed = discordant / n
+    z_a, z_b = _z(alpha, power)
+    root_n = math.sqrt(n)
+
+    def gap(d: float) -> float:
+        psi = max(observed, d)
+        return root_n * d - z_a * math.sqrt(psi) - z_b * math.sqrt(max(psi - d * d, 0.0))
+
+    if gap(1.0) < 0:
+        return None
+    return float(optimize.brentq(gap, 1e-12, 1.0, xtol=1e-10))
+
+
+def mde_binomial_half(n: int, *, alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """Smallest |p - 0.5| a two-sided test against 0.5 detects with the given power (normal approximation)."""
+    if n <= 0:
+        return None
+    z_a, z_b = _z(alpha, power)
+    return float((z_a + z_b) * 0.5 / math.sqrt(n))
+
+
+def paired_diff_wald(
+    b: npt.ArrayLike, c: npt.ArrayLike, n: npt.ArrayLike, confidence: float = 0.95
+) -> tuple[FloatArray, FloatArray]:
+    """Wald interval of a paired difference of proportions (b - c) / n, element-wise; NaN where n == 0.
+
+    Used for paired differences when the bootstrap is switched off.
+    """
+    b_arr = np.atleast_1d(np.asarray(b, dtype=np.float64))
+    c_arr = np.atleast_1d(np.asarray(c, dtype=np.float64))
+    n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    safe = np.where(n_arr > 0, n_arr, 1.0)
+    d = (b_arr - c_arr) / safe
+    var = np.clip(((b_arr + c_arr) / safe - d * d) / safe, 0.0, None)
+    half = float(sps.norm.ppf(0.5 + confidence / 2.0)) * np.sqrt(var)
+    low = np.where(n_arr > 0, np.maximum(d - half, -1.0), np.nan)
+    high = np.where(n_arr > 0, np.minimum(d + half, 1.0), np.nan)
+    return low, high
+
+
+def brier(confidence: npt.ArrayLike, outcome: npt.ArrayLike) -> float | None:
+    """Mean squared gap between stated confidence and correctness (0 = perfect)."""
+    p = np.asarray(confidence, dtype=np.float64)
+    y = np.asarray(outcome, dtype=np.float64)
+    if p.size == 0:
+        return None
+    return float(np.mean((p - y) ** 2))
+
+
+def ece(confidence: npt.ArrayLike, outcome: npt.ArrayLike, bins: int = 10) -> float | None:
+    """Expected calibration error over equal-width confidence bins (the last bin includes 1.0)."""
+    p = np.asarray(confidence, dtype=np.float64)
+    y = np.asarray(outcome, dtype=np.float64)
+    if p.size == 0:
+        return None
+    idx = np.minimum((p * bins).astype(np.int64), bins - 1)
+    counts = np.bincount(idx, minlength=bins).astype(np.float64)
+    conf_sum = np.bincount(idx, weights=p, minlength=bins)
+    acc_sum = np.bincount(idx, weights=y, minlength=bins)
+    used = counts > 0
+    gaps = np.abs(conf_sum[used] - acc_sum[used])  # = count * |mean conf - accuracy|
+    return float(gaps.sum() / p.size)

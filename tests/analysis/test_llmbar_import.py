@@ -1,0 +1,166 @@
+"""LLMBar's published verdicts as judgments: golden values from statistics.json, and the import rules."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from judgebench.analysis import ReportSettings, analyze_run, import_llmbar_results
+from judgebench.cli import (
+    app,
+    import_cmd,  # noqa: F401 - registers `judgebench import`
+)
+from judgebench.data import LLMBAR_SUBSETS
+from judgebench.errors import InputError
+from judgebench.records import Judgment
+from judgebench.rundir import JUDGMENTS, RunDir, read_jsonl
+
+LLMBAR = Path(__file__).resolve().parents[2] / ".." / "shared" / "llmbar"
+EVALUATORS = ["GPT-4/Vanilla", "GPT-4/Vanilla_NoRules", "ChatGPT/Vanilla", "ChatGPT/Vanilla_NoRules"]
+
+
+def _ratio(text: str) -> tuple[int, int, float]:
+    """'57 / 92 = 61.95652173913043%' -> (57, 92, 61.95652173913043)."""
+    m = re.fullmatch(r"(\d+) / (\d+) = ([\d.]+)%", text)
+    assert m, text
+    return int(m[1]), int(m[2]), float(m[3])
+
+
+@pytest.mark.llmbar
+@pytest.mark.parametrize("evaluator", EVALUATORS)
+def test_published_statistics_reproduced(tmp_path: Path, evaluator: str) -> None:
+    """LLMBar accuracy = mean correctness over both orders = strict accuracy over answered judgments;
+    positional agreement ('equal') = 1 - position inconsistency. The published files have no null
+    winner, so the two conventions coincide exactly (with nulls, LLMBar counts a null as wrong, as we
+    do, but compares null == null as agreement, where we leave the item out)."""
+    if not LLMBAR.is_dir():
+        pytest.skip("../shared/llmbar not present")
+    run = RunDir(tmp_path / "run")
+    summary = import_llmbar_results(run, LLMBAR, evaluator)
+    assert summary.judgments == 838 and summary.invalid == 0 and not summary.missing_subsets
+    analysis = analyze_run(run, ReportSettings(bootstrap_samples=0))
+    recs = {
+        (r.metric, r.subset): r
+        for r in analysis.records
+        if r.judge == evaluator and r.condition == "en" and not r.filtered
+    }
+    for subset in LLMBAR_SUBSETS:
+        stats_path = LLMBAR / "Dataset" / "LLMBar" / subset / "evaluators" / evaluator / "statistics.json"
+        published = json.loads(stats_path.read_text())
+        acc = recs[("strict_accuracy", subset)]
+        k_false, n_items, _ = _ratio(published["correct_False"])
+        k_true, _, _ = _ratio(published["correct_True"])
+        assert acc.n == 2 * n_items
+        assert (acc.model_extra or {})["k"] == k_false + k_true
+        assert 100 * acc.value == pytest.approx(float(published["correct_average"].rstrip("%")), abs=1e-9)  # type: ignore[operator]
+        k_equal, n_equal, pct_equal = _ratio(published["equal"])
+        pos = recs[("position_inconsistency", subset)]
+        assert pos.n == n_equal
+        assert (pos.model_extra or {})["k"] == n_equal - k_equal
+        assert 100 * (1 - pos.value) == pytest.approx(pct_equal, abs=1e-9)  # type: ignore[operator]
+
+
+def _fake_llmbar(root: Path) -> Path:
+    """A two-item-per-subset LLMBar tree with one published evaluator, Natural holding a null winner."""
+    for subset in LLMBAR_SUBSETS:
+        folder = root / "Dataset" / "LLMBar" / subset
+        folder.mkdir(parents=True)
+        items = [
+            {"input": f"{subset} q{i}", "output_1": f"a{i}", "output_2": f"b{i}", "label": 1 + i % 2}
+            for i in range(2)
+        ]
+        (folder / "dataset.json").write_text(json.dumps(items))
+        if subset == "Adversarial/Manual":
+            continue  # this evaluator has no results for Manual
+        results = []
+        for i, item in enumerate(items):
+            swap_winner = None if (subset == "Natural" and i == 1) else "2"
+            results.append(
+                {
+                    **item,
+                    "results": [
+                        {
+                            "swap = False": {"completion": ["Output (a)", "stop"], "winner": "1"},
+                            "swap = True": {"completion": ["garbled", "stop"], "winner": swap_winner},
+                        }
+                    ],
+                }
+            )
+        out = folder / "evaluators" / "Toy" / "Vanilla"
+        out.mkdir(parents=True)
+        (out / "result.json").write_text(json.dumps(results))
+    return root
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_import_rules(tmp_path: Path) -> None:
+    root = _fake_llmbar(tmp_path / "llmbar")
+    run = RunDir(tmp_path / "run")
+    summary = import_llmbar_results(run, root, "Toy/Vanilla")
+    assert summary.judgments == 16 and summary.appended == 16 and summary.invalid == 1
+    assert summary.missing_subsets == ["Adversarial/Manual"]
+    lines = list(read_jsonl(run.file(JUDGMENTS), Judgment))
+    by_key = {(j.item_id, j.order): j for j in lines}
+    orig, swap = by_key[("Natural/0", "orig")], by_key[("Natural/0", "swap")]
+    assert (orig.verdict, orig.winner, orig.label, orig.condition, orig.kind) == ("1", "A", 1, "en", "pair")
+    assert (swap.verdict, swap.winner, swap.raw) == ("2", "A", "garbled")  # swap: output 2 was shown as A
+    null = by_key[("Natural/1", "swap")]
+    assert (null.verdict, null.winner, null.parse_error, null.error) == (
+        "invalid",
+        "invalid",
+        "null winner in result.json",
+        None,
+    )
+    manifest = run.load_manifest()
+    assert manifest["dataset"]["spec"] == "llmbar" and manifest["dataset"]["items"] == 10
+    assert "import:Toy/Vanilla" in manifest["stages"]
+    # importing again adds nothing
+    assert import_llmbar_results(run, root, "Toy/Vanilla").appended == 0
+    assert len(list(read_jsonl(run.file(JUDGMENTS), Judgment))) == 16
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_unknown_evaluator_lists_published(tmp_path: Path) -> None:
+    root = _fake_llmbar(tmp_path / "llmbar")
+    with pytest.raises(InputError, match="published: Toy/Vanilla"):
+        import_llmbar_results(RunDir(tmp_path / "run"), root, "GPT-5/Vanilla")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_mismatched_result_is_refused(tmp_path: Path) -> None:
+    root = _fake_llmbar(tmp_path / "llmbar")
+    path = root / "Dataset" / "LLMBar" / "Natural" / "evaluators" / "Toy" / "Vanilla" / "result.json"
+    data = json.loads(path.read_text())
+    data[0]["label"] = 2
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="different versions"):
+        import_llmbar_results(RunDir(tmp_path / "run"), root, "Toy/Vanilla")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_cli(tmp_path: Path) -> None:
+    root = _fake_llmbar(tmp_path / "llmbar")
+    runner = CliRunner()
+    run = tmp_path / "run"
+    args = [
+        "import",
+        "llmbar-results",
+        "--run",
+        str(run),
+        "--data-dir",
+        str(root),
+        "--evaluator",
+        "Toy/Vanilla",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "imported 16 judgments" in result.output and "1 invalid" in result.output
+    assert "Adversarial/Manual" in result.output
+    bad = runner.invoke(app, [*args[:-1], "Nope/Vanilla"])
+    assert bad.exit_code != 0
+    shutil.rmtree(run)

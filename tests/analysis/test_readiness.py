@@ -1,0 +1,77 @@
+"""Readiness verdicts from confidence bounds against the user's thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from judgebench.analysis import ReportSettings, analyze
+from judgebench.records import Judgment
+from tests.analysis.builders import pair
+
+
+def judge_run(judge: str, items: int, flip_share: float, seed: int = 0) -> list[Judgment]:
+    """en answers always correct and order-consistent; zh flips both orders of a share of the items."""
+    rng = np.random.default_rng(seed)
+    out = []
+    flipped = set(rng.choice(items, size=round(flip_share * items), replace=False).tolist())
+    for i in range(items):
+        item = f"Natural/{i}"
+        for order in ("orig", "swap"):
+            out.append(pair(judge, item, "en", order, "1", 1))
+            out.append(pair(judge, item, "zh", order, "2" if i in flipped else "1", 1))
+    return out
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, object]:
+    js = judge_run("steady", 419, 0.0) + judge_run("flippy", 419, 0.4) + judge_run("few", 12, 1 / 12)
+    analysis = analyze(js, settings=ReportSettings(bootstrap_samples=300))
+    return {v.judge: v for v in analysis.readiness}
+
+
+def test_pass_fail_inconclusive(verdicts: dict[str, object]) -> None:
+    steady, flippy, few = verdicts["steady"], verdicts["flippy"], verdicts["few"]
+    assert steady.status == "pass" and steady.condition == "zh"  # type: ignore[attr-defined]
+    assert flippy.status == "fail"  # type: ignore[attr-defined]
+    assert few.status == "inconclusive"  # type: ignore[attr-defined]
+
+
+def test_reasons_state_the_numbers(verdicts: dict[str, object]) -> None:
+    reasons = " ".join(verdicts["flippy"].reasons)  # type: ignore[attr-defined]
+    assert "flip rate en->zh 40.1%" in reasons and "15.0%" in reasons and "above" in reasons
+    assert "bootstrap" in reasons and "n = 838 pairs" in reasons
+    assert "position inconsistency" in reasons
+
+
+def test_thresholds_are_settings() -> None:
+    js = judge_run("flippy", 419, 0.4)
+    lenient = analyze(js, settings=ReportSettings(bootstrap_samples=200, max_flip_rate=0.6)).readiness
+    assert [v.status for v in lenient] == ["pass"]
+
+
+def test_without_bootstrap_uses_wilson_and_wald() -> None:
+    js = judge_run("flippy", 419, 0.4)
+    (verdict,) = analyze(js, settings=ReportSettings(bootstrap_samples=0)).readiness
+    assert verdict.status == "fail"
+    assert "wilson" in verdict.reasons[0] and "wald" in verdict.reasons[1]
+
+
+def test_position_increase_fails_a_judge_that_only_gets_order_sensitive() -> None:
+    out = []
+    for i in range(300):
+        item = f"Natural/{i}"
+        out += [pair("J", item, "en", "orig", "1", 1), pair("J", item, "en", "swap", "1", 1)]
+        # in zh a third of the items flip only in the swapped order: position-driven flips
+        out += [
+            pair("J", item, "zh", "orig", "1", 1),
+            pair("J", item, "zh", "swap", "2" if i % 3 == 0 else "1", 1),
+        ]
+    (verdict,) = analyze(out, settings=ReportSettings(bootstrap_samples=200, max_flip_rate=0.5)).readiness
+    assert verdict.status == "fail"
+    assert "above the limit +5.0 pp" in verdict.reasons[1]
+
+
+def test_no_target_condition_no_verdict() -> None:
+    js = [pair("J", "Natural/0", "en", o, "1", 1) for o in ("orig", "swap")]
+    assert analyze(js).readiness == []
