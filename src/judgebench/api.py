@@ -21,7 +21,7 @@ from judgebench.judge.run import JudgeOutcome, execute_plan, existing_judgments,
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models.base import ModelRequest, ProviderSettings
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge
+from judgebench.models.config import resolve_judge, resolve_judge_full
 from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
 from judgebench.progress import ProgressReporter
 from judgebench.records import Item
@@ -49,13 +49,15 @@ class CallOptions:
     tpm: float | None = None
     use_cache: bool = True
     progress: bool | None = None  # None: only on a terminal
+    backoff_initial: float | None = None
+    backoff_max: float | None = None
 
     def client(self, name_or_spec: str, prices: PriceTable | None = None) -> ModelClient:
-        spec, settings, name = resolve_judge(name_or_spec)
+        spec, settings, name, _ = resolve_judge_full(name_or_spec)
         updates: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
         if self.base_url:
             updates["base_url"] = self.base_url
-        for key in ("concurrency", "rpm", "tpm"):
+        for key in ("concurrency", "rpm", "tpm", "backoff_initial", "backoff_max"):
             value = getattr(self, key)
             if value is not None:
                 updates[key] = value
@@ -323,6 +325,8 @@ def judge(
     # records name the judge by what the user typed; a config name resolves to its spec
     for name, client in clients.items():
         client.name = name
+    # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
+    defaults = {name: resolve_judge_full(name).request_defaults for name in models}
     done = existing_judgments(run.file(JUDGMENTS))
     total = len(pending_calls(plan, done))
 
@@ -330,7 +334,9 @@ def judge(
         try:
             label = ", ".join(models)
             with ProgressReporter(total, f"judge {label}", enabled=options.progress) as bar:
-                return await execute_plan(plan, clients, template, run.file(JUDGMENTS), progress=bar)
+                return await execute_plan(
+                    plan, clients, template, run.file(JUDGMENTS), progress=bar, request_defaults=defaults
+                )
         finally:
             for client in clients.values():
                 await client.aclose()

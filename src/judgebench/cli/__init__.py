@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from judgebench.cli import (  # noqa: F401  (each module registers its commands on `app`)
     bbe_cmd,
+    cache_cmd,
     data_cmd,
     import_cmd,
     judge_cmd,

@@ -48,7 +48,10 @@ def pending_calls(plan: Sequence[PlannedCall], done: Mapping[CallKey, Judgment])
     return [c for c in plan if c.key not in done or done[c.key].verdict is None]
 
 
-def build_request(call: PlannedCall, template: JudgeTemplate, client: ModelClient) -> ModelRequest:
+def build_request(
+    call: PlannedCall, template: JudgeTemplate, client: ModelClient, defaults: Mapping[str, Any] | None = None
+) -> ModelRequest:
+    """The judge prompt for one call; a base model (completion only) gets the completion form."""
     caps = client.capabilities
     completion = caps.completion and not caps.chat
     request = template.render(
@@ -58,6 +61,8 @@ def build_request(call: PlannedCall, template: JudgeTemplate, client: ModelClien
         language=call.language,
         completion=completion,
         want_logprobs=caps.logprobs,
+        temperature=(defaults or {}).get("temperature", 0.0),
+        max_tokens=None if completion else (defaults or {}).get("max_tokens"),
     )
     request.context = call.context()
     return request
@@ -113,6 +118,7 @@ async def execute_plan(
     judgments_path: Path,
     *,
     progress: ProgressReporter | None = None,
+    request_defaults: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, JudgeOutcome]:
     """Run what is pending for every judge concurrently; return per-judge totals."""
     done = existing_judgments(judgments_path)
@@ -130,7 +136,8 @@ async def execute_plan(
             client = clients[name]
             caps = client.capabilities
             completion = caps.completion and not caps.chat
-            requests = [build_request(c, template, client) for c in calls]
+            defaults = (request_defaults or {}).get(name)
+            requests = [build_request(c, template, client, defaults) for c in calls]
 
             def on_result(index: int, result: CallResult) -> None:
                 judgment = to_judgment(calls[index], result, template, completion)
