@@ -1,0 +1,71 @@
+"""The bbe plot: raw vs bias-bounded scores per unit, and system rankings before and after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from judgebench.bbe.result import SystemRow
+from judgebench.bbe.scores import ScoreSet
+
+
+def plot_bbe(
+    path: Path,
+    sets: list[tuple[ScoreSet, np.ndarray | None]],
+    rows: list[SystemRow],
+    *,
+    title: str,
+) -> Path:
+    """Left: per-unit raw vs bias-bounded (normalised); right: ranks raw -> bias-bounded (slope chart)."""
+    fig, (ax_u, ax_r) = plt.subplots(1, 2, figsize=(11, 4.6))
+    for ss, noisy in sets:
+        if noisy is None:
+            continue
+        ax_u.scatter(ss.base, noisy, s=6, alpha=0.5, label=ss.name[:40])
+    ax_u.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+    ax_u.set_xlabel("raw score (normalised)")
+    ax_u.set_ylabel("bias-bounded score")
+    ax_u.set_title("per unit")
+    if len(sets) <= 8:
+        ax_u.legend(fontsize=7, loc="upper left")
+    for row in rows:
+        if row.rank_bias_bounded is None:
+            continue
+        ax_r.plot([0, 1], [row.rank_raw, row.rank_bias_bounded], marker="o")
+        ax_r.annotate(
+            row.system[:28],
+            (0, row.rank_raw),
+            xytext=(-6, 0),
+            textcoords="offset points",
+            ha="right",
+            va="center",
+            fontsize=7,
+        )
+        ax_r.annotate(
+            f"{row.bias_bounded:.4g}" if row.bias_bounded is not None else "",
+            (1, row.rank_bias_bounded),
+            xytext=(6, 0),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            fontsize=7,
+        )
+    ranks = [r.rank_raw for r in rows] + [r.rank_bias_bounded for r in rows if r.rank_bias_bounded]
+    if ranks:
+        ax_r.set_yticks(range(1, max(ranks) + 1))
+    ax_r.set_xticks([0, 1], ["raw", "bias-bounded"])
+    ax_r.set_xlim(-0.9, 1.5)
+    ax_r.invert_yaxis()
+    ax_r.set_ylabel("rank (1 = best)")
+    ax_r.set_title("system ranking")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

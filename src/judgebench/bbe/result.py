@@ -1,0 +1,126 @@
+"""The `bbe.json` document (INTERFACE.md): every listed field, exactly named, plus the details behind them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Correlation(BaseModel):
+    pearson: float | None = None
+    spearman: float | None = None
+
+
+class RankCorrelation(BaseModel):
+    spearman: float | None = None
+    kendall: float | None = None
+
+
+class VerifyBlock(BaseModel):
+    """Fresh (neighbour, noise) draws: how often ||M(D) - M(D')|| > tau, Wilson 95% interval."""
+
+    draws: int
+    violations: int
+    rate: float
+    ci_low: float
+    ci_high: float
+    delta: float
+    holdout: bool = Field(description="neighbours drawn from units not used for the sensitivity estimate")
+    holdout_units: int
+    estimate_units: int
+    at_or_below_delta: bool = Field(description="the Wilson interval's lower end is at or below delta")
+
+
+class SystemRow(BaseModel):
+    system: str
+    units: int
+    raw: float
+    bias_bounded: float | None
+    rank_raw: int
+    rank_bias_bounded: int | None
+
+
+class SchematicBlock(BaseModel):
+    factors: list[str]
+    n: int
+    r2_ols: float
+    r2_ridge: float
+    r2: float
+    sensitivity: float
+    sensitivity_raw_units: float
+    strategy: str
+    neighbour_sensitivity: float | None
+
+
+class Calibration(BaseModel):
+    """One calibrated judge (INTERFACE fields first)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    judge: str
+    d: int
+    units: int
+    sensitivity: float
+    sensitivity_plugin: float
+    alpha: float | None
+    sigma: float | None
+    feasible: bool
+    correlation: Correlation
+    verify: VerifyBlock | None = None
+    # details
+    sensitivity_upper: float | None = None
+    jitter: float = 0.0
+    alpha_mode: str = "given"
+    max_alpha: float | None = None
+    max_sensitivity: float | None = None
+    centre: float | None = None
+    bias_term: float | None = None
+    noise_radius: float | None = None
+    reason: str | None = None
+    scale: tuple[float, float] = (0.0, 1.0)
+    score_source: str = "verdict"
+    aggregate: str = "mean"
+    pairs: int = 0
+    units_with_pairs: int = 0
+    neighbours: dict[str, dict[str, float | int]] = Field(default_factory=dict)
+    invalid_neighbours: dict[str, int] = Field(default_factory=dict)
+    invalid_neighbour_policy: str = "skip"
+    units_dropped: dict[str, int] = Field(default_factory=dict)
+    schematic: SchematicBlock | None = None
+    systems: list[SystemRow] = Field(default_factory=list)
+    rank_correlation: RankCorrelation | None = None
+    guarantee: str = ""
+
+
+class BBEResult(BaseModel):
+    """Top level of bbe.json. With one calibration its fields are repeated at the top level (extra)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tau: float
+    delta: float
+    delta_sensitivity: float
+    delta_noise: float
+    delta_estimate: float
+    rank_correlation: RankCorrelation | None
+    calibrations: list[Calibration]
+    factor_calibrations: list[Calibration] = Field(default_factory=list)
+    factors_skipped: dict[str, str] = Field(default_factory=dict)
+    systems: list[SystemRow] = Field(default_factory=list)
+    source: dict[str, Any] = Field(default_factory=dict)
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    guarantee: str = ""
+    feasible: bool = True
+    outputs: dict[str, str] = Field(default_factory=dict)
+    judgebench_version: str = ""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The document as written: with a single calibration its fields also sit at the top level."""
+        data = self.model_dump(mode="json")
+        if len(self.calibrations) == 1:
+            for key, value in data["calibrations"][0].items():
+                if key in ("rank_correlation", "systems", "guarantee", "feasible"):
+                    continue
+                data.setdefault(key, value)
+        return data
