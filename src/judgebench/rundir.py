@@ -54,6 +54,12 @@ def safe_run_path(path: str | Path, *, base: Path | None = None) -> Path:
     return raw
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temp file in the same folder and rename: readers see the old or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,6 +69,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are shared like any file
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -143,7 +150,9 @@ def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
         except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
             if number - 1 == last:  # unterminated last line: a crash mid-append, not a bad record
                 continue
-            raise InputError(f"unreadable record ({exc.__class__.__name__}: {exc})", path=str(path), line=number)
+            raise InputError(
+                f"unreadable record ({exc.__class__.__name__}: {exc})", path=str(path), line=number
+            ) from None
 
 
 K = TypeVar("K", bound=Hashable)

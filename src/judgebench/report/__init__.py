@@ -1,0 +1,30 @@
+"""Rendering of an Analysis: terminal tables, metrics.json/csv, report.md and a self-contained report.html.
+
+The numbers come from `judgebench.analysis`; this package only lays them out. `sections` is the one
+place that decides what is shown and in which order, so every output agrees.
+"""
+
+from __future__ import annotations
+
+from judgebench.report.html import render_html
+from judgebench.report.markdown import render_markdown
+from judgebench.report.plots import PLOT_TITLES, make_plots
+from judgebench.report.sections import ReportMeta, Section, Table, build_sections
+from judgebench.report.tables import print_report, print_sections
+from judgebench.report.writer import ReportPaths, metric_rows, write_report
+
+__all__ = [
+    "PLOT_TITLES",
+    "ReportMeta",
+    "ReportPaths",
+    "Section",
+    "Table",
+    "build_sections",
+    "make_plots",
+    "metric_rows",
+    "print_report",
+    "print_sections",
+    "render_html",
+    "render_markdown",
+    "write_report",
+]

@@ -1,0 +1,70 @@
+"""report.md: GitHub-flavoured Markdown tables, plots referenced as files beside it (plots/*.png)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from judgebench.report.sections import Cell, ReportMeta, Section, Table
+
+
+def _escape(text: str) -> str:
+    """Keep a cell on one line and stop `|` from ending it."""
+    return re.sub(r"\s*\n\s*", " ", text).replace("|", "\\|")
+
+
+def _cell(cell: Cell) -> str:
+    text = _escape(cell.text)
+    if cell.style in ("pass", "fail", "inconclusive"):
+        return f"**{text}**"
+    if cell.style == "warn" and text:
+        return f"*{text}*"
+    return text
+
+
+def table_markdown(table: Table) -> str:
+    lines: list[str] = []
+    if table.title:
+        lines += [f"**{_escape(table.title)}**", ""]
+    lines.append("| " + " | ".join(_escape(c) for c in table.columns) + " |")
+    lines.append(
+        "|"
+        + "|".join("---:" if table.alignment(i) == "right" else "---" for i in range(len(table.columns)))
+        + "|"
+    )
+    for row in table.rows:
+        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    if table.caption:
+        lines += ["", f"*{_escape(table.caption)}*"]
+    return "\n".join(lines)
+
+
+def render_markdown(sections: Sequence[Section], plot_paths: Mapping[str, str], meta: ReportMeta) -> str:
+    """The whole report; `plot_paths` maps a plot key to its path relative to report.md."""
+    out = [
+        f"# {meta.title}",
+        "",
+        f"Run `{meta.run}` · generated {meta.generated_at} · judgebench {meta.version}",
+        "",
+        "Contents: " + " · ".join(f"[{s.title}](#{_anchor(s.title)})" for s in sections),
+        "",
+    ]
+    for section in sections:
+        out += [f"## {section.title}", ""]
+        for paragraph in section.paragraphs:
+            out += [paragraph, ""]
+        if section.empty is not None:
+            out += [f"*{section.empty}*", ""]
+            continue
+        for table in section.tables:
+            out += [table_markdown(table), ""]
+        for key in section.plots:
+            if key in plot_paths:
+                out += [f"![{section.title}]({plot_paths[key]})", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _anchor(title: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens."""
+    slug = re.sub(r"[^\w\- ]", "", title.lower())
+    return slug.replace(" ", "-")

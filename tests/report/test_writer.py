@@ -1,0 +1,236 @@
+"""write_report: every output file, metrics.json/csv faithful to the analysis, a self-contained HTML."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from judgebench.analysis import Analysis
+from judgebench.records import MetricRecord
+from judgebench.report import build_sections, write_report
+from judgebench.report.plots import PLOT_TITLES
+from judgebench.rundir import RunDir
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _sections(analysis: Analysis) -> list[str]:
+    return [s.key for s in build_sections(analysis)]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory, full_analysis: Analysis) -> tuple[Path, str]:
+    run = tmp_path_factory.mktemp("run")
+    console = Console(record=True, width=220)
+    write_report(RunDir(run), full_analysis, console)
+    return run, console.export_text()
+
+
+def test_writer_produces_every_file(written: tuple[Path, str]) -> None:
+    run, _ = written
+    for name in ("metrics.json", "metrics.csv", "report.md", "report.html"):
+        assert (run / name).stat().st_size > 0, name
+    for key in PLOT_TITLES:
+        png = run / "plots" / f"{key}.png"
+        assert png.read_bytes().startswith(PNG_MAGIC), key
+    md = (run / "report.md").read_text(encoding="utf-8")
+    linked = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert sorted(linked) == sorted(f"plots/{k}.png" for k in PLOT_TITLES)
+    assert all((run / link).exists() for link in linked)
+
+
+def test_metrics_json_round_trips(written: tuple[Path, str], full_analysis: Analysis) -> None:
+    run, _ = written
+    data = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    assert isinstance(data, list) and len(data) == len(full_analysis.records)
+    loaded = [MetricRecord.model_validate(row) for row in data]
+    for got, want in zip(loaded, full_analysis.records, strict=True):
+        assert (got.judge, got.metric, got.condition, got.subset, got.filtered, got.n) == (
+            want.judge,
+            want.metric,
+            want.condition,
+            want.subset,
+            want.filtered,
+            want.n,
+        )
+        for name in ("value", "ci_low", "ci_high", "p"):
+            a, b = getattr(got, name), getattr(want, name)
+            if b is None or (isinstance(b, float) and math.isnan(b)):
+                assert a is None
+            else:
+                assert a == pytest.approx(b, rel=1e-12, abs=1e-15)
+        assert (got.model_extra or {}).keys() == (want.model_extra or {}).keys()
+    # INTERFACE fields first, in the documented order
+    assert list(data[0])[:10] == [
+        "judge",
+        "metric",
+        "condition",
+        "subset",
+        "filtered",
+        "value",
+        "n",
+        "ci_low",
+        "ci_high",
+        "p",
+    ]
+
+
+def test_metrics_csv_matches_json(written: tuple[Path, str]) -> None:
+    run, _ = written
+    frame = pd.read_csv(run / "metrics.csv")
+    data = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    assert len(frame) == len(data)
+    assert list(frame.columns[:10]) == list(data[0])[:10]
+    row = data[len(data) // 2]
+    match = frame[
+        (frame.judge == row["judge"])
+        & (frame.metric == row["metric"])
+        & (frame.condition == row["condition"])
+        & (frame.subset == row["subset"])
+        & (frame.filtered == row["filtered"])
+    ]
+    assert len(match) == 1
+    if row["value"] is not None:
+        assert match.iloc[0]["value"] == pytest.approx(row["value"])
+
+
+def test_html_is_self_contained(written: tuple[Path, str], full_analysis: Analysis) -> None:
+    run, _ = written
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "<script" not in html.lower() and "<link" not in html.lower() and "@import" not in html
+    assert "default-src 'none'" in html  # the page may fetch nothing, even by mistake
+    sources = re.findall(r'<img [^>]*src="([^"]+)"', html)
+    assert len(sources) == len(PLOT_TITLES)
+    for src in sources:
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG_MAGIC)
+    for key in _sections(full_analysis):
+        assert f'<section id="{key}">' in html, key
+    for key in PLOT_TITLES:
+        assert f'id="plot-{key}"' in html, key
+
+
+def test_verdict_comes_first_everywhere(written: tuple[Path, str], full_analysis: Analysis) -> None:
+    run, terminal = written
+    html = (run / "report.html").read_text(encoding="utf-8")
+    positions = [html.index(f'<section id="{key}">') for key in _sections(full_analysis)]
+    assert positions == sorted(positions) and _sections(full_analysis)[0] == "verdict"
+    md = (run / "report.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", md, re.M)
+    assert headings[0] == "Readiness verdict"
+    assert terminal.lstrip().startswith("Readiness verdict")
+    for verdict in full_analysis.readiness:
+        assert verdict.status.upper() in terminal
+
+
+def test_tables_show_the_analysis_numbers(written: tuple[Path, str], full_analysis: Analysis) -> None:
+    """Spot-check rendered numbers against records: accuracy, flip rate, McNemar b/c, tie-probe share."""
+    run, _ = written
+    md = (run / "report.md").read_text(encoding="utf-8")
+    judge = full_analysis.judges[0].judge
+
+    def find(metric: str, condition: str) -> MetricRecord:
+        return next(
+            r
+            for r in full_analysis.records
+            if r.judge == judge and r.metric == metric and r.condition == condition and r.subset == "all"
+            if not r.filtered
+        )
+
+    acc = find("strict_accuracy", "zh")
+    assert acc.value is not None and acc.ci_low is not None and acc.ci_high is not None
+    text = f"{100 * acc.value:.1f} [{100 * acc.ci_low:.1f}, {100 * acc.ci_high:.1f}]"
+    assert text in md
+    flip = find("flip_rate", "en->ls")
+    assert flip.value is not None
+    assert f"{100 * flip.value:.1f}" in md
+    mc = find("mcnemar", "en->zh")
+    extra = mc.model_extra or {}
+    assert re.search(rf"\| {re.escape(judge)} \| en->zh \| {mc.n} \| {extra['b']} \| {extra['c']} \|", md)
+    share = find("tie_probe_en_share", "zh")
+    assert share.value is not None
+    assert f"{100 * share.value:.1f}" in md
+    assert f"{len(full_analysis.flagged_items)} item(s) flagged" in md
+    assert "| mean of judges |" in md
+
+
+def test_markdown_tables_are_well_formed(written: tuple[Path, str]) -> None:
+    run, _ = written
+    md = (run / "report.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"((?:^\|.*\|\n)+)", md, re.M)
+    assert len(blocks) >= 8
+    for block in blocks:
+        widths = {len(re.split(r"(?<!\\)\|", line)) for line in block.strip().splitlines()}
+        assert len(widths) == 1, block[:200]
+
+
+def test_en_only_run_says_not_measured(tmp_path: Path, en_only_analysis: Analysis) -> None:
+    paths = write_report(RunDir(tmp_path), en_only_analysis, Console(record=True, width=200))
+    assert paths.report_html is not None
+    html = paths.report_html.read_text(encoding="utf-8")
+    md = paths.report_md.read_text(encoding="utf-8")
+    for section in ("verdict", "flips", "tie_probes", "comparisons"):
+        chunk = html.split(f'<section id="{section}">', 1)[1].split("</section>", 1)[0]
+        assert "Not measured" in chunk, section
+    assert md.count("Not measured") >= 4
+    assert set(paths.plots) == {"accuracy", "position", "subset_heatmap"}
+    assert "| mean of judges |" not in md  # one judge: no mean row
+    assert json.loads(paths.metrics_json.read_text(encoding="utf-8"))
+
+
+def test_stale_plots_are_removed(tmp_path: Path, full_analysis: Analysis, en_only_analysis: Analysis) -> None:
+    run = RunDir(tmp_path)
+    write_report(run, full_analysis, html=False)
+    assert (tmp_path / "plots" / "tie_probe.png").exists()
+    paths = write_report(run, en_only_analysis, html=False)
+    assert not (tmp_path / "plots" / "tie_probe.png").exists()
+    assert paths.report_html is None and not (tmp_path / "report.html").exists()
+
+
+def test_awkward_values_render_safely(tmp_path: Path, awkward_analysis: Analysis) -> None:
+    console = Console(record=True, width=200)
+    paths = write_report(RunDir(tmp_path), awkward_analysis, console)
+    assert paths.report_html is not None
+    html = paths.report_html.read_text(encoding="utf-8")
+    assert "<script>alert" not in html and "&lt;script&gt;alert" in html
+    data = json.loads(paths.metrics_json.read_text(encoding="utf-8"))  # NaN is not JSON: written as null
+    nan_row = next(r for r in data if r["metric"] == "tie_half_accuracy")
+    assert nan_row["value"] is None
+    md = paths.report_md.read_text(encoding="utf-8")
+    assert "weird\\|&lt;" not in md and "weird\\|<script>" in md  # pipes escaped in Markdown cells
+    assert "— (n=10)" in md  # a None value says so, with its n
+    assert "INCONCLUSIVE" in console.export_text()
+
+
+def test_all_calls_missing_still_writes_a_report(tmp_path: Path) -> None:
+    """Every call failed: the report says so instead of drawing empty charts or crashing."""
+    from judgebench.analysis import ReportSettings, analyze
+    from judgebench.records import Judgment
+
+    failed = [
+        Judgment(
+            judge="x",
+            item_id=f"Natural/{i}",
+            subset="Natural",
+            kind="pair",
+            condition="en",
+            order=o,
+            error="boom",
+        )
+        for i in range(3)
+        for o in ("orig", "swap")
+    ]
+    analysis = analyze(failed, settings=ReportSettings(bootstrap_samples=10))
+    paths = write_report(RunDir(tmp_path), analysis)
+    assert paths.plots == {}
+    md = paths.report_md.read_text(encoding="utf-8")
+    assert "| x | 6 | 0 | *6* |" in md  # judgments, answered, missing
+    assert paths.report_html is not None and "<img" not in paths.report_html.read_text(encoding="utf-8")
