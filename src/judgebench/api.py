@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from judgebench.conditions import SOURCE, Condition, load_conditions, select_conditions
 from judgebench.data import Dataset, load_dataset
+from judgebench.data.dataset import select_subset
 from judgebench.errors import ConfigError, RunDirError
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.run import JudgeOutcome, execute_plan, existing_judgments, pending_calls
@@ -24,7 +25,7 @@ from judgebench.models.client import ModelClient
 from judgebench.models.config import resolve_judge, resolve_judge_full
 from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
 from judgebench.progress import ProgressReporter
-from judgebench.records import Item
+from judgebench.records import Item, Variant
 from judgebench.rundir import JUDGMENTS, VARIANTS, RunDir
 from judgebench.translate.stage import (
     TranslateOutcome,
@@ -34,7 +35,7 @@ from judgebench.translate.stage import (
     translate_items,
     write_audit,
 )
-from judgebench.translate.translator import TranslatorSettings, item_messages
+from judgebench.translate.translator import TranslatorSettings, planned_messages
 
 
 @dataclass
@@ -82,10 +83,13 @@ class Estimate(BaseModel):
 # --- datasets and run folders -------------------------------------------------------------------
 
 
-def open_dataset(
-    run: RunDir, dataset: str | None, data_dir: str | None, subset: str | None = None
-) -> Dataset:
-    """The run's dataset: as given (and recorded), or as the manifest recorded it."""
+def load_run_dataset(
+    run: RunDir, dataset: str | None, data_dir: str | None
+) -> tuple[Dataset, dict[str, Any]]:
+    """The run's dataset, as given or as its manifest recorded it, plus the manifest entry to record.
+
+    Nothing is written: a command validates all of its inputs before it touches the run folder.
+    """
     manifest = run.load_manifest()
     recorded = manifest.get("dataset") or {}
     if dataset is None:
@@ -95,16 +99,29 @@ def open_dataset(
             )
         dataset = recorded["spec"]
         data_dir = data_dir or recorded.get("data_dir")
-        subset = subset or recorded.get("subset")
-    loaded = load_dataset(dataset, data_dir=data_dir, subset=subset)
+    loaded = load_dataset(dataset, data_dir=data_dir)
     entry = loaded.manifest_entry()
     entry["data_dir"] = str(Path(data_dir).resolve()) if data_dir else None
+    old = recorded.get("checksum")
+    if old and old != entry["checksum"]:
+        raise RunDirError(
+            f"run {run.path} holds dataset '{recorded.get('spec')}' (checksum {old[:12]}); refusing to mix "
+            f"in '{entry['spec']}' (checksum {entry['checksum'][:12]}): use a new --run folder"
+        )
+    return loaded, entry
+
+
+def open_dataset(run: RunDir, dataset: str | None, data_dir: str | None) -> Dataset:
+    """Load the run's dataset and record it in the manifest (creating the run folder)."""
+    loaded, entry = load_run_dataset(run, dataset, data_dir)
     run.init(dataset=entry)
     return loaded
 
 
-def _limit(items: Sequence[Item], limit: int | None) -> list[Item]:
-    return list(items[:limit]) if limit is not None else list(items)
+def _pick(items: Sequence[Item], subset: str | None, limit: int | None, shown: str) -> list[Item]:
+    """--subset then --limit: the same selection in every stage, on the run's whole dataset."""
+    chosen = select_subset(list(items), subset, shown=shown) if subset else list(items)
+    return chosen[:limit] if limit is not None else chosen
 
 
 def _run_async(coro: Any) -> Any:
@@ -121,6 +138,8 @@ class TranslateResult:
     audit_summary: dict[str, object]
     flags: int
     estimate: Estimate | None = None
+    # imported lines left out because their item or condition was not selected
+    skipped_variants: int = 0
 
 
 def translate(
@@ -141,30 +160,38 @@ def translate(
     options = options or CallOptions()
     settings = settings or TranslatorSettings()
     run = RunDir(run_dir)
-    ds = open_dataset(run, dataset, data_dir, subset)
+    # validate every input before the run folder is created or changed
+    ds, entry = load_run_dataset(run, dataset, data_dir)
     chosen = select_conditions(
         conditions if isinstance(conditions, str) or conditions is None else list(conditions)
     )
-    items = _limit(ds.items, limit)
-    by_id = {i.id: i for i in ds.items}
-    if dry_run:
-        existing = read_variants(run.file(VARIANTS))
-        todo = [i for i in items if any((i.id, c.name) not in existing for c in chosen)]
-        return TranslateResult(
-            None, 0, {}, 0, estimate=estimate_translation(todo, chosen, translator, len(items) - len(todo))
-        )
-    imported = 0
-    outcome: TranslateOutcome | None = None
+    items = _pick(ds.items, subset, limit, ds.spec)
+    by_id = ds.by_id()
+    variants: list[Variant] = []
+    skipped = 0
     if variants_file is not None:
         variants = load_variants_file(variants_file, by_id, [c.name for c in load_conditions().values()])
         wanted = {i.id for i in items}
-        variants = [v for v in variants if v.item_id in wanted and v.condition in {c.name for c in chosen}]
+        names = {c.name for c in chosen}
+        kept = [v for v in variants if v.item_id in wanted and v.condition in names]
+        skipped = len(variants) - len(kept)
+        variants = kept
+    if dry_run:
+        if variants_file is not None:
+            return TranslateResult(None, len(variants), {}, 0, skipped_variants=skipped)
+        existing = read_variants(run.file(VARIANTS))
+        todo = [i for i in items if any((i.id, c.name) not in existing for c in chosen)]
+        estimate = estimate_translation(todo, chosen, translator, len(items) - len(todo), settings)
+        return TranslateResult(None, 0, {}, 0, estimate=estimate)
+    client = None if variants_file is not None else options.client(translator, PriceTable.load())
+    run.init(dataset=entry)
+    imported = 0
+    outcome: TranslateOutcome | None = None
+    if client is None:
         import_variants(run, variants)
         imported = len(variants)
-        translator_name = f"import:{Path(variants_file).name}"
+        translator_name = f"import:{Path(str(variants_file)).name}"
     else:
-        prices = PriceTable.load()
-        client = options.client(translator, prices)
         translator_name = client.name
 
         async def go() -> TranslateOutcome:
@@ -178,11 +205,17 @@ def translate(
 
         outcome = _run_async(go())
     flags, summary = write_audit(run, by_id, chosen)
+    # every condition the run now holds variants for (a later `--conditions ja` adds, never replaces)
+    held = {v.condition for v in read_variants(run.file(VARIANTS)).values()}
+    known = load_conditions()
     run.record_stage(
         "translate",
         {
             "translator": translator_name,
-            "conditions": [c.model_dump() for c in chosen],
+            "conditions": [known[name].model_dump() for name in sorted(held) if name in known],
+            "last_conditions": [c.name for c in chosen],
+            "subset": subset,
+            "skipped_variants": skipped,
             "limit": limit,
             "imported": imported,
             "outcome": outcome.model_dump() if outcome else None,
@@ -194,21 +227,29 @@ def translate(
 
 
 def estimate_translation(
-    items: Sequence[Item], conditions: Sequence[Condition], translator: str, done: int
+    items: Sequence[Item],
+    conditions: Sequence[Condition],
+    translator: str,
+    done: int,
+    settings: TranslatorSettings | None = None,
 ) -> Estimate:
+    """Calls and tokens of translating `items` when every answer is valid (re-asks not counted)."""
+    settings = settings or TranslatorSettings()
     spec, _, _ = resolve_judge(translator)
     prices = PriceTable.load()
+    calls = 0
     tokens_in = 0
     tokens_out = 0
     method = "heuristic"
     for item in items:
-        prompt = "\n".join(m.content for m in item_messages(item, conditions))
-        n, method = estimate_tokens_with_method(prompt, spec)
-        tokens_in += n
+        for messages in planned_messages(item, conditions, settings):
+            calls += 1
+            n, method = estimate_tokens_with_method("\n".join(m.content for m in messages), spec)
+            tokens_in += n
         body = item.instruction + item.output_1 + item.output_2
         # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
         tokens_out += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
-    return _estimate("translate", spec.text, len(items), tokens_in, tokens_out, method, prices, done)
+    return _estimate("translate", spec.text, calls, tokens_in, tokens_out, method, prices, done)
 
 
 def _estimate(
@@ -256,20 +297,16 @@ def _judge_plan(
     subset: str | None,
     dataset: str | None,
     data_dir: str | None,
-) -> tuple[list[PlannedCall], list[str]]:
+) -> tuple[list[PlannedCall], list[str], dict[str, Any]]:
+    """The plan and the dataset's manifest entry; reads only, so bad input leaves the run as it was."""
     manifest = run.load_manifest()
     translated = manifest.get("stages", {}).get("translate")
     if dataset is None and not manifest.get("dataset"):
         raise RunDirError(
             f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset"
         )
-    ds = open_dataset(run, dataset, data_dir)
-    items = ds.items
-    if subset:
-        from judgebench.data.dataset import select_subset
-
-        items = select_subset(items, subset, shown=ds.spec)
-    items = _limit(items, limit)
+    ds, entry = load_run_dataset(run, dataset, data_dir)
+    items = _pick(ds.items, subset, limit, ds.spec)
     if isinstance(conditions, str):
         wanted = [c.strip() for c in conditions.split(",") if c.strip()]
     elif conditions:
@@ -286,9 +323,10 @@ def _judge_plan(
             f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
             "run `judgebench translate` first"
         )
-    return plan_calls(
+    calls, notes = plan_calls(
         items, variants, targets, judges, include_source=SOURCE in wanted, tie_probes=tie_probes
     )
+    return calls, notes, entry
 
 
 def judge(
@@ -313,7 +351,7 @@ def judge(
     options = options or CallOptions()
     run = RunDir(run_dir)
     template = load_template(template_path)
-    plan, notes = _judge_plan(run, models, conditions, tie_probes, limit, subset, dataset, data_dir)
+    plan, notes, entry = _judge_plan(run, models, conditions, tie_probes, limit, subset, dataset, data_dir)
     prices = PriceTable.load()
     if dry_run:
         return JudgeResult(
@@ -322,6 +360,7 @@ def judge(
             estimates=estimate_judging(run, plan, template, models, options, prices),
         )
     clients = {name: options.client(name, prices) for name in models}
+    run.init(dataset=entry)
     # records name the judge by what the user typed; a config name resolves to its spec
     for name, client in clients.items():
         client.name = name

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from judgebench.conditions import Condition
+from judgebench.conditions import Condition, load_conditions
 from judgebench.errors import InputError
 from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
@@ -46,6 +46,8 @@ class TranslateOutcome(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    # provider calls with no price in configs/prices.toml (their cost is not in cost_usd)
+    unpriced_calls: int = 0
 
 
 def read_variants(path: Path) -> dict[VariantKey, Variant]:
@@ -72,6 +74,7 @@ def load_variants_file(
         raw = file.read_bytes()
     except FileNotFoundError:
         raise InputError("variants file not found", path=str(file)) from None
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark from spreadsheet exports
     if not raw.strip():
         raise InputError("the file is empty", path=str(file))
     seen: dict[VariantKey, int] = {}
@@ -140,15 +143,46 @@ def load_variants_file(
 def write_audit(
     run: RunDir, items: Mapping[str, Item], conditions: Sequence[Condition]
 ) -> tuple[list[AuditFlag], dict[str, object]]:
-    """Audit every variant the run holds for the chosen conditions and rewrite audit.jsonl."""
+    """Audit every variant the run holds and rewrite audit.jsonl.
+
+    The report filters on every flag in the file, so a run that translates one more condition, or
+    one subset, must not drop the flags of the others: variants of any configured condition are
+    audited again (the chosen `conditions` win over the config file), and variants of items outside
+    `items` keep their previous flags.
+    """
     variants = read_variants(run.file(VARIANTS))
-    rules = {c.name: audit_rules(c) for c in conditions}
+    configured = {c.name: c for c in load_conditions().values()}
+    configured.update({c.name: c for c in conditions})
+    rules = {name: audit_rules(c) for name, c in configured.items()}
     chosen = [v for v in variants.values() if v.condition in rules and v.item_id in items]
-    flags = audit_all(items, chosen, rules)
-    n_items = len({v.item_id for v in chosen})
+    audited = {(v.item_id, v.condition) for v in chosen}
+    kept: list[AuditFlag] = []
+    if run.file(AUDIT).exists():
+        kept = [
+            f
+            for f in read_jsonl(run.file(AUDIT), AuditFlag)
+            if (f.item_id, f.condition) not in audited and (f.item_id, f.condition) in variants
+        ]
+    flags = kept + audit_all(items, chosen, rules)
+    n_items = len({key[0] for key in variants})
     lines = "".join(json.dumps(f.model_dump(), ensure_ascii=False) + "\n" for f in flags)
     atomic_write_text(run.file(AUDIT), lines)
     return flags, summarize(flags, n_items)
+
+
+def prune_failures(run: RunDir) -> None:
+    """Keep in translation_failures.jsonl only the latest failure of items that still lack a variant.
+
+    Lines are appended as items fail (a kill loses none); afterwards the file is rewritten so that it
+    lists exactly what a user still has to fix or rerun, not items a later run translated.
+    """
+    path = run.file(TRANSLATION_FAILURES)
+    if not path.exists():
+        return
+    variants = read_variants(run.file(VARIANTS))
+    latest = last_per_key(read_jsonl(path, TranslationFailure), key=lambda f: f.item_id)
+    open_failures = [f for f in latest.values() if any((f.item_id, c) not in variants for c in f.conditions)]
+    atomic_write_text(path, "".join(f.model_dump_json() + "\n" for f in open_failures))
 
 
 def import_variants(run: RunDir, variants: Sequence[Variant]) -> None:
@@ -171,7 +205,13 @@ async def translate_items(
     wanted = [c.name for c in conditions]
     todo = [i for i in items if any((i.id, c) not in existing for c in wanted)]
     failures: list[TranslationFailure] = []
-    totals = {"provider_calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0}
+    totals = {
+        "provider_calls": 0,
+        "cache_hits": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "unpriced_calls": 0,
+    }
     cost = 0.0
     translated = 0
     with (
@@ -196,6 +236,7 @@ async def translate_items(
                 totals["output_tokens"] += call.response.usage.output_tokens
                 tokens += call.response.usage.input_tokens + call.response.usage.output_tokens
                 cost += call.cost_usd or 0.0
+                totals["unpriced_calls"] += int(call.cost_usd is None)
                 call_cost = None if call.cost_usd is None or call_cost is None else call_cost + call.cost_usd
             if result.failure is not None:
                 failure = TranslationFailure(
@@ -214,6 +255,7 @@ async def translate_items(
                 progress.advance(tokens=tokens, cost=call_cost, failed=result.failure is not None)
 
         await asyncio.gather(*(one(item) for item in todo))
+    prune_failures(run)
     return TranslateOutcome(
         items=len(items),
         conditions=wanted,

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from judgebench.conditions import Condition
+from judgebench.errors import ConfigError
 from judgebench.models.base import Message, ModelRequest
 from judgebench.models.client import CallResult, ModelClient
 from judgebench.paths import configs_dir
@@ -90,8 +91,17 @@ def _extract_json(text: str) -> object:
     return json.loads(stripped)
 
 
-def validate_answer(text: str, conditions: Sequence[Condition], *, piece: bool) -> dict[str, object]:
-    """Parse and validate a translator reply; raises ValueError with a message fit to re-ask with."""
+def validate_answer(
+    text: str,
+    conditions: Sequence[Condition],
+    *,
+    piece: bool,
+    source: Mapping[str, str] | None = None,
+) -> dict[str, object]:
+    """Parse and validate a translator reply; raises ValueError with a message fit to re-ask with.
+
+    A translated field must not be empty unless its `source` field is empty too (an empty output is
+    a legitimate, bad answer that the translation has to keep)."""
     try:
         data = _extract_json(text)
     except json.JSONDecodeError as exc:
@@ -105,51 +115,95 @@ def validate_answer(text: str, conditions: Sequence[Condition], *, piece: bool) 
         raise ValueError(f"the JSON does not have the required shape ({problems})") from None
     out = parsed.model_dump()
     for name, value in out.items():
-        texts = [value] if piece else list(value.values())
-        if any(not str(t).strip() for t in texts):
-            raise ValueError(f"'{name}' has an empty field")
+        texts = {name: value} if piece else {f"{name}.{f}": t for f, t in value.items()}
+        for where, translated in texts.items():
+            field_name = where.rpartition(".")[2]
+            allowed = source is not None and not source.get(field_name, "x").strip()
+            if not str(translated).strip() and not allowed:
+                raise ValueError(f"'{where}' is empty")
     return out
 
 
 # --- splitting long fields ------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SENTENCE_END = re.compile(r"(?<=[.!?;:。！？；：]\s)")
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    """A closing fence (CommonMark): the opening character, at least as many of it, nothing else."""
+    bare = line.strip()
+    return len(line) - len(line.lstrip(" ")) <= 3 and len(bare) >= len(fence) and set(bare) == {fence[0]}
+
+
+def _blocks(text: str) -> list[tuple[str, bool]]:
+    """(paragraph with its trailing blank lines, whether it holds fenced code), cut at blank lines
+    outside code blocks; an unclosed fence runs to the end, as the audit reads it."""
+    blocks: list[tuple[str, bool]] = []
+    current: list[str] = []
+    fence = ""
+    has_code = False
+    for line in text.splitlines(keepends=True):
+        if fence:
+            if _closes_fence(line, fence):
+                fence = ""
+        else:
+            match = _FENCE.match(line)
+            if match:
+                fence, has_code = match.group(1), True
+        current.append(line)
+        if not fence and not line.strip():
+            blocks.append(("".join(current), has_code))
+            current, has_code = [], False
+    if current:
+        blocks.append(("".join(current), has_code))
+    return blocks
+
+
+def _split_prose(block: str, max_chars: int) -> list[str]:
+    """A prose paragraph too long for one answer, cut at line ends, then after sentence ends."""
+    units: list[str] = []
+    for line in block.splitlines(keepends=True):
+        units.extend(_SENTENCE_END.split(line) if len(line) > max_chars else [line])
+    return [u for u in units if u]
 
 
 def split_paragraphs(text: str, max_chars: int) -> list[str]:
-    """Pieces of at most ~max_chars, cut only at blank lines outside fenced code blocks.
+    """Pieces of at most ~max_chars, cut at blank lines, never inside a fenced code block.
 
-    Joining the pieces with "" gives back the text exactly (separators stay with their piece).
+    A prose paragraph longer than `max_chars` is cut at line ends, then at sentence ends; a code
+    block stays whole whatever its size. Joining the pieces with "" gives back the text exactly.
     """
-    blocks: list[str] = []
-    current: list[str] = []
-    in_code = False
-    for line in text.splitlines(keepends=True):
-        if _FENCE.match(line):
-            in_code = not in_code
-        current.append(line)
-        if not in_code and not line.strip():
-            blocks.append("".join(current))
-            current = []
-    if current:
-        blocks.append("".join(current))
+    units: list[str] = []
+    for block, has_code in _blocks(text):
+        if has_code or len(block) <= max_chars:
+            units.append(block)
+        else:
+            units.extend(_split_prose(block, max_chars))
     pieces: list[str] = []
     buf = ""
-    for block in blocks:
-        if buf and len(buf) + len(block) > max_chars:
+    for unit in units:
+        if buf and len(buf) + len(unit) > max_chars:
             pieces.append(buf)
             buf = ""
-        buf += block
+        buf += unit
     if buf:
         pieces.append(buf)
     return pieces
 
 
 def _rejoin(source_piece: str, translated: str) -> str:
-    """Keep the source piece's trailing blank lines so paragraphs stay apart after reassembly."""
-    trail = source_piece[len(source_piece.rstrip("\n")) :]
-    return translated.rstrip("\n") + trail
+    """Keep the source piece's surrounding whitespace (blank lines between paragraphs, the space
+    after a sentence, indentation) so that the pieces reassemble like the source."""
+    body = source_piece.strip()
+    if not body:
+        return source_piece
+    lead = source_piece[: source_piece.index(body[0])]
+    trail = source_piece[len(source_piece.rstrip()) :]
+    return lead + translated.strip() + trail
 
+
+CUT_OFF = "the reply was cut off at the output limit"
 
 # --- running one item -----------------------------------------------------------------------------
 
@@ -159,17 +213,30 @@ class ItemTranslation:
     item_id: str
     variants: list[Variant] = field(default_factory=list)
     failure: str | None = None
+    # requests sent to the provider for this item in this run (answers from the cache not counted)
     attempts: int = 0
     results: list[CallResult] = field(default_factory=list)
 
 
 @dataclass
 class TranslatorSettings:
+    """How the translator is asked; checked on creation so that no setting can skip an item."""
+
     max_tokens: int = 4096
+    # re-asks after an unusable answer (0: one ask only)
     max_reasks: int = 2
-    # a field longer than this many characters is translated in pieces
+    # source characters one answer covers for two targets (fewer per target when there are more);
+    # a longer item is translated field by field, in pieces of at most this size
     piece_chars: int = 2500
     temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.max_reasks < 0:
+            raise ConfigError(f"max_reasks must be 0 or more, got {self.max_reasks}")
+        if self.max_tokens < 1:
+            raise ConfigError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.piece_chars < 100:
+            raise ConfigError(f"piece_chars must be at least 100, got {self.piece_chars}")
 
 
 async def _ask_json(
@@ -180,10 +247,43 @@ async def _ask_json(
     *,
     piece: bool,
     record: ItemTranslation,
+    source: Mapping[str, str] | None = None,
 ) -> dict[str, object] | None:
+    """Ask, validate, and re-ask with the error up to `max_reasks` times.
+
+    The conversation grows with each failed answer, so every re-ask is a new request (an identical
+    one would be answered from the cache). When a failure was only replayed from the cache (no live
+    call), the exchange is asked again live once: otherwise a rerun would not retry a failed item,
+    it would repeat the stored failure.
+    """
+    answer, live = await _exchange(
+        client, messages, conditions, settings, piece=piece, record=record, source=source
+    )
+    replayed = live == 0 and bool(record.results) and record.results[-1].response is not None
+    # a stored cut-off is a fact about the output budget, not a failure worth paying for again
+    if answer is None and replayed and not (record.failure or "").endswith(CUT_OFF):
+        answer, _ = await _exchange(
+            client, messages, conditions, settings, piece=piece, record=record, source=source, refresh=True
+        )
+    return answer
+
+
+async def _exchange(
+    client: ModelClient,
+    messages: list[Message],
+    conditions: Sequence[Condition],
+    settings: TranslatorSettings,
+    *,
+    piece: bool,
+    record: ItemTranslation,
+    source: Mapping[str, str] | None = None,
+    refresh: bool = False,
+) -> tuple[dict[str, object] | None, int]:
+    """One ask-and-re-ask round; returns the valid answer (or None) and how many live calls it made."""
     convo = list(messages)
+    json_mode = client.capabilities.json_mode
+    live = 0
     for attempt in range(settings.max_reasks + 1):
-        json_mode = client.capabilities.json_mode
         request = ModelRequest(
             messages=convo,
             temperature=settings.temperature,
@@ -191,30 +291,69 @@ async def _ask_json(
             response_format="json" if json_mode else "text",
             context={"item_id": record.item_id, "stage": "translate", "attempt": attempt},
         )
-        result = await client.call(request)
+        result = await client.call(request, refresh=refresh)
         record.results.append(result)
-        record.attempts += 1
+        live += 0 if result.from_cache else 1
+        record.attempts += 0 if result.from_cache else 1
         if result.response is None:
             record.failure = f"translator call failed: {result.error}"
-            return None
-        text = result.response.text
-        if result.response.finish_reason == "length":
-            problem = "the reply was cut off at the output limit"
-        else:
-            try:
-                return validate_answer(text, conditions, piece=piece)
-            except ValueError as exc:
-                problem = str(exc)
+            return None, live
+        answer, problem = _check(result, conditions, piece, source)
+        if answer is not None:
+            return answer, live
         record.failure = f"invalid translator reply after {attempt + 1} attempt(s): {problem}"
+        if problem == CUT_OFF:  # asking again with the same output budget cannot help
+            return None, live
         convo = [
-            *messages,
-            Message(role="assistant", content=text),
+            *convo,
+            Message(role="assistant", content=result.response.text),
             Message(
                 role="user",
                 content=f"Your reply could not be used: {problem}. Reply again with the JSON object only.",
             ),
         ]
-    return None
+    return None, live
+
+
+def _check(
+    result: CallResult, conditions: Sequence[Condition], piece: bool, source: Mapping[str, str] | None
+) -> tuple[dict[str, object] | None, str]:
+    """(valid answer, "") or (None, why the answer cannot be used) for an answered call."""
+    assert result.response is not None
+    if result.response.finish_reason == "length":
+        return None, CUT_OFF
+    try:
+        return validate_answer(result.response.text, conditions, piece=piece, source=source), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def piece_budget(settings: TranslatorSettings, conditions: Sequence[Condition]) -> int:
+    """Source characters one answer may cover: `piece_chars` is sized for two targets (zh and ls),
+    and every target adds a translation of the same text to the answer."""
+    return max(200, settings.piece_chars * 2 // max(1, len(conditions)))
+
+
+def needs_pieces(item: Item, conditions: Sequence[Condition], settings: TranslatorSettings) -> bool:
+    """Whether the item is translated field by field, in pieces, rather than in one answer."""
+    budget = piece_budget(settings, conditions)
+    lengths = [len(getattr(item, f)) for f in TEXT_FIELDS]
+    return max(lengths) > budget or sum(lengths) > 2 * budget
+
+
+def planned_messages(
+    item: Item, conditions: Sequence[Condition], settings: TranslatorSettings
+) -> list[list[Message]]:
+    """The chat prompts a translation of `item` sends when every answer is valid (for estimates)."""
+    if not needs_pieces(item, conditions, settings):
+        return [item_messages(item, conditions)]
+    budget = piece_budget(settings, conditions)
+    return [
+        piece_messages(piece, conditions)
+        for fname in TEXT_FIELDS
+        for piece in split_paragraphs(getattr(item, fname), budget)
+        if piece.strip()
+    ]
 
 
 async def translate_item_chat(
@@ -224,42 +363,59 @@ async def translate_item_chat(
     settings: TranslatorSettings,
     source: str,
 ) -> ItemTranslation:
+    """One JSON answer for the whole item, or field by field in pieces when it is too long for one
+    answer (predicted from its length, or found when the whole-item reply was cut off)."""
     record = ItemTranslation(item.id)
-    long_fields = [f for f in TEXT_FIELDS if len(getattr(item, f)) > settings.piece_chars]
-    texts: dict[str, dict[str, str]] = {c.name: {} for c in conditions}
-    if not long_fields:
+    texts: dict[str, dict[str, str]] | None = None
+    if not needs_pieces(item, conditions, settings):
+        fields = {f: getattr(item, f) for f in TEXT_FIELDS}
+        messages = item_messages(item, conditions)
         answer = await _ask_json(
-            client, item_messages(item, conditions), conditions, settings, piece=False, record=record
+            client, messages, conditions, settings, piece=False, record=record, source=fields
         )
-        if answer is None:
+        if answer is None and not (record.failure or "").endswith(CUT_OFF):
             return record
-        for cond in conditions:
-            texts[cond.name] = dict(answer[cond.name])  # type: ignore[call-overload]
-    else:
-        for fname in TEXT_FIELDS:
-            pieces = split_paragraphs(getattr(item, fname), settings.piece_chars)
-            parts: dict[str, list[str]] = {c.name: [] for c in conditions}
-            for piece in pieces:
-                if not piece.strip():
-                    for cond in conditions:
-                        parts[cond.name].append(piece)
-                    continue
-                answer = await _ask_json(
-                    client, piece_messages(piece, conditions), conditions, settings, piece=True, record=record
-                )
-                if answer is None:
-                    record.failure = f"{fname}: {record.failure}"
-                    return record
-                for cond in conditions:
-                    parts[cond.name].append(_rejoin(piece, str(answer[cond.name])))
-            for cond in conditions:
-                texts[cond.name][fname] = "".join(parts[cond.name])
+        if answer is not None:
+            texts = {c.name: dict(answer[c.name]) for c in conditions}  # type: ignore[call-overload]
+    if texts is None:
+        texts = await _translate_in_pieces(client, item, conditions, settings, record)
+        if texts is None:
+            return record
     record.failure = None
     for cond in conditions:
         record.variants.append(
             Variant(item_id=item.id, condition=cond.name, source=source, **texts[cond.name])
         )
     return record
+
+
+async def _translate_in_pieces(
+    client: ModelClient,
+    item: Item,
+    conditions: Sequence[Condition],
+    settings: TranslatorSettings,
+    record: ItemTranslation,
+) -> dict[str, dict[str, str]] | None:
+    texts: dict[str, dict[str, str]] = {c.name: {} for c in conditions}
+    budget = piece_budget(settings, conditions)
+    for fname in TEXT_FIELDS:
+        parts: dict[str, list[str]] = {c.name: [] for c in conditions}
+        for piece in split_paragraphs(getattr(item, fname), budget):
+            if not piece.strip():
+                for cond in conditions:
+                    parts[cond.name].append(piece)
+                continue
+            answer = await _ask_json(
+                client, piece_messages(piece, conditions), conditions, settings, piece=True, record=record
+            )
+            if answer is None:
+                record.failure = f"{fname}: {record.failure}"
+                return None
+            for cond in conditions:
+                parts[cond.name].append(_rejoin(piece, str(answer[cond.name])))
+        for cond in conditions:
+            texts[cond.name][fname] = "".join(parts[cond.name])
+    return texts
 
 
 def completion_prompt_template() -> tuple[str, list[str]]:
@@ -309,8 +465,10 @@ async def translate_item_completion(
                     context={"item_id": item.id, "stage": "translate", "field": fname},
                 )
                 result = await client.call(request)
+                if result.from_cache and result.response is not None and not result.response.text.strip():
+                    result = await client.call(request, refresh=True)  # retry, do not replay, a failure
                 record.results.append(result)
-                record.attempts += 1
+                record.attempts += 0 if result.from_cache else 1
                 if result.response is None:
                     record.failure = f"{cond.name}.{fname}: translator call failed: {result.error}"
                     return record
