@@ -56,7 +56,9 @@ def load_conditions(path: str | Path | None = None) -> dict[str, Condition]:
     out: dict[str, Condition] = {}
     for name, body in table.items():
         if not _NAME.match(name) or name == SOURCE:
-            raise InputError(f"bad condition name '{name}' (lowercase letters/digits; 'en' is the source)", path=str(file))
+            raise InputError(
+                f"bad condition name '{name}' (lowercase letters/digits; 'en' is the source)", path=str(file)
+            )
         try:
             out[name] = Condition.model_validate({"name": name, **body})
         except ValidationError as exc:
@@ -77,6 +79,8 @@ def select_conditions(names: list[str] | str | None, *, path: str | Path | None 
         if name == SOURCE:
             continue
         if name not in known:
-            raise ConfigError(f"unknown condition '{name}'; defined in {path or conditions_path()}: {', '.join(known)}")
+            raise ConfigError(
+                f"unknown condition '{name}'; defined in {path or conditions_path()}: {', '.join(known)}"
+            )
         chosen.append(known[name])
     return chosen

@@ -17,9 +17,21 @@ LLMBAR = load_template(load_template.__globals__["configs_dir"]() / "templates" 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("A", "A"), ("b", "B"), ("Response A", "A"), ("Output (a)", "A"), ("output (b)", "B"),
-        ("[[B]]", "B"), ("Assistant A", "A"), ("tie", "Tie"), ("Draw", "Tie"), ("equal", "Tie"),
-        ("C", "Tie"), ("AB", None), ("neither A nor B", None), ("", None), ("Answer", None),
+        ("A", "A"),
+        ("b", "B"),
+        ("Response A", "A"),
+        ("Output (a)", "A"),
+        ("output (b)", "B"),
+        ("[[B]]", "B"),
+        ("Assistant A", "A"),
+        ("tie", "Tie"),
+        ("Draw", "Tie"),
+        ("equal", "Tie"),
+        ("C", "Tie"),
+        ("AB", None),
+        ("neither A nor B", None),
+        ("", None),
+        ("Answer", None),
     ],
 )
 def test_normalise_winner(value: str, expected: str | None) -> None:
@@ -91,7 +103,11 @@ def test_verdict_probabilities_at_the_json_winner_token() -> None:
         TokenLogprob(token="winner", logprob=0.0),
         TokenLogprob(token='":', logprob=0.0),
         TokenLogprob(token=' "', logprob=0.0),
-        TokenLogprob(token="B", logprob=math.log(0.7), top={"B": math.log(0.7), "A": math.log(0.2), "Tie": math.log(0.05)}),
+        TokenLogprob(
+            token="B",
+            logprob=math.log(0.7),
+            top={"B": math.log(0.7), "A": math.log(0.2), "Tie": math.log(0.05)},
+        ),
         TokenLogprob(token='"}', logprob=0.0),
     ]
     probs = verdict_probabilities(tokens, '{"winner": "B"}')
@@ -100,7 +116,13 @@ def test_verdict_probabilities_at_the_json_winner_token() -> None:
 
 
 def test_verdict_probabilities_for_a_letter_completion() -> None:
-    tokens = [TokenLogprob(token=" A", logprob=math.log(0.6), top={" A": math.log(0.6), " B": math.log(0.3), "A": math.log(0.05)})]
+    tokens = [
+        TokenLogprob(
+            token=" A",
+            logprob=math.log(0.6),
+            top={" A": math.log(0.6), " B": math.log(0.3), "A": math.log(0.05)},
+        )
+    ]
     probs = verdict_probabilities(tokens, " A")
     assert probs == pytest.approx((0.65, 0.3, 0.0))
     assert verdict_probabilities(None, "A") is None

@@ -6,9 +6,13 @@ from judgebench.conditions import load_conditions
 from judgebench.judge.plan import plan_calls
 from judgebench.records import Item, Variant
 
-ITEM = Item(id="Natural/0", subset="Natural", instruction="Say hi", output_1="hi", output_2="hello there", label=2)
+ITEM = Item(
+    id="Natural/0", subset="Natural", instruction="Say hi", output_1="hi", output_2="hello there", label=2
+)
 VARIANTS = {
-    ("Natural/0", c): Variant(item_id="Natural/0", condition=c, instruction=f"说 hi {c}", output_1=f"{c}-1", output_2=f"{c}-2")
+    ("Natural/0", c): Variant(
+        item_id="Natural/0", condition=c, instruction=f"说 hi {c}", output_1=f"{c}-1", output_2=f"{c}-2"
+    )
     for c in ("zh", "ls")
 }
 CONDS = load_conditions()

@@ -61,7 +61,9 @@ class WireServer:
                     body: Any = json.loads(raw) if raw else None
                 except json.JSONDecodeError:
                     body = raw.decode("utf-8", "replace")
-                seen = SeenRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                seen = SeenRequest(
+                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
                 with server.lock:
                     server.requests.append(seen)
                 reply = server.responder(seen) if server.responder else None

@@ -41,7 +41,9 @@ def handle_errors(func: F) -> F:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=exc.exit_code) from None
         except KeyboardInterrupt:
-            err_console.print("interrupted: everything received so far is saved; rerun the same command to resume")
+            err_console.print(
+                "interrupted: everything received so far is saved; rerun the same command to resume"
+            )
             raise typer.Exit(code=130) from None
 
     return wrapper  # type: ignore[return-value]

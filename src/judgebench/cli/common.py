@@ -26,6 +26,15 @@ def print_estimates(estimates: Sequence[Estimate]) -> None:
     for col in ("stage", "model", "calls", "done", "input tok", "output tok", "tokens by", "live", "batch"):
         table.add_column(col, justify="right" if col not in {"stage", "model", "tokens by"} else "left")
     for e in estimates:
-        table.add_row(e.stage, e.model, f"{e.calls:,}", f"{e.already_done:,}", f"{e.input_tokens:,}",
-                      f"{e.output_tokens:,}", e.token_method, _usd(e.cost_live_usd), _usd(e.cost_batch_usd))
+        table.add_row(
+            e.stage,
+            e.model,
+            f"{e.calls:,}",
+            f"{e.already_done:,}",
+            f"{e.input_tokens:,}",
+            f"{e.output_tokens:,}",
+            e.token_method,
+            _usd(e.cost_live_usd),
+            _usd(e.cost_batch_usd),
+        )
     console.print(table)

@@ -31,20 +31,28 @@ from judgebench.cli.common import print_estimates, safe_run
 def judge_command(
     run: RunOpt,
     model: Annotated[
-        list[str], typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several.")
+        list[str],
+        typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several."),
     ],
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Dataset for a run with no translate stage (en only).")
     ] = None,
     data_dir: DataDirOpt = None,
-    template: Annotated[str | None, typer.Option("--template", help="Judge template TOML (with answer format).")] = None,
+    template: Annotated[
+        str | None, typer.Option("--template", help="Judge template TOML (with answer format).")
+    ] = None,
     conditions: Annotated[
-        str | None, typer.Option("--conditions", help="Comma-separated conditions (default: en + translated).")
+        str | None,
+        typer.Option("--conditions", help="Comma-separated conditions (default: en + translated)."),
     ] = None,
     no_tie_probes: Annotated[bool, typer.Option("--no-tie-probes", help="Skip the tie-probes.")] = False,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")] = None,
-    subset: Annotated[str | None, typer.Option("--subset", help="Only this subset (and those below it).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan's size, tokens and cost.")] = False,
+    subset: Annotated[
+        str | None, typer.Option("--subset", help="Only this subset (and those below it).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan's size, tokens and cost.")
+    ] = False,
     base_url: BaseUrlOpt = None,
     timeout: TimeoutOpt = 120.0,
     max_retries: MaxRetriesOpt = 8,
@@ -57,11 +65,26 @@ def judge_command(
 
     Resumable: a rerun asks only for calls with no record or whose call failed.
     """
-    options = api.CallOptions(base_url=base_url, timeout=timeout, max_retries=max_retries,
-                              concurrency=concurrency, rpm=rpm, tpm=tpm, use_cache=not no_cache)
+    options = api.CallOptions(
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=max_retries,
+        concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
+        use_cache=not no_cache,
+    )
     result = api.judge(
-        safe_run(run), models=model, dataset=dataset, data_dir=data_dir, template_path=template,
-        conditions=conditions, tie_probes=not no_tie_probes, limit=limit, subset=subset, dry_run=dry_run,
+        safe_run(run),
+        models=model,
+        dataset=dataset,
+        data_dir=data_dir,
+        template_path=template,
+        conditions=conditions,
+        tie_probes=not no_tie_probes,
+        limit=limit,
+        subset=subset,
+        dry_run=dry_run,
         options=options,
     )
     for note in result.notes[:10]:
@@ -70,17 +93,38 @@ def judge_command(
         print_estimates(result.estimates)
         return
     table = Table(title=f"judge: {result.planned} planned call(s)")
-    for col in ("judge", "planned", "done before", "verdicts", "invalid", "missing", "provider calls", "cached",
-                "tokens", "cost"):
+    for col in (
+        "judge",
+        "planned",
+        "done before",
+        "verdicts",
+        "invalid",
+        "missing",
+        "provider calls",
+        "cached",
+        "tokens",
+        "cost",
+    ):
         table.add_column(col, justify="left" if col == "judge" else "right")
     failed = False
     for name, o in result.outcomes.items():
-        table.add_row(name, str(o.planned), str(o.already_done), str(o.verdicts), str(o.invalid), str(o.missing),
-                      str(o.provider_calls), str(o.cache_hits), f"{o.input_tokens + o.output_tokens:,}",
-                      f"${o.cost_usd:.4f}")
+        table.add_row(
+            name,
+            str(o.planned),
+            str(o.already_done),
+            str(o.verdicts),
+            str(o.invalid),
+            str(o.missing),
+            str(o.provider_calls),
+            str(o.cache_hits),
+            f"{o.input_tokens + o.output_tokens:,}",
+            f"${o.cost_usd:.4f}",
+        )
         if o.failures:
             failed = True
-            err_console.print(f"[red]{name}: {len(o.failures)} call(s) failed[/] (rerun the command to retry only them)")
+            err_console.print(
+                f"[red]{name}: {len(o.failures)} call(s) failed[/] (rerun the command to retry only them)"
+            )
             for f in o.failures[:10]:
                 err_console.print(f"  {f['key']}: {f['error']}")
     console.print(table)

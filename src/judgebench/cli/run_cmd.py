@@ -27,15 +27,25 @@ from judgebench.cli.common import print_estimates, safe_run
 @app.command("run")
 @handle_errors
 def run_command(
-    run: Annotated[str | None, typer.Option("--run", help="Run folder (default: a new one under ./runs/).")] = None,
-    dataset: Annotated[str, typer.Option("--dataset", help="sample (bundled), llmbar, llmbar:SET or a file.")] = "sample",
+    run: Annotated[
+        str | None, typer.Option("--run", help="Run folder (default: a new one under ./runs/).")
+    ] = None,
+    dataset: Annotated[
+        str, typer.Option("--dataset", help="sample (bundled), llmbar, llmbar:SET or a file.")
+    ] = "sample",
     data_dir: DataDirOpt = None,
     model: Annotated[
-        list[str] | None, typer.Option("--model", help="Judge(s); default: the embedded offline model `local`.")
+        list[str] | None,
+        typer.Option("--model", help="Judge(s); default: the embedded offline model `local`."),
     ] = None,
-    translator: Annotated[str | None, typer.Option("--translator", help="Translator (default: the first judge).")] = None,
+    translator: Annotated[
+        str | None, typer.Option("--translator", help="Translator (default: the first judge).")
+    ] = None,
     translate: Annotated[
-        bool, typer.Option("--translate", help="Machine-translate the sample instead of using its bundled variants.")
+        bool,
+        typer.Option(
+            "--translate", help="Machine-translate the sample instead of using its bundled variants."
+        ),
     ] = False,
     conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = "zh,ls",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")] = None,
@@ -57,12 +67,22 @@ def run_command(
             return True
         return typer.confirm("This may cost money. Go on?", default=False)
 
-    options = api.CallOptions(base_url=base_url, timeout=timeout, max_retries=max_retries,
-                              concurrency=concurrency, rpm=rpm)
+    options = api.CallOptions(
+        base_url=base_url, timeout=timeout, max_retries=max_retries, concurrency=concurrency, rpm=rpm
+    )
     result = api.run_pipeline(
-        safe_run(run) if run else None, dataset=dataset, data_dir=data_dir, models=model or ["local"],
-        translator=translator, machine_translate=translate, conditions=conditions, limit=limit,
-        confirm=confirm, options=options, tau=tau, delta=delta,
+        safe_run(run) if run else None,
+        dataset=dataset,
+        data_dir=data_dir,
+        models=model or ["local"],
+        translator=translator,
+        machine_translate=translate,
+        conditions=conditions,
+        limit=limit,
+        confirm=confirm,
+        options=options,
+        tau=tau,
+        delta=delta,
     )
     if result.judge is not None:
         for name, o in result.judge.outcomes.items():
@@ -98,8 +118,14 @@ def selftest_command(
 
     for c in result.checks:
         interval = "-" if c.low is None else f"[{f(c.low)}, {f(c.high)}]"
-        table.add_row(c.judge.removeprefix("sim:"), c.what, f(c.expected), f(c.observed), interval,
-                      "[green]yes[/]" if c.passed else f"[red]no[/] {c.detail}")
+        table.add_row(
+            c.judge.removeprefix("sim:"),
+            c.what,
+            f(c.expected),
+            f(c.observed),
+            interval,
+            "[green]yes[/]" if c.passed else f"[red]no[/] {c.detail}",
+        )
     console.print(table)
     console.print(f"run folder: {result.run_dir}")
     if not result.passed:

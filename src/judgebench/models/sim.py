@@ -59,7 +59,9 @@ def load_scenario(name: str, path: Path | None = None) -> SimScenario:
         return SimScenario.model_validate(scenarios[name])
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InputError(err["msg"], path=str(file), field=f"scenarios.{name}.{'.'.join(map(str, err['loc']))}") from None
+        raise InputError(
+            err["msg"], path=str(file), field=f"scenarios.{name}.{'.'.join(map(str, err['loc']))}"
+        ) from None
 
 
 def uniform(*parts: object) -> float:
