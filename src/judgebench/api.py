@@ -18,7 +18,7 @@ from judgebench.data import Dataset, load_dataset
 from judgebench.data.dataset import select_subset
 from judgebench.errors import ConfigError, RunDirError
 from judgebench.judge.plan import PlannedCall, plan_calls
-from judgebench.judge.run import JudgeOutcome, execute_plan, existing_judgments, pending_calls
+from judgebench.judge.run import Execution, JudgeOutcome, execute_plan, existing_judgments, pending_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models.base import ModelRequest, ProviderSettings
 from judgebench.models.client import ModelClient
@@ -342,8 +342,14 @@ def judge(
     subset: str | None = None,
     dry_run: bool = False,
     options: CallOptions | None = None,
+    execution: Execution | None = None,
+    max_cost: float | None = None,
 ) -> JudgeResult:
-    """Judge every planned (item, condition, order) and tie-probe for each model; resumable."""
+    """Judge every planned (item, condition, order) and tie-probe for each model; resumable.
+
+    `execution` chooses live calls, the provider Batch API, a vLLM batch file to write, or a batch
+    output to import; `max_cost` (USD, shared by all judges) stops scheduling paid calls before the
+    budget would be exceeded, leaving a resumable run."""
     if not models:
         raise ConfigError("no judge given: pass --model PROVIDER:MODEL (e.g. local or openai:gpt-4.1-mini)")
     if len(set(models)) != len(models):
@@ -360,6 +366,20 @@ def judge(
             estimates=estimate_judging(run, plan, template, models, options, prices),
         )
     clients = {name: options.client(name, prices) for name in models}
+    execution = execution or Execution()
+    if execution.batch or execution.write_requests or execution.import_file:
+        from judgebench.batch import refusal
+
+        for client in clients.values():
+            why = refusal(client) if execution.batch else None
+            if why:
+                raise ConfigError(why)
+    if max_cost is not None:
+        from judgebench.models.client import Budget
+
+        budget = Budget(max_cost_usd=max_cost)
+        for client in clients.values():
+            client.budget = budget
     run.init(dataset=entry)
     # records name the judge by what the user typed; a config name resolves to its spec
     for name, client in clients.items():
@@ -374,7 +394,13 @@ def judge(
             label = ", ".join(models)
             with ProgressReporter(total, f"judge {label}", enabled=options.progress) as bar:
                 return await execute_plan(
-                    plan, clients, template, run.file(JUDGMENTS), progress=bar, request_defaults=defaults
+                    plan,
+                    clients,
+                    template,
+                    run.file(JUDGMENTS),
+                    progress=bar,
+                    request_defaults=defaults,
+                    execution=execution,
                 )
         finally:
             for client in clients.values():
@@ -405,6 +431,14 @@ def judge(
             "tie_probes": tie_probes,
             "planned": len(plan),
             "notes": notes,
+            "mode": "write-batch-file"
+            if execution.write_requests
+            else "import-batch"
+            if execution.import_file
+            else "batch"
+            if execution.batch
+            else "live",
+            "max_cost_usd": max_cost,
         },
     )
     return JudgeResult(outcomes=outcomes, planned=len(plan), notes=notes)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -110,7 +110,7 @@ class WireServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> WireServer:
+    def start(self) -> Self:
         self.thread.start()
         return self
 
@@ -118,8 +118,9 @@ class WireServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> WireServer:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -768,7 +768,9 @@ def analyze(
 
     settings = settings or ReportSettings()
     conf = settings.confidence
-    df = _frame(judgments)
+    # one order for every run: sums (and so the last bits of floats) must not depend on the line
+    # order in which a faulty or resumed run happened to write its judgments
+    df = _frame(sorted(judgments, key=lambda j: j.call_key()))
     flagged = set(flagged_items)
     layout = _Layout(df, flagged)
     conditions = _conditions(df)

@@ -193,6 +193,10 @@ def bbe_command(
     )
     from judgebench.bbe.engine import BBEParams
 
+    if run is not None:
+        from judgebench.rundir import safe_run_path
+
+        run = safe_run_path(run)
     sources = [x is not None for x in (run, scores, arena_hard)]
     if sum(sources) != 1:
         raise ConfigError("give exactly one of --run DIR, --scores FILE --scale MIN MAX, --arena-hard DIR")

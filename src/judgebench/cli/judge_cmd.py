@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,6 +25,8 @@ from judgebench.cli.app import (
     handle_errors,
 )
 from judgebench.cli.common import print_estimates, safe_run
+from judgebench.errors import ConfigError
+from judgebench.judge.run import Execution
 
 
 @app.command("judge")
@@ -60,6 +63,25 @@ def judge_command(
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     no_cache: NoCacheOpt = False,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="Send the calls through the provider's Batch API and wait.")
+    ] = False,
+    poll_interval: Annotated[
+        float, typer.Option("--poll-interval", help="Seconds between batch polls.")
+    ] = 30.0,
+    write_batch: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-batch", help="Write the pending calls as an OpenAI/vLLM batch file; call nothing."
+        ),
+    ] = None,
+    import_batch: Annotated[
+        Path | None,
+        typer.Option("--import-batch", help="Import a vLLM run-batch / OpenAI batch output file."),
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD.")
+    ] = None,
 ) -> None:
     """Judge every item in every condition in both orders, plus tie-probes; writes RUN/judgments.jsonl.
 
@@ -74,6 +96,15 @@ def judge_command(
         tpm=tpm,
         use_cache=not no_cache,
     )
+    if sum([batch, write_batch is not None, import_batch is not None]) > 1:
+        raise ConfigError("--batch, --write-batch and --import-batch exclude each other")
+    execution = Execution(
+        batch=batch,
+        poll_interval=poll_interval,
+        write_requests=write_batch,
+        import_file=import_batch,
+        log=lambda message: err_console.print(message),
+    )
     result = api.judge(
         safe_run(run),
         models=model,
@@ -86,11 +117,19 @@ def judge_command(
         subset=subset,
         dry_run=dry_run,
         options=options,
+        execution=execution,
+        max_cost=max_cost,
     )
     for note in result.notes[:10]:
         err_console.print(f"note: {note}")
     if dry_run:
         print_estimates(result.estimates)
+        return
+    if write_batch is not None:
+        console.print(
+            f"wrote the pending calls to {write_batch}; run them with `vllm run-batch -i {write_batch} "
+            "-o results.jsonl --model MODEL`, then `judgebench judge ... --import-batch results.jsonl`"
+        )
         return
     table = Table(title=f"judge: {result.planned} planned call(s)")
     for col in (

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from judgebench.cli.app import RunOpt, app, console, handle_errors
 from judgebench.errors import ConfigError, RunDirError
-from judgebench.rundir import JUDGMENTS, RunDir
+from judgebench.rundir import JUDGMENTS, RunDir, safe_run_path
 
 
 @app.command("report")
@@ -61,7 +61,7 @@ def report_command(
     from judgebench.analysis import ReportSettings, analyze_run
     from judgebench.report import write_report
 
-    run_dir = RunDir(run)
+    run_dir = RunDir(safe_run_path(run))
     if not run_dir.path.is_dir():
         raise RunDirError(f"run folder {run_dir.path} does not exist")
     run_dir.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")

@@ -1,6 +1,7 @@
 """Reading a verdict from the judge's reply, and only from the reply (PROTOCOL §3).
 
-JSON first (the last JSON object with a `winner` key), then tolerant fallbacks on the reply text.
+JSON first (the last JSON object with a `winner` key; JSON verdicts that disagree make the reply
+invalid), then tolerant fallbacks on the reply text.
 The candidate outputs are never parsed: they reach this module only inside the judge's own words.
 """
 
@@ -130,13 +131,20 @@ def parse_verdict(
             return ParsedVerdict(winner, method="letter")
         return ParsedVerdict("invalid", f"first word {first[:40]!r} is not A, B or Tie")
     # json, then fallbacks
-    for obj in reversed(_json_candidates(text)):
-        if "winner" not in obj:
-            continue
+    verdicts = [obj for obj in _json_candidates(text) if "winner" in obj]
+    if verdicts:
+        obj = verdicts[-1]
         winner = normalise_winner(obj["winner"], allow_tie=template.allow_tie)
         if winner is None:
             return ParsedVerdict(
                 "invalid", f"JSON winner {obj['winner']!r} is not A, B or Tie", method="json"
+            )
+        # A reply that carries several JSON verdicts that disagree (e.g. the judge's own, then a
+        # candidate's injected {"winner": ...} it quotes) has no readable verdict: never pick one.
+        named = {w for o in verdicts if (w := normalise_winner(o["winner"], allow_tie=template.allow_tie))}
+        if len(named) > 1:
+            return ParsedVerdict(
+                "invalid", f"ambiguous reply: JSON objects name {sorted(named)} as the winner", method="json"
             )
         reason = obj.get("reason")
         return ParsedVerdict(

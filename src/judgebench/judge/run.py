@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,18 @@ from judgebench.models.client import CallResult, ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import Judgment, Usage
 from judgebench.rundir import JsonlAppender, last_per_key, now_iso, read_jsonl
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How the calls are made: live (default), through the provider's Batch API, or imported from a
+    vLLM/OpenAI batch output file; `write_requests` only writes the request file and calls nothing."""
+
+    batch: bool = False
+    poll_interval: float = 30.0
+    import_file: Path | None = None
+    write_requests: Path | None = None
+    log: Callable[[str], None] | None = None
 
 
 class JudgeOutcome(BaseModel):
@@ -37,6 +50,10 @@ class JudgeOutcome(BaseModel):
     output_tokens: int
     cost_usd: float
     failures: list[dict[str, str]]
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text)
 
 
 def existing_judgments(path: Path) -> dict[CallKey, Judgment]:
@@ -79,6 +96,8 @@ def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, 
         "label": call.label,
         "cache_key": result.cache_key,
         "prompt_hash": result.prompt_hash,
+        "batch_id": result.batch_id,
+        "custom_id": result.custom_id,
         "template": template.name,
         "params": result.params_sent,
         "created_at": now_iso(),
@@ -119,6 +138,7 @@ async def execute_plan(
     *,
     progress: ProgressReporter | None = None,
     request_defaults: Mapping[str, Mapping[str, Any]] | None = None,
+    execution: Execution | None = None,
 ) -> dict[str, JudgeOutcome]:
     """Run what is pending for every judge concurrently; return per-judge totals."""
     done = existing_judgments(judgments_path)
@@ -155,7 +175,32 @@ async def execute_plan(
                     usage[name].output_tokens += result.response.usage.output_tokens
                     cost[name] += result.cost_usd or 0.0
 
-            await client.map(requests, on_result=on_result, progress=progress)
+            mode = execution or Execution()
+            if mode.write_requests is not None:
+                from judgebench.batch import write_batch_file
+
+                target = mode.write_requests
+                if len(clients) > 1:
+                    target = target.with_name(f"{target.stem}.{_slug(name)}{target.suffix}")
+                write_batch_file(client, requests, target)
+            elif mode.import_file is not None:
+                from judgebench.batch import import_batch_output
+
+                import_batch_output(client, requests, mode.import_file, on_result=on_result)
+            elif mode.batch:
+                from judgebench.batch import run_batch
+
+                await run_batch(
+                    client,
+                    requests,
+                    judgments_path.parent,
+                    on_result=on_result,
+                    poll_interval=mode.poll_interval,
+                    progress=progress,
+                    log=mode.log,
+                )
+            else:
+                await client.map(requests, on_result=on_result, progress=progress)
 
         await asyncio.gather(*(run_one(name, calls) for name, calls in by_judge.items()))
 

@@ -1,0 +1,5 @@
+"""`python -m judgebench` runs the CLI."""
+
+from judgebench.cli import main
+
+main()

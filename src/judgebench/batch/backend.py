@@ -1,0 +1,119 @@
+"""What a provider Batch API must offer the runner: encode, submit, find again, poll, fetch results.
+
+Each backend speaks one API through its official SDK and reuses the live adapter for everything
+that is the same as a live call (parameters sent, parsing an answer body, error classes), so an
+answer that arrives by batch is the same `ModelResponse` a live call would have produced.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from judgebench.errors import JudgebenchError, ProviderConfigError
+from judgebench.models.base import ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    from judgebench.batch.state import Submission
+    from judgebench.models.client import ModelClient
+
+# How to run the same calls without a provider Batch API (printed where --batch cannot be used).
+VLLM_HINT = (
+    "for a local vLLM server write the OpenAI batch request file (judgebench.batch.write_batch_file), "
+    "run `vllm run-batch -i requests.jsonl -o results.jsonl --model MODEL`, and import the answers "
+    "with `judgebench judge --import-batch results.jsonl`"
+)
+
+
+class BatchError(JudgebenchError):
+    """A batch could not be created, polled or downloaded (after the SDK's own retries)."""
+
+
+@dataclass
+class BatchStatus:
+    """A batch's state as the provider reports it; `ended` once no line will change any more."""
+
+    status: str
+    ended: bool
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class LineOutcome:
+    """One result line: an answer, or why there is none and whether another batch could help."""
+
+    custom_id: str
+    response: ModelResponse | None = None
+    error: str | None = None
+    retryable: bool = False
+
+
+class BatchBackend(abc.ABC):
+    """One provider's Batch API for one client (model and endpoint)."""
+
+    name: ClassVar[str] = ""
+    max_requests: ClassVar[int] = 50_000
+    max_bytes: ClassVar[int] = 200 * 1024 * 1024
+
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
+
+    @abc.abstractmethod
+    def encode(self, custom_id: str, request: ModelRequest) -> tuple[str, dict[str, Any]]:
+        """(endpoint, the request line) for one call; lines of one batch share an endpoint."""
+
+    @abc.abstractmethod
+    def params_sent(self, request: ModelRequest) -> dict[str, Any]:
+        """What a live call would record as sent for `request` (the answer's `params_sent`)."""
+
+    @abc.abstractmethod
+    async def submit(self, sub: Submission, lines: list[dict[str, Any]], run_id: str) -> str:
+        """Create the batch; returns its id."""
+
+    async def recover(self, sub: Submission, run_id: str) -> str | None:
+        """The id of a batch created for `sub` whose id was never saved (a kill right after create)."""
+        return None
+
+    @abc.abstractmethod
+    async def status(self, batch_id: str) -> BatchStatus: ...
+
+    @abc.abstractmethod
+    async def results(self, sub: Submission) -> list[LineOutcome]:
+        """Every line the provider has for an ended batch (lines it lost are simply absent)."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release what the backend opened beyond the client's provider."""
+
+
+def refusal(client: ModelClient) -> str | None:
+    """Why `client`'s spec cannot run through a Batch API, or None when it can."""
+    provider = client.spec.provider
+    if provider == "deepseek":
+        return "deepseek: DeepSeek has no Batch API; run without --batch (live calls)"
+    if provider in ("local", "sim"):
+        return (
+            f"{provider}: --batch sends calls through a provider's Batch API and '{provider}' runs in this "
+            f"process; run without --batch, or {VLLM_HINT}"
+        )
+    if provider not in ("openai", "openai-compatible", "anthropic", "google"):
+        return f"{provider}: no Batch API support for this provider; run without --batch"
+    return None
+
+
+def backend_for(client: ModelClient) -> BatchBackend:
+    """The Batch API backend for `client`, or ProviderConfigError saying why there is none."""
+    why = refusal(client)
+    if why is not None:
+        raise ProviderConfigError(why)
+    if client.spec.provider == "anthropic":
+        from judgebench.batch.anthropic_batch import AnthropicBatch
+
+        return AnthropicBatch(client)
+    if client.spec.provider == "google":
+        from judgebench.batch.google_batch import GoogleBatch
+
+        return GoogleBatch(client)
+    from judgebench.batch.openai_batch import OpenAIBatch
+
+    return OpenAIBatch(client)

@@ -1,0 +1,402 @@
+"""OpenAI, DeepSeek and any OpenAI-compatible server, over the official `openai` SDK.
+
+One attempt per `generate`: the SDK's own retries are off (`max_retries=0`) so that retries happen
+once, in the client, with its backoff and accounting. The body is read raw (`with_raw_response`) and
+parsed here, because the SDK accepts malformed 200 bodies (HTML, truncated JSON, empty choices)
+silently; reading it raw also keeps the provider's body exactly as received for the record.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from judgebench.errors import ProviderConfigError
+from judgebench.models.base import (
+    Capabilities,
+    MalformedResponseError,
+    ModelRequest,
+    ModelResponse,
+    PermanentError,
+    Provider,
+    ProviderError,
+    ProviderSettings,
+    TokenLogprob,
+    TransientError,
+)
+from judgebench.records import Usage
+
+if TYPE_CHECKING:
+    import openai as openai_sdk
+
+# OpenAI reasoning models reject temperature and logprobs; `max_tokens` is deprecated for them.
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `retry-after` in seconds or as an HTTP date."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+_E = TypeVar("_E", bound=ProviderError)
+
+
+def _tag(err: _E, status: str) -> _E:
+    """Attach the outcome label (HTTP status, "timeout", "malformed") the client counts by."""
+    err.__dict__["status"] = status
+    return err
+
+
+def _error_message(body: object, fallback: str) -> str:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:300]
+    return fallback[:300]
+
+
+def _error_code(body: object) -> str | None:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("code"):
+            return str(inner["code"])
+    return None
+
+
+class OpenAIProvider(Provider):
+    """`openai:MODEL`: api.openai.com (or OPENAI_BASE_URL, as the SDK honours it)."""
+
+    name: ClassVar[str] = "openai"
+    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
+    default_base_url: ClassVar[str | None] = None
+    base_url_env: ClassVar[str | None] = "OPENAI_BASE_URL"
+    sdk_default_url: ClassVar[str] = "https://api.openai.com/v1"
+    # the SDK applies settings.timeout to every request, so the client needs no guard of its own
+    enforces_timeout: ClassVar[bool] = True
+
+    def __init__(self, model: str, settings: ProviderSettings) -> None:
+        super().__init__(model, settings)
+        self._key = self._resolve_key()
+        self._base_url = self._resolve_base_url()
+        self._client: openai_sdk.AsyncOpenAI | None = None
+        self._sdk: Any = None
+        self._caps: Capabilities | None = None
+        # Built now, not on the first request: building it loads TLS certificates (~0.1 s, blocking),
+        # which would stall the event loop after rate-limit slots were handed out and bunch requests.
+        self._sdk_client()
+
+    # --- configuration --------------------------------------------------------------------------
+
+    def _resolve_key(self) -> str:
+        return self.api_key()
+
+    def _resolve_base_url(self) -> str:
+        if self.settings.base_url:
+            return self.settings.base_url
+        if self.base_url_env and os.environ.get(self.base_url_env):
+            return os.environ[self.base_url_env]
+        return self.default_base_url or self.sdk_default_url
+
+    def endpoint(self) -> str:
+        """The URL this provider actually calls (the client's offline guard checks its host)."""
+        return self._base_url
+
+    def connection_key(self) -> str:
+        return f"{self.name}:{self._base_url}"
+
+    def _is_reasoning(self) -> bool:
+        return self.model.startswith(_REASONING_PREFIXES)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        if self._caps is None:
+            self._caps = self._capabilities()
+        return self._caps
+
+    def _capabilities(self) -> Capabilities:
+        reasoning = self._is_reasoning()
+        return Capabilities(
+            logprobs=not reasoning, json_mode=True, temperature=not reasoning, chat=True, batch=True
+        )
+
+    def _sdk_client(self) -> openai_sdk.AsyncOpenAI:
+        if self._client is None:
+            import openai
+
+            self._sdk = openai
+            self._client = openai.AsyncOpenAI(
+                api_key=self._key, base_url=self._base_url, timeout=self.settings.timeout, max_retries=0
+            )
+        return self._client
+
+    # --- one attempt ----------------------------------------------------------------------------
+
+    def _use_completions(self, request: ModelRequest) -> bool:
+        return request.messages is None and self.capabilities.completion
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The SDK keyword arguments for `request`, without the prompt text (that is not a param)."""
+        caps = self.capabilities
+        params: dict[str, Any] = {"model": self.model}
+        if request.temperature is not None and caps.temperature:
+            params["temperature"] = request.temperature
+        if self.name == "openai":
+            params["max_completion_tokens"] = request.max_tokens
+        else:
+            params["max_tokens"] = request.max_tokens
+        if request.stop:
+            params["stop"] = list(request.stop)
+        completions = self._use_completions(request)
+        if request.response_format == "json" and caps.json_mode and not completions:
+            params["response_format"] = {"type": "json_object"}
+        if request.logprobs and caps.logprobs:
+            if completions:
+                params["logprobs"] = request.top_logprobs or 1
+            else:
+                params["logprobs"] = True
+                if request.top_logprobs:
+                    params["top_logprobs"] = request.top_logprobs
+        return params
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        client = self._sdk_client()
+        params = self.build_params(request)
+        completions = self._use_completions(request)
+        sent = dict(params, endpoint="completions" if completions else "chat.completions")
+        start = time.perf_counter()
+        try:
+            if completions:
+                raw = await client.completions.with_raw_response.create(prompt=request.prompt or "", **params)
+            else:
+                if request.messages is not None:
+                    messages = [{"role": m.role, "content": m.content} for m in request.messages]
+                else:
+                    messages = [{"role": "user", "content": request.prompt or ""}]
+                raw = await client.chat.completions.with_raw_response.create(
+                    messages=messages,  # type: ignore[arg-type]
+                    **params,
+                )
+            content = raw.content
+        except Exception as exc:
+            raise self._classify(exc) from None
+        latency = time.perf_counter() - start
+        body = self._decode(content)
+        if completions:
+            return self._parse_completion(body, sent, latency)
+        return self._parse_chat(body, sent, latency)
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if len(self._key) >= 6 else text
+
+    def _classify(self, exc: Exception) -> Exception:
+        """Map an SDK exception to the client's three failure classes."""
+        sdk = self._sdk
+        if sdk is None or not isinstance(exc, sdk.OpenAIError):
+            return exc
+        provider = self.name
+        if isinstance(exc, sdk.APITimeoutError):
+            message = f"{provider}: request timed out after {self.settings.timeout:g}s"
+            return _tag(TransientError(message, provider=provider), "timeout")
+        if isinstance(exc, sdk.APIConnectionError):
+            message = f"{provider}: connection error ({self._scrub(str(exc))})"
+            return _tag(TransientError(message, provider=provider), "connection")
+        if isinstance(exc, sdk.APIStatusError):
+            status = exc.status_code
+            message = self._scrub(_error_message(exc.body, str(exc)))
+            code = _error_code(exc.body)
+            perm: PermanentError | TransientError
+            if status == 429 and code == "insufficient_quota":
+                perm = PermanentError(
+                    f"{provider}: quota exhausted (HTTP 429 insufficient_quota): {message}", provider=provider
+                )
+            elif status == 429 or status in (408, 409) or status >= 500:
+                perm = TransientError(
+                    f"{provider}: HTTP {status}: {message}",
+                    provider=provider,
+                    retry_after=_retry_after(exc.response.headers),
+                )
+            elif status in (401, 403):
+                what = "authentication failed" if status == 401 else "permission denied"
+                perm = PermanentError(
+                    f"{provider}: {what} (HTTP {status}): {self._key_hint()}", provider=provider
+                )
+            else:
+                perm = PermanentError(f"{provider}: HTTP {status}: {message}", provider=provider)
+            return _tag(perm, str(status))
+        return TransientError(f"{provider}: {type(exc).__name__}: {self._scrub(str(exc))}", provider=provider)
+
+    def _key_hint(self) -> str:
+        names = " or ".join(self.key_env) or "the API key variable"
+        return f"check {names} (the key was rejected by {self._base_url})"
+
+    def _malformed(self, why: str) -> MalformedResponseError:
+        err = MalformedResponseError(f"{self.name}: malformed 200 response: {why}", provider=self.name)
+        return _tag(err, "malformed")
+
+    def _decode(self, content: bytes) -> dict[str, Any]:
+        try:
+            body = json.loads(content)
+        except (ValueError, UnicodeDecodeError):
+            start = content[:60].decode("utf-8", "replace").strip()
+            kind = "an HTML page" if start.lower().startswith(("<!doctype", "<html")) else "not JSON"
+            raise self._malformed(f"body is {kind} ({start[:40]!r}...)") from None
+        if not isinstance(body, dict):
+            raise self._malformed("body is not a JSON object")
+        return body
+
+    def _usage(self, body: dict[str, Any]) -> Usage:
+        usage = body.get("usage") or {}
+        if not isinstance(usage, dict):
+            return Usage()
+        return Usage(
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+        )
+
+    def _first_choice(self, body: dict[str, Any]) -> dict[str, Any]:
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise self._malformed("no choices")
+        choice: dict[str, Any] = choices[0]
+        return choice
+
+    def _parse_chat(self, body: dict[str, Any], sent: dict[str, Any], latency: float) -> ModelResponse:
+        choice = self._first_choice(body)
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise self._malformed("choice has no message")
+        finish = choice.get("finish_reason")
+        refusal = message.get("refusal")
+        content = message.get("content")
+        if refusal:
+            text, finish = str(refusal), "refusal"
+        elif isinstance(content, str) and content:
+            text = content
+        elif finish == "content_filter":
+            text = ""
+        else:
+            raise self._malformed(f"empty message content (finish_reason {finish!r})")
+        logprobs: list[TokenLogprob] | None = None
+        lp = choice.get("logprobs")
+        if isinstance(lp, dict) and isinstance(lp.get("content"), list):
+            logprobs = [
+                TokenLogprob(
+                    token=str(t.get("token", "")),
+                    logprob=float(t.get("logprob", 0.0)),
+                    top={
+                        str(a.get("token", "")): float(a.get("logprob", 0.0))
+                        for a in t.get("top_logprobs") or []
+                    },
+                )
+                for t in lp["content"]
+                if isinstance(t, dict)
+            ]
+        return ModelResponse(
+            text=text,
+            finish_reason=finish,
+            usage=self._usage(body),
+            logprobs=logprobs,
+            latency_s=latency,
+            model=body.get("model"),
+            raw=body,
+            params_sent=sent,
+        )
+
+    def _parse_completion(self, body: dict[str, Any], sent: dict[str, Any], latency: float) -> ModelResponse:
+        choice = self._first_choice(body)
+        text = choice.get("text")
+        if not isinstance(text, str) or not text:
+            raise self._malformed("empty completion text")
+        logprobs: list[TokenLogprob] | None = None
+        lp = choice.get("logprobs")
+        if isinstance(lp, dict) and isinstance(lp.get("tokens"), list):
+            tops = lp.get("top_logprobs") or []
+            values = lp.get("token_logprobs") or []
+            logprobs = []
+            for i, token in enumerate(lp["tokens"]):
+                top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
+                value = values[i] if i < len(values) and values[i] is not None else 0.0
+                logprobs.append(
+                    TokenLogprob(
+                        token=str(token), logprob=float(value), top={str(k): float(v) for k, v in top.items()}
+                    )
+                )
+        return ModelResponse(
+            text=text,
+            finish_reason=choice.get("finish_reason"),
+            usage=self._usage(body),
+            logprobs=logprobs,
+            latency_s=latency,
+            model=body.get("model"),
+            raw=body,
+            params_sent=sent,
+        )
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+class DeepSeekProvider(OpenAIProvider):
+    """`deepseek:MODEL`: DeepSeek's OpenAI-compatible endpoint with DEEPSEEK_API_KEY."""
+
+    name: ClassVar[str] = "deepseek"
+    key_env: ClassVar[tuple[str, ...]] = ("DEEPSEEK_API_KEY",)
+    default_base_url: ClassVar[str | None] = "https://api.deepseek.com"
+    base_url_env: ClassVar[str | None] = None
+
+    def _capabilities(self) -> Capabilities:
+        reasoner = "reasoner" in self.model
+        return Capabilities(logprobs=not reasoner, json_mode=True, temperature=not reasoner, chat=True)
+
+
+class OpenAICompatibleProvider(OpenAIProvider):
+    """`openai-compatible:MODEL`: vLLM, llama.cpp server, Ollama... at `--base-url` or OPENAI_BASE_URL.
+
+    A plain `prompt` request goes to `/v1/completions` (no chat template), `messages` to chat."""
+
+    name: ClassVar[str] = "openai-compatible"
+    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_COMPATIBLE_API_KEY", "OPENAI_API_KEY")
+
+    def _resolve_key(self) -> str:
+        for var in self.key_env:
+            value = os.environ.get(var)
+            if value:
+                return value
+        return "EMPTY"
+
+    def _resolve_base_url(self) -> str:
+        url = self.settings.base_url or os.environ.get("OPENAI_BASE_URL")
+        if not url:
+            raise ProviderConfigError(
+                "provider 'openai-compatible' needs the server's URL: pass --base-url "
+                "(e.g. http://127.0.0.1:8000/v1) or set OPENAI_BASE_URL"
+            )
+        return url
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            logprobs=True, json_mode=True, temperature=True, chat=True, completion=True, batch=True
+        )

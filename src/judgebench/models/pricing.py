@@ -1,0 +1,144 @@
+"""Costs from a price table the user can edit (`configs/prices.toml`), and token estimates.
+
+Costs are per call from the usage the provider reported; `estimate_tokens` serves dry runs and the
+budget check before a call is made, where no usage exists yet.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tomllib
+import unicodedata
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from judgebench.errors import ConfigError
+from judgebench.models.base import ModelSpec
+from judgebench.paths import configs_dir
+from judgebench.records import Usage
+
+_SNAPSHOT = re.compile(r"^-\d")
+
+
+class Price(BaseModel):
+    """USD per 1M tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float
+    output: float
+    batch_input: float | None = None
+    batch_output: float | None = None
+
+    def cost(self, usage: Usage, *, batch: bool = False) -> float:
+        rate_in = self.batch_input if batch and self.batch_input is not None else self.input
+        rate_out = self.batch_output if batch and self.batch_output is not None else self.output
+        return (usage.input_tokens * rate_in + usage.output_tokens * rate_out) / 1_000_000
+
+
+class PriceTable:
+    """Prices by provider and model, with snapshot-prefix and per-provider wildcard lookup."""
+
+    def __init__(self, prices: dict[str, dict[str, Price]], *, source: str | None = None) -> None:
+        self.prices = prices
+        self.source = source
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> PriceTable:
+        """Read a prices TOML (default `configs/prices.toml`); a missing default file means no prices."""
+        explicit = path is not None
+        file = Path(path) if path is not None else configs_dir() / "prices.toml"
+        if not file.exists():
+            if explicit:
+                raise ConfigError(f"{file}: price table not found")
+            return cls({}, source=None)
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid TOML ({exc})") from exc
+        prices: dict[str, dict[str, Price]] = {}
+        for provider, models in data.items():
+            if not isinstance(models, dict):
+                raise ConfigError(f"{file}: '{provider}' must be a table of models")
+            for model, entry in models.items():
+                if not isinstance(entry, dict):
+                    raise ConfigError(f"{file}: '{provider}.{model}' must be a table with input and output")
+                try:
+                    prices.setdefault(provider, {})[model] = Price.model_validate(entry)
+                except ValidationError as exc:
+                    problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                    raise ConfigError(f"{file}: price of {provider}.{model}: {problems}") from exc
+        return cls(prices, source=str(file))
+
+    def price(self, provider: str, model: str) -> Price | None:
+        table = self.prices.get(provider)
+        if not table:
+            return None
+        if model in table:
+            return table[model]
+        best: str | None = None
+        for known in table:
+            snapshot = known != "*" and model.startswith(known) and _SNAPSHOT.match(model[len(known) :])
+            if snapshot and (best is None or len(known) > len(best)):
+                best = known
+        if best is not None:
+            return table[best]
+        return table.get("*")
+
+    def cost(self, provider: str, model: str, usage: Usage, batch: bool = False) -> float | None:
+        """USD for `usage`, or None when the model has no price."""
+        price = self.price(provider, model)
+        return None if price is None else price.cost(usage, batch=batch)
+
+
+# --- token estimates ------------------------------------------------------------------------------
+
+TokenMethod = Literal["tiktoken", "heuristic"]
+
+
+@functools.lru_cache(maxsize=16)
+def _encoding(model: str) -> Any:
+    """tiktoken's encoding for an OpenAI model, or None (unknown model, BPE file not downloadable)."""
+    if os.environ.get("JUDGEBENCH_OFFLINE_TESTS") == "1":
+        return None
+    try:
+        import tiktoken
+
+        try:
+            return tiktoken.encoding_for_model(model)
+        except KeyError:
+            return tiktoken.get_encoding("o200k_base")
+    except Exception:  # offline, no cached BPE file, or tiktoken missing: fall back, never crash
+        return None
+
+
+def _is_cjk(ch: str) -> bool:
+    name = unicodedata.east_asian_width(ch)
+    return name in ("W", "F") and not ch.isspace()
+
+
+def heuristic_tokens(text: str) -> int:
+    """~1 token per CJK (wide) character, ~4 characters per token for the rest."""
+    cjk = sum(1 for ch in text if ord(ch) > 0x2E7F and _is_cjk(ch))
+    other = len(text) - cjk
+    return cjk + (other + 3) // 4
+
+
+def estimate_tokens_with_method(text: str, model_spec: ModelSpec | str) -> tuple[int, TokenMethod]:
+    """Token count of `text` for the model and how it was counted."""
+    spec = ModelSpec.parse(model_spec) if isinstance(model_spec, str) else model_spec
+    if spec.provider in ("openai", "openai-compatible") or spec.model.startswith(("gpt-", "o1", "o3", "o4")):
+        encoding = _encoding(spec.model)
+        if encoding is not None:
+            return len(encoding.encode(text, disallowed_special=())), "tiktoken"
+    return heuristic_tokens(text), "heuristic"
+
+
+def estimate_tokens(text: str, model_spec: ModelSpec | str) -> int:
+    """Token count of `text` for the model: tiktoken for OpenAI models when its BPE file is available,
+    else `heuristic_tokens` (chars/4 for Latin text, 1 per CJK character)."""
+    return estimate_tokens_with_method(text, model_spec)[0]

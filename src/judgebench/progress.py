@@ -1,0 +1,112 @@
+"""A progress bar for long model runs: done/total, rate, tokens, cost and ETA on stderr.
+
+Quiet when stderr is not a terminal (CI, pipes, log files), so logs hold no control codes.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("  -  /s" if speed is None else f"{speed:5.1f}/s", style="progress.data.speed")
+
+
+class _AccountColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        f = task.fields
+        parts = [f"{f.get('tokens', 0):,} tok"]
+        cost = f.get("cost")
+        parts.append("$?" if cost is None else f"${cost:,.4f}")
+        if f.get("cached"):
+            parts.append(f"{f['cached']} cached")
+        if f.get("failed"):
+            parts.append(f"{f['failed']} failed")
+        return Text(" ".join(parts))
+
+
+class ProgressReporter:
+    """`with ProgressReporter(total, "judge gpt41mini") as p: ... p.advance(result)`."""
+
+    def __init__(
+        self,
+        total: int,
+        description: str = "calls",
+        *,
+        enabled: bool | None = None,
+        console: Console | None = None,
+    ) -> None:
+        self.total = total
+        self.description = description
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.done = 0
+        self.tokens = 0
+        self.cost: float | None = 0.0
+        self.cached = 0
+        self.failed = 0
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        if self.enabled:
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                _RateColumn(),
+                _AccountColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console or Console(stderr=True),
+                transient=False,
+            )
+
+    def __enter__(self) -> ProgressReporter:
+        if self._progress is not None:
+            self._progress.start()
+            self._task = self._progress.add_task(self.description, total=self.total, **self._fields())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def _fields(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "cost": self.cost, "cached": self.cached, "failed": self.failed}
+
+    def advance(
+        self,
+        n: int = 1,
+        *,
+        tokens: int = 0,
+        cost: float | None = 0.0,
+        cached: bool = False,
+        failed: bool = False,
+    ) -> None:
+        """Count `n` finished calls; an unknown cost (None) makes the running total unknown."""
+        self.done += n
+        self.tokens += tokens
+        if cost is None or self.cost is None:
+            self.cost = None
+        else:
+            self.cost += cost
+        self.cached += int(cached)
+        self.failed += int(failed)
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, advance=n, **self._fields())

@@ -1,0 +1,158 @@
+"""`judge --batch` at full LLMBar size against emulated OpenAI and Anthropic Batch APIs (official SDKs):
+the same judgments as a live run, a restart while polling that resumes the same batch, and a
+`--max-cost` budget that stops a run with everything done so far kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from judgebench import api
+from judgebench.judge.run import Execution
+from judgebench.records import Judgment
+from judgebench.rundir import last_per_key, read_jsonl
+from tests.servers.anthropic_batch_server import AnthropicBatchServer
+from tests.servers.openai_batch_server import OpenAIBatchServer
+
+N_ITEMS = 419
+
+
+def _dataset(path: Path) -> Path:
+    rows = [
+        {
+            "id": f"Natural/{i}",
+            "subset": "Natural",
+            "instruction": f"Instruction {i}",
+            "output_1": f"first {i}",
+            "output_2": f"second {i}",
+            "label": 1 + i % 2,
+        }
+        for i in range(N_ITEMS)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _verdicts(run: Path) -> dict[tuple[str, ...], tuple[str | None, str | None]]:
+    records = last_per_key(read_jsonl(run / "judgments.jsonl", Judgment), key=lambda j: j.call_key())
+    return {key[1:]: (j.verdict, j.raw) for key, j in records.items()}
+
+
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-batch-judge")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-batch-judge")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("server_cls", "spec"),
+    [(OpenAIBatchServer, "openai:gpt-4.1-mini"), (AnthropicBatchServer, "anthropic:claude-haiku-4-5")],
+)
+def test_batch_run_equals_live_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server_cls: type, spec: str
+) -> None:
+    data = _dataset(tmp_path / "items.jsonl")
+    with server_cls() as server:
+        base = server.base_url if hasattr(server, "base_url") else server.url
+        options = api.CallOptions(base_url=base, timeout=10, max_retries=2, concurrency=32)
+        api.judge(tmp_path / "live", models=[spec], dataset=str(data), options=options)
+        live_calls = server.live_calls()
+        assert live_calls == 2 * N_ITEMS
+        # a fresh cache: the batch run must really go through the Batch API
+        monkeypatch.setenv("JUDGEBENCH_CACHE_DIR", str(tmp_path / "batch-cache"))
+        result = api.judge(
+            tmp_path / "batch",
+            models=[spec],
+            dataset=str(data),
+            options=options,
+            execution=Execution(batch=True, poll_interval=0),
+        )
+        assert server.live_calls() == live_calls  # batch mode makes no live call
+        assert len(server.created()) == 1
+    assert result.outcomes[spec].missing == 0
+    live, batch = _verdicts(tmp_path / "live"), _verdicts(tmp_path / "batch")
+    assert len(batch) == 2 * N_ITEMS and batch == live
+    records = list(read_jsonl(tmp_path / "batch" / "judgments.jsonl", Judgment))
+    assert all(r.batch_id and r.custom_id == r.cache_key for r in records)
+    assert all(r.cost_usd is not None for r in records)
+
+
+@pytest.mark.slow
+def test_killed_while_polling_then_resumed_submits_nothing_again(tmp_path: Path) -> None:
+    data = _dataset(tmp_path / "items.jsonl")
+    run = tmp_path / "run"
+    with OpenAIBatchServer() as server:
+        server.hold.set()  # the batch stays in progress until released
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        cmd = [
+            sys.executable,
+            "-m",
+            "judgebench",
+            "judge",
+            "--run",
+            str(run),
+            "--dataset",
+            str(data),
+            "--model",
+            "openai:gpt-4.1-mini",
+            "--base-url",
+            server.base_url,
+            "--batch",
+            "--poll-interval",
+            "0.05",
+        ]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            created = server.created()
+            if created and server.polls[created[0]["id"]] >= 3:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        (batch,) = server.created()
+        assert (run / "batches.json").exists()
+        server.hold.clear()
+        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
+        result = api.judge(
+            run,
+            models=["openai:gpt-4.1-mini"],
+            options=options,
+            execution=Execution(batch=True, poll_interval=0),
+        )
+        assert len(server.created()) == 1  # the known batch was polled to its end, none submitted again
+        assert server.live_calls() == 0
+    assert result.outcomes["openai:gpt-4.1-mini"].missing == 0
+    records = _verdicts(run)
+    assert len(records) == 2 * N_ITEMS
+    assert all(j.batch_id == batch["id"] for j in read_jsonl(run / "judgments.jsonl", Judgment))
+
+
+def test_max_cost_stops_the_run_and_keeps_what_was_done(tmp_path: Path) -> None:
+    data = _dataset(tmp_path / "items.jsonl")
+    run = tmp_path / "run"
+    with OpenAIBatchServer() as server:
+        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=1, concurrency=4)
+        # each live call reserves its worst case (900 output tokens) until its answer is priced
+        first = api.judge(
+            run, models=["openai:gpt-4.1-mini"], dataset=str(data), limit=50, options=options, max_cost=0.01
+        )
+        outcome = first.outcomes["openai:gpt-4.1-mini"]
+        paid = server.live_calls()
+        assert 0 < outcome.verdicts + outcome.invalid < 100 and outcome.missing > 0
+        assert outcome.cost_usd <= 0.01
+        refused = [j for j in read_jsonl(run / "judgments.jsonl", Judgment) if j.verdict is None]
+        assert refused and all("budget" in (j.error or "").lower() for j in refused)
+        # a rerun with room in the budget pays only for what was refused
+        second = api.judge(run, models=["openai:gpt-4.1-mini"], options=options, limit=50, max_cost=1.0)
+        assert server.live_calls() - paid == outcome.missing
+    assert second.outcomes["openai:gpt-4.1-mini"].missing == 0
+    assert len(_verdicts(run)) == 100
