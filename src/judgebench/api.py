@@ -155,8 +155,13 @@ def translate(
     dry_run: bool = False,
     options: CallOptions | None = None,
     settings: TranslatorSettings | None = None,
+    execution: Execution | None = None,
+    max_cost: float | None = None,
 ) -> TranslateResult:
-    """Make (or import) the zh/ls/... variants of the run's items and audit them."""
+    """Make (or import) the zh/ls/... variants of the run's items and audit them.
+
+    With `execution.batch` every call goes through the provider's Batch API in rounds (a re-ask or a
+    piece depends on an earlier answer); `max_cost` stops scheduling paid calls at the budget."""
     options = options or CallOptions()
     settings = settings or TranslatorSettings()
     run = RunDir(run_dir)
@@ -184,6 +189,17 @@ def translate(
         estimate = estimate_translation(todo, chosen, translator, len(items) - len(todo), settings)
         return TranslateResult(None, 0, {}, 0, estimate=estimate)
     client = None if variants_file is not None else options.client(translator, PriceTable.load())
+    mode = execution or Execution()
+    if client is not None and mode.batch:
+        from judgebench.batch import refusal
+
+        why = refusal(client)
+        if why:
+            raise ConfigError(why)
+    if client is not None and max_cost is not None:
+        from judgebench.models.client import Budget
+
+        client.budget = Budget(max_cost_usd=max_cost)
     run.init(dataset=entry)
     imported = 0
     outcome: TranslateOutcome | None = None
@@ -198,6 +214,8 @@ def translate(
             try:
                 existing = read_variants(run.file(VARIANTS))
                 pending = sum(1 for i in items if any((i.id, c.name) not in existing for c in chosen))
+                if mode.batch:
+                    return await _translate_by_batch(run, items, chosen, client, settings, mode)
                 with ProgressReporter(pending, f"translate {client.name}", enabled=options.progress) as bar:
                     return await translate_items(run, items, chosen, client, settings, progress=bar)
             finally:
@@ -224,6 +242,47 @@ def translate(
         },
     )
     return TranslateResult(outcome, imported, summary, len(flags))
+
+
+async def _translate_by_batch(
+    run: RunDir,
+    items: Sequence[Item],
+    conditions: Sequence[Condition],
+    client: ModelClient,
+    settings: TranslatorSettings,
+    mode: Execution,
+) -> TranslateOutcome:
+    """Translate through the Batch API: each round submits what the stage could not answer from the
+    cache; the last pass (all answers stored) writes the records. Totals come from the client."""
+    from judgebench.batch import batch_rounds
+    from judgebench.translate.stage import prune_failures
+
+    def complete() -> set[str]:
+        held = read_variants(run.file(VARIANTS))
+        return {i.id for i in items if all((i.id, c.name) in held for c in conditions)}
+
+    done_before = complete()
+    outcome: TranslateOutcome = await batch_rounds(
+        client,
+        lambda view: translate_items(run, items, conditions, view, settings),
+        run.path,
+        poll_interval=mode.poll_interval,
+        log=mode.log,
+    )
+    prune_failures(run)
+    stats = client.stats
+    # earlier passes already wrote the variants whose answers came back in earlier rounds
+    return outcome.model_copy(
+        update={
+            "already_done": len(done_before),
+            "translated": len(complete() - done_before),
+            "provider_calls": stats.calls,
+            "cache_hits": stats.cache_hits,
+            "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens,
+            "cost_usd": round(stats.cost_usd, 6),
+        }
+    )
 
 
 def estimate_translation(

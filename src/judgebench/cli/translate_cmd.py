@@ -23,6 +23,7 @@ from judgebench.cli.app import (
     handle_errors,
 )
 from judgebench.cli.common import print_estimates, safe_run
+from judgebench.judge.run import Execution
 from judgebench.translate.translator import TranslatorSettings
 
 
@@ -66,6 +67,15 @@ def translate_command(
     concurrency: ConcurrencyOpt = 4,
     rpm: RpmOpt = None,
     no_cache: NoCacheOpt = False,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="Send the calls through the provider's Batch API, in rounds.")
+    ] = False,
+    poll_interval: Annotated[
+        float, typer.Option("--poll-interval", help="Seconds between batch polls.")
+    ] = 30.0,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD.")
+    ] = None,
 ) -> None:
     """Translate the run's items into each condition (label-preserving), or import variants; audit them.
 
@@ -92,6 +102,8 @@ def translate_command(
         dry_run=dry_run,
         options=options,
         settings=TranslatorSettings(max_reasks=max_reasks),
+        execution=Execution(batch=batch, poll_interval=poll_interval, log=lambda m: err_console.print(m)),
+        max_cost=max_cost,
     )
     if result.estimate is not None:
         print_estimates([result.estimate])
