@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from judgebench.analysis import stats
 from judgebench.analysis.bootstrap import percentile_interval, replicate_ratios, resample_weights
-from judgebench.errors import RunDirError
+from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.records import AuditFlag, Judgment, MetricRecord
 from judgebench.rundir import AUDIT, JUDGMENTS, RunDir, last_per_key, read_jsonl
 
@@ -132,6 +132,20 @@ def _unique(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+_LLMBAR_ORDER = [
+    "Natural",
+    "Adversarial/Neighbor",
+    "Adversarial/GPTInst",
+    "Adversarial/GPTOut",
+    "Adversarial/Manual",
+]
+
+
+def _subset_rank(name: str) -> tuple[int, str]:
+    """LLMBar's subsets in the paper's order, then any others by name."""
+    return (_LLMBAR_ORDER.index(name) if name in _LLMBAR_ORDER else len(_LLMBAR_ORDER), name)
+
+
 def subset_groups(leaves: Sequence[str]) -> dict[str, list[str]]:
     """`all`, then each top-level path with its aggregate before its leaves (Natural, Adversarial, ...)."""
     groups: dict[str, list[str]] = {ALL: list(leaves)}
@@ -149,7 +163,7 @@ class _Layout:
 
     def __init__(self, df: pd.DataFrame, flagged: set[str]) -> None:
         items = df.drop_duplicates("item_id")[["item_id", "subset"]]
-        self.leaves = _unique(items["subset"].tolist())
+        self.leaves = sorted(_unique(items["subset"].tolist()), key=_subset_rank)
         self.groups = subset_groups(self.leaves)
         self.items: list[str] = items["item_id"].tolist()
         self.item_subset = dict(zip(items["item_id"], items["subset"], strict=True))
@@ -178,9 +192,17 @@ class _Layout:
 
 
 def _conditions(df: pd.DataFrame) -> list[str]:
-    conds = _unique(df.loc[df["kind"] == "pair", "condition"].tolist())
-    conds += [c for c in _unique(df.loc[df["kind"] == "tie_probe", "condition"].tolist()) if c not in conds]
-    return (["en"] if "en" in conds else []) + [c for c in conds if c != "en"]
+    """en first, then the order of configs/conditions.toml (zh, ls, ...), then any others by name, so
+    pairs read zh->ls as PROTOCOL names them whatever order the judgments were written in."""
+    conds = set(df.loc[df["kind"].isin(["pair", "tie_probe"]), "condition"].tolist())
+    try:
+        from judgebench.conditions import load_conditions
+
+        configured = list(load_conditions())
+    except JudgebenchError:
+        configured = []
+    rank = {name: i for i, name in enumerate(["en", *configured])}
+    return sorted(conds, key=lambda c: (rank.get(c, len(rank)), c))
 
 
 def condition_pairs(conditions: Sequence[str]) -> list[tuple[str, str]]:
