@@ -624,6 +624,8 @@ def run_pipeline(
     options: CallOptions | None = None,
     tau: float = 0.5,
     delta: float = 0.01,
+    execution: Execution | None = None,
+    max_cost: float | None = None,
 ) -> PipelineResult:
     """translate -> judge -> report -> bbe. The bundled sample ships team-written variants, so the
     offline default needs no machine translation unless `machine_translate` is set. Before any paid
@@ -687,10 +689,20 @@ def run_pipeline(
             conditions=conditions,
             limit=limit,
             options=options,
+            execution=execution,
+            max_cost=max_cost,
         )
     result.seconds["translate"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    result.judge = judge(path, models=models, limit=limit, options=options)
+    spent = result.translate.outcome.cost_usd if result.translate and result.translate.outcome else 0.0
+    result.judge = judge(
+        path,
+        models=models,
+        limit=limit,
+        options=options,
+        execution=execution,
+        max_cost=None if max_cost is None else max(0.0, max_cost - spent),
+    )
     result.seconds["judge"] = time.perf_counter() - clock
     clock = time.perf_counter()
     _, paths = report(path)

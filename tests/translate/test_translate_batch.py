@@ -35,8 +35,17 @@ class TranslatorBatchServer(OpenAIBatchServer):
 
 
 def _items(path: Path) -> Path:
-    rows = [{"id": f"Natural/{i}", "subset": "Natural", "instruction": f"Task {i}: list 3 fruits",
-             "output_1": f"apple, pear, fig {i}", "output_2": f"carrot {i}", "label": 1} for i in range(5)]
+    rows = [
+        {
+            "id": f"Natural/{i}",
+            "subset": "Natural",
+            "instruction": f"Task {i}: list 3 fruits",
+            "output_1": f"apple, pear, fig {i}",
+            "output_2": f"carrot {i}",
+            "label": 1,
+        }
+        for i in range(5)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -47,8 +56,13 @@ def test_translate_by_batch_in_rounds(tmp_path: Path, monkeypatch: pytest.Monkey
     run = tmp_path / "run"
     with TranslatorBatchServer() as server:
         options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
-        result = api.translate(run, dataset=str(data), translator="openai:gpt-4.1-mini", options=options,
-                               execution=Execution(batch=True, poll_interval=0))
+        result = api.translate(
+            run,
+            dataset=str(data),
+            translator="openai:gpt-4.1-mini",
+            options=options,
+            execution=Execution(batch=True, poll_interval=0),
+        )
         assert server.live_calls() == 0
         assert len(server.created()) == 2  # round 1: five items; round 2: the re-ask for item 2
         assert result.outcome is not None and result.outcome.translated == 5 and not result.outcome.failed
@@ -57,7 +71,11 @@ def test_translate_by_batch_in_rounds(tmp_path: Path, monkeypatch: pytest.Monkey
         assert len(variants) == 10
         assert variants[("Natural/2", "ls")].output_1 == "[ls] 译文 apple, pear, fig 2"
         assert not (run / "translation_failures.jsonl").read_text().strip()
-        again = api.translate(run, translator="openai:gpt-4.1-mini", options=options,
-                              execution=Execution(batch=True, poll_interval=0))
+        again = api.translate(
+            run,
+            translator="openai:gpt-4.1-mini",
+            options=options,
+            execution=Execution(batch=True, poll_interval=0),
+        )
         assert len(server.created()) == 2 and server.live_calls() == 0
         assert again.outcome is not None and again.outcome.already_done == 5

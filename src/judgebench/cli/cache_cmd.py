@@ -31,7 +31,9 @@ def cache_clear(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete stored answers: the next run pays for them again."""
-    if not yes and not typer.confirm(f"Delete {'all' if model is None else model} cached answers?", default=False):
+    if not yes and not typer.confirm(
+        f"Delete {'all' if model is None else model} cached answers?", default=False
+    ):
         raise typer.Exit(code=1)
     with default_cache() as cache:
         removed = cache.clear(spec=model)

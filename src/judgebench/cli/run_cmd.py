@@ -22,6 +22,7 @@ from judgebench.cli.app import (
     handle_errors,
 )
 from judgebench.cli.common import print_estimates, safe_run
+from judgebench.judge.run import Execution
 
 
 @app.command("run")
@@ -57,6 +58,16 @@ def run_command(
     max_retries: MaxRetriesOpt = 8,
     concurrency: ConcurrencyOpt = 8,
     rpm: RpmOpt = None,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="Translate and judge through provider Batch APIs.")
+    ] = False,
+    poll_interval: Annotated[
+        float, typer.Option("--poll-interval", help="Seconds between batch polls.")
+    ] = 30.0,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD in all."),
+    ] = None,
 ) -> None:
     """The whole pipeline: translate -> judge -> report -> bbe. With no arguments and no key: the
     bundled sample on the embedded model, offline. Prints where report.html is."""
@@ -83,6 +94,8 @@ def run_command(
         options=options,
         tau=tau,
         delta=delta,
+        execution=Execution(batch=batch, poll_interval=poll_interval, log=lambda m: err_console.print(m)),
+        max_cost=max_cost,
     )
     if result.judge is not None:
         for name, o in result.judge.outcomes.items():

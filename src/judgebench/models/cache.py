@@ -12,11 +12,9 @@ clear it with `ResponseCache.clear()` (`judgebench cache clear`) or by deleting 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import queue
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,6 @@ _INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
 _Row = tuple[str, str, str, str, str, str]
-_Waiter = tuple[_Row, asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -56,36 +53,68 @@ class ResponseCache:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA busy_timeout=60000")
         self._conn.execute(_SCHEMA)
-        self._writer: _Writer | None = None
+        # Keys known to be stored, so a miss (every call of a fresh run) costs no disk read. Own
+        # writes are added at once; other handles' and processes' writes are picked up by rowid
+        # at most every REFRESH_S seconds.
+        self._known: set[str] | None = None
+        self._max_rowid = 0
+        self._refreshed_at = 0.0
+
+    REFRESH_S = 0.5
+
+    def _sync_known(self) -> set[str]:
+        """Bring the known-key set up to date (caller holds the lock)."""
+        now = time.monotonic()
+        if self._known is not None and now - self._refreshed_at < self.REFRESH_S:
+            return self._known
+        (top,) = self._conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM responses").fetchone()
+        if self._known is None or top < self._max_rowid:  # first use, or cleared elsewhere
+            self._known, self._max_rowid = set(), 0
+        if top > self._max_rowid:
+            rows = self._conn.execute(
+                "SELECT rowid, key FROM responses WHERE rowid > ?", (self._max_rowid,)
+            ).fetchall()
+            self._known.update(key for _, key in rows)
+            self._max_rowid = max(int(rowid) for rowid, _ in rows) if rows else top
+        self._refreshed_at = now
+        return self._known
 
     def get(self, key: str) -> ModelResponse | None:
+        """The stored answer, or None. Answers another process stored in the last REFRESH_S seconds
+        may not be seen yet (two processes asking the same call at the same moment may both pay)."""
         with self._lock:
+            known = self._sync_known()
+            if key not in known:
+                return None
             row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
+            if row is None:  # deleted elsewhere
+                known.discard(key)
+                return None
         return ModelResponse.model_validate_json(row[0])
 
     def __contains__(self, key: str) -> bool:
+        """Exact (always asks the store)."""
         with self._lock:
             row = self._conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone()
         return row is not None
+
+    def _remember(self, key: str) -> None:
+        with self._lock:
+            if self._known is not None:
+                self._known.add(key)
 
     def put(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> None:
         """Store an answer (replacing an older one under the same key), committed before returning."""
         row = _row(key, response, provider=provider, model=model, spec=spec)
         with self._lock:
             self._conn.execute(_INSERT, row)
+        self._remember(key)
 
     async def aput(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> None:
-        """`put` for the event loop: returns once the answer is committed, like `put`, but the write
-        happens on a writer thread that commits every answer queued meanwhile in one transaction, so
-        many concurrent calls cost one commit and the loop never waits on the disk."""
-        row = _row(key, response, provider=provider, model=model, spec=spec)
-        with self._lock:
-            if self._writer is None:
-                self._writer = _Writer(self.path)
-            writer = self._writer
-        await writer.submit(row)
+        """`put` for async callers (the client awaits it before reporting an answer). A commit in
+        WAL mode with synchronous=NORMAL is a short write with no fsync, so it runs inline: a writer
+        thread with group commit was measured and cost more CPU (GIL hand-offs) than it saved."""
+        self.put(key, response, provider=provider, model=model, spec=spec)
 
     def __len__(self) -> int:
         with self._lock:
@@ -119,6 +148,7 @@ class ResponseCache:
             else:
                 cur = self._conn.execute("DELETE FROM responses WHERE spec = ?", (spec,))
             removed = int(cur.rowcount)
+            self._known = None
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if spec is None:
             with self._lock:
@@ -127,10 +157,7 @@ class ResponseCache:
 
     def close(self) -> None:
         with self._lock:
-            writer, self._writer = self._writer, None
             self._conn.close()
-        if writer is not None:
-            writer.close()
 
     def __enter__(self) -> ResponseCache:
         return self
@@ -142,75 +169,6 @@ class ResponseCache:
 def _row(key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> _Row:
     created = datetime.now(UTC).isoformat(timespec="seconds")
     return (key, provider, model, spec, response.model_dump_json(), created)
-
-
-def _resolve(waiters: list[asyncio.Future[None]], error: BaseException | None) -> None:
-    for fut in waiters:
-        if fut.done():
-            continue
-        if error is None:
-            fut.set_result(None)
-        else:
-            fut.set_exception(error)
-
-
-class _Writer:
-    """One thread with its own connection, committing queued rows in batches (group commit)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._queue: queue.SimpleQueue[_Waiter | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="judgebench-cache-writer", daemon=True)
-        self._thread.start()
-
-    def submit(self, row: _Row) -> asyncio.Future[None]:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
-        self._queue.put((row, loop, fut))
-        return fut
-
-    def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join(timeout=60)
-
-    def _run(self) -> None:
-        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=60000")
-        stop = False
-        try:
-            while not stop:
-                first = self._queue.get()
-                if first is None:
-                    break
-                batch = [first]
-                while True:
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is None:
-                        stop = True
-                        break
-                    batch.append(item)
-                error: BaseException | None = None
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    conn.executemany(_INSERT, [row for row, _, _ in batch])
-                    conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    error = exc
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
-                for _, loop, fut in batch:
-                    by_loop.setdefault(loop, []).append(fut)
-                for loop, waiters in by_loop.items():
-                    # a closed loop raises RuntimeError: nobody waits there any more
-                    with contextlib.suppress(RuntimeError):
-                        loop.call_soon_threadsafe(_resolve, waiters, error)
-        finally:
-            conn.close()
 
 
 def default_cache_path() -> Path:

@@ -282,6 +282,7 @@ class ModelClient:
         self._prices = prices
         self._provider: Provider | None = None
         self._blocked: str | None = None
+        self._state: tuple[asyncio.AbstractEventLoop, _Connection, RateLimiter] | None = None
         cls = provider_class(self.spec.provider)
         env = getattr(cls, "base_url_env", None)
         env_url = os.environ.get(env) if isinstance(env, str) else None
@@ -347,10 +348,11 @@ class ModelClient:
             cached = self.cache.get(key)
             if cached is not None:
                 self.stats.cache_hits += 1
-                return CallResult(
+                return CallResult.model_construct(
                     cache_key=key,
                     prompt_hash=phash,
                     response=cached,
+                    error=None,
                     from_cache=True,
                     attempts=0,
                     cost_usd=self.cost_of(cached),
@@ -373,8 +375,7 @@ class ModelClient:
                 )
                 return self._failed(key, phash, why, 0, request)
 
-        conn = _connection(provider.connection_key(), self.settings)
-        limiter = _limiter(provider.connection_key(), self.spec.model, self.settings)
+        conn, limiter = self._shared_state(provider)
         attempts = 0
         response: ModelResponse | None = None
         error: str | None = None
@@ -425,15 +426,28 @@ class ModelClient:
             self.stats.unpriced_calls += 1
         else:
             self.stats.cost_usd += cost
-        return CallResult(
+        # fields built here are already typed; skipping validation keeps the per-call cost low
+        return CallResult.model_construct(
             cache_key=key,
             prompt_hash=phash,
             response=response,
+            error=None,
             from_cache=False,
             attempts=attempts,
             cost_usd=cost,
             params_sent=response.params_sent,
         )
+
+    def _shared_state(self, provider: Provider) -> tuple[_Connection, RateLimiter]:
+        """This loop's shared concurrency and rate limiter for the provider (looked up once per loop)."""
+        loop = asyncio.get_running_loop()
+        cached = self._state
+        if cached is not None and cached[0] is loop:
+            return cached[1], cached[2]
+        key = provider.connection_key()
+        conn, limiter = _connection(key, self.settings), _limiter(key, self.spec.model, self.settings)
+        self._state = (loop, conn, limiter)
+        return conn, limiter
 
     async def _attempt(
         self, provider: Provider, conn: _Connection, limiter: RateLimiter, request: ModelRequest

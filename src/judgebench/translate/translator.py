@@ -460,7 +460,9 @@ async def translate_item_completion(
                 request = ModelRequest(
                     prompt=prompt,
                     temperature=settings.temperature,
-                    max_tokens=min(settings.max_tokens, max(64, len(piece) * 2)),
+                    # a translation needs about a token per source character at most; a base model
+                    # that starts repeating itself is stopped there rather than at the global limit
+                    max_tokens=min(settings.max_tokens, max(48, len(piece))),
                     stop=stops,
                     context={"item_id": item.id, "stage": "translate", "field": fname},
                 )
