@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from judgebench.errors import ProviderConfigError
-from judgebench.models.anthropic import AnthropicProvider, retry_after_seconds
+from judgebench.models.anthropic import AnthropicProvider
 from judgebench.models.base import (
     MalformedResponseError,
     Message,
@@ -20,6 +20,7 @@ from judgebench.models.base import (
     ProviderSettings,
     TransientError,
     create_provider,
+    retry_after_seconds,
 )
 from tests.servers import anthropic_server as srv
 from tests.servers.anthropic_server import AnthropicServer

@@ -13,7 +13,6 @@ JSON mode; `params_sent["dropped"]` says what was asked for and not sent, and wh
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import time
@@ -29,6 +28,7 @@ from judgebench.models.base import (
     ProviderError,
     ProviderSettings,
     TransientError,
+    retry_after_seconds,
 )
 from judgebench.records import Usage
 
@@ -49,29 +49,6 @@ _FINISH = {
 # stop reasons for which an answer with no text is a real (deterministic) answer, not a broken body
 _EMPTY_OK = {"refusal", "max_tokens", "model_context_window_exceeded"}
 _RANGE_WORDS = ("less than", "greater than", "range", "between")
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """Seconds to wait from `retry-after-ms`, or `retry-after` in seconds or as an HTTP date."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            parsed = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
 
 
 def _error_message(body: object, fallback: str) -> str:

@@ -8,10 +8,12 @@ cache, accounting) lives once in `client.py`.
 from __future__ import annotations
 
 import abc
+import email.utils
 import hashlib
 import importlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -108,6 +110,29 @@ class MalformedResponseError(TransientError):
 
 class PermanentError(ProviderError):
     """Authentication, permission, validation, refusal by policy: retrying cannot help."""
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `retry-after` in seconds or as an HTTP date."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
 
 
 # --- settings and specs ---------------------------------------------------------------------------

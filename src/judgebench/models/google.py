@@ -20,7 +20,6 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from judgebench.errors import ProviderConfigError
-from judgebench.models.anthropic import retry_after_seconds
 from judgebench.models.base import (
     Capabilities,
     MalformedResponseError,
@@ -32,6 +31,7 @@ from judgebench.models.base import (
     ProviderSettings,
     TokenLogprob,
     TransientError,
+    retry_after_seconds,
 )
 from judgebench.records import Usage
 

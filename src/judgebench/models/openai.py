@@ -8,7 +8,6 @@ silently; reading it raw also keeps the provider's body exactly as received for 
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import time
@@ -26,6 +25,7 @@ from judgebench.models.base import (
     ProviderSettings,
     TokenLogprob,
     TransientError,
+    retry_after_seconds,
 )
 from judgebench.records import Usage
 
@@ -34,28 +34,6 @@ if TYPE_CHECKING:
 
 # OpenAI reasoning models reject temperature and logprobs; `max_tokens` is deprecated for them.
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from `retry-after-ms`, or `retry-after` in seconds or as an HTTP date."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
 
 
 _E = TypeVar("_E", bound=ProviderError)
@@ -233,7 +211,7 @@ class OpenAIProvider(Provider):
                 perm = TransientError(
                     f"{provider}: HTTP {status}: {message}",
                     provider=provider,
-                    retry_after=_retry_after(exc.response.headers),
+                    retry_after=retry_after_seconds(exc.response.headers),
                 )
             elif status in (401, 403):
                 what = "authentication failed" if status == 401 else "permission denied"
