@@ -103,3 +103,19 @@ def test_a_run_refuses_another_dataset(tmp_path: Path) -> None:
     with pytest.raises(RunDirError, match="refusing to mix"):
         run.init(dataset={"spec": "llmbar", "checksum": "b" * 64})
     assert run.load_manifest()["dataset"]["spec"] == "sample"
+
+
+def test_credentials_in_a_recorded_command_line_are_masked() -> None:
+    from judgebench.rundir import redact_command
+
+    argv = [
+        "judgebench",
+        "judge",
+        "--base-url",
+        "https://user:s3cret@host:8000/v1?api-key=abc&x=1",
+        "--run",
+        "r",
+    ]
+    out = redact_command(argv)
+    assert "s3cret" not in " ".join(out) and "abc" not in " ".join(out)
+    assert out[3] == "https://***@host:8000/v1?api-key=***&x=1" and out[:3] == argv[:3]

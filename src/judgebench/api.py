@@ -43,8 +43,9 @@ class CallOptions:
     """How to reach and pace the models of one command (flags shared by every model command)."""
 
     base_url: str | None = None
-    timeout: float = 120.0
-    max_retries: int = 8
+    # None: the judge's settings in configs/judges.toml, else the ProviderSettings defaults
+    timeout: float | None = None
+    max_retries: int | None = None
     concurrency: int | None = None
     rpm: float | None = None
     tpm: float | None = None
@@ -55,10 +56,10 @@ class CallOptions:
 
     def client(self, name_or_spec: str, prices: PriceTable | None = None) -> ModelClient:
         spec, settings, name, _ = resolve_judge_full(name_or_spec)
-        updates: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+        updates: dict[str, Any] = {}
         if self.base_url:
             updates["base_url"] = self.base_url
-        for key in ("concurrency", "rpm", "tpm", "backoff_initial", "backoff_max"):
+        for key in ("timeout", "max_retries", "concurrency", "rpm", "tpm", "backoff_initial", "backoff_max"):
             value = getattr(self, key)
             if value is not None:
                 updates[key] = value
@@ -122,6 +123,15 @@ def _pick(items: Sequence[Item], subset: str | None, limit: int | None, shown: s
     """--subset then --limit: the same selection in every stage, on the run's whole dataset."""
     chosen = select_subset(list(items), subset, shown=shown) if subset else list(items)
     return chosen[:limit] if limit is not None else chosen
+
+
+def _require_price(client: ModelClient) -> None:
+    """--max-cost can only bound what it can price: refuse an unpriced model up front."""
+    if client.prices.price(client.spec.provider, client.spec.model) is None:
+        raise ConfigError(
+            f"--max-cost cannot bound {client.spec.text}: it has no price in configs/prices.toml "
+            "(add one, or run without --max-cost)"
+        )
 
 
 def _run_async(coro: Any) -> Any:
@@ -199,6 +209,7 @@ def translate(
     if client is not None and max_cost is not None:
         from judgebench.models.client import Budget
 
+        _require_price(client)
         client.budget = Budget(max_cost_usd=max_cost)
     run.init(dataset=entry)
     imported = 0
@@ -438,6 +449,7 @@ def judge(
 
         budget = Budget(max_cost_usd=max_cost)
         for client in clients.values():
+            _require_price(client)
             client.budget = budget
     run.init(dataset=entry)
     # records name the judge by what the user typed; a config name resolves to its spec

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -35,6 +36,21 @@ METRICS_CSV = "metrics.csv"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 BBE_JSON = "bbe.json"
+
+
+_URL_SECRET = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]*@|(?P<q>[?&][^=&\s]*(?:key|token|secret|sig)[^=&\s]*=)[^&\s]*",
+    re.I,
+)
+
+
+def redact_command(argv: list[str]) -> list[str]:
+    """The command line as recorded: credentials in URLs (user:token@, ?api-key=...) are masked."""
+
+    def mask(match: re.Match[str]) -> str:
+        return f"{match.group('scheme')}***@" if match.group("scheme") else f"{match.group('q')}***"
+
+    return [_URL_SECRET.sub(mask, arg) for arg in argv]
 
 
 def now_iso() -> str:
@@ -229,10 +245,10 @@ class RunDir:
         entry = dict(info)
         entry.setdefault("finished_at", now_iso())
         entry["judgebench_version"] = __version__
-        entry["command"] = sys.argv[:]
+        entry["command"] = redact_command(sys.argv)
         manifest.setdefault("stages", {})[stage] = entry
         manifest.setdefault("history", []).append(
-            {"stage": stage, "at": entry["finished_at"], "command": sys.argv[:]}
+            {"stage": stage, "at": entry["finished_at"], "command": redact_command(sys.argv)}
         )
         self.save_manifest(manifest)
         return manifest

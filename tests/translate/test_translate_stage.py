@@ -341,11 +341,13 @@ def test_extra_condition_ja_end_to_end(tmp_path: Path, server: OpenAIServer) -> 
 
     judged = api.judge(run, models=["sim:default"], options=api.CallOptions(progress=False))
     records = last_per_key(read_jsonl(run / "judgments.jsonl", Judgment), key=lambda j: j.call_key())
-    assert {(r.condition, r.order) for r in records.values()} == {
-        (c, o) for c in ("en", "ja") for o in ("orig", "swap")
-    }
-    assert judged.planned == len(rows) * 4  # ja has no tie-probes in conditions.toml
-    assert all(r.kind == "pair" and r.verdict is not None for r in records.values())
+    assert {(r.kind, r.condition, r.order) for r in records.values()} == {
+        ("pair", c, o) for c in ("en", "ja") for o in ("orig", "swap")
+    } | {("tie_probe", "ja", "en_ja"), ("tie_probe", "ja", "ja_en")}
+    assert judged.planned == len(rows) * 6  # a fully translated target gets tie-probes (PROTOCOL §3)
+    assert all(r.verdict is not None for r in records.values())
+    probes = {r.verdict for r in records.values() if r.kind == "tie_probe"}
+    assert probes <= {"en", "ja", "tie", "invalid"}
 
 
 def _long_field() -> tuple[str, str]:

@@ -31,7 +31,8 @@ def plot_bbe(
     ax_u.set_xlabel("raw score (normalised)")
     ax_u.set_ylabel("bias-bounded score")
     ax_u.set_title("per unit")
-    if len(sets) <= 8:
+    drawn = any(noisy is not None for _, noisy in sets)
+    if drawn and len(sets) <= 8:  # an infeasible calibration draws nothing: no empty-legend warning
         ax_u.legend(fontsize=7, loc="upper left")
     for row in rows:
         if row.rank_bias_bounded is None:

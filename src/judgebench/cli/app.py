@@ -66,13 +66,23 @@ def _root(
 
 # Options shared by every command that calls a model (INTERFACE.md).
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Override the provider endpoint.")]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Per-request timeout in seconds.")]
-MaxRetriesOpt = Annotated[
-    int, typer.Option("--max-retries", help="Attempts per call on 429/5xx/timeouts/malformed bodies.")
+# Unset flags are None: a judge's own settings in configs/judges.toml, then the defaults, apply.
+TimeoutOpt = Annotated[
+    float | None, typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds [default: 120].")
 ]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Concurrent requests per judge.")]
-RpmOpt = Annotated[float | None, typer.Option("--rpm", help="Requests-per-minute limit per judge.")]
-TpmOpt = Annotated[float | None, typer.Option("--tpm", help="Tokens-per-minute limit per judge.")]
+MaxRetriesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-retries", min=1, help="Attempts per call on 429/5xx/timeouts/malformed bodies [default: 8]."
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int | None, typer.Option("--concurrency", min=1, help="Concurrent requests per judge [default: 8].")
+]
+RpmOpt = Annotated[
+    float | None, typer.Option("--rpm", min=0.001, help="Requests-per-minute limit per judge.")
+]
+TpmOpt = Annotated[float | None, typer.Option("--tpm", min=1, help="Tokens-per-minute limit per judge.")]
 RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every stage's files.")]
 DataDirOpt = Annotated[
     str | None, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 from rich.table import Table
 
-from judgebench.cli.app import BaseUrlOpt, MaxRetriesOpt, app, console, err_console, handle_errors
+from judgebench.cli.app import BaseUrlOpt, MaxRetriesOpt, TimeoutOpt, app, console, err_console, handle_errors
 from judgebench.errors import ConfigError, JudgebenchError
 
 if TYPE_CHECKING:
@@ -174,8 +174,8 @@ def bbe_command(
     ] = None,
     template: Annotated[str | None, typer.Option("--template", help="Judge template for --perturb.")] = None,
     base_url: BaseUrlOpt = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Per-request timeout in seconds.")] = 120.0,
-    max_retries: MaxRetriesOpt = 8,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Bypass the response cache for --perturb.")
     ] = False,
@@ -283,8 +283,8 @@ def _perturb_request(
     data_dir: str | None,
     template: str | None,
     base_url: str | None,
-    timeout: float,
-    max_retries: int,
+    timeout: float | None,
+    max_retries: int | None,
     no_cache: bool,
 ) -> PerturbRequest:
     from judgebench.api import CallOptions, open_dataset

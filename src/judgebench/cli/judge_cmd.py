@@ -57,9 +57,9 @@ def judge_command(
         bool, typer.Option("--dry-run", help="Print the plan's size, tokens and cost.")
     ] = False,
     base_url: BaseUrlOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_retries: MaxRetriesOpt = 8,
-    concurrency: ConcurrencyOpt = 8,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     no_cache: NoCacheOpt = False,

@@ -54,9 +54,9 @@ def run_command(
     tau: Annotated[float, typer.Option("--tau", help="A-BB tolerance.")] = 0.5,
     delta: Annotated[float, typer.Option("--delta", help="A-BB failure probability.")] = 0.01,
     base_url: BaseUrlOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_retries: MaxRetriesOpt = 8,
-    concurrency: ConcurrencyOpt = 8,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     batch: Annotated[
         bool, typer.Option("--batch", help="Translate and judge through provider Batch APIs.")

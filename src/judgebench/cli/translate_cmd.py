@@ -62,9 +62,9 @@ def translate_command(
         int, typer.Option("--max-reasks", min=0, help="Re-asks after an invalid JSON answer.")
     ] = 2,
     base_url: BaseUrlOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_retries: MaxRetriesOpt = 8,
-    concurrency: ConcurrencyOpt = 4,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     no_cache: NoCacheOpt = False,
     batch: Annotated[

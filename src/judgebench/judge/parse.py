@@ -25,7 +25,9 @@ _B_WORDS = re.compile(
     re.IGNORECASE,
 )
 _TIE_WORDS = re.compile(
-    r"^\s*(?:\[\[)?\s*(?:tie|draw|equal|equally good|both|neither|c)\s*(?:\]\])?\s*[.!]?\s*$", re.I
+    # PROTOCOL §3: tie, draw, equal -> Tie; "both", "neither" or "C" are not verdicts (invalid)
+    r"^\s*(?:\[\[)?\s*(?:tie|draw|equal|equally good)\s*(?:\]\])?\s*[.!]?\s*$",
+    re.I,
 )
 _JSON_OBJ = re.compile(r"\{[^{}]*\}", re.DOTALL)
 # Fallback phrases in free text: "winner: A", "[[B]]", "Response A is better", "Output (a)"
@@ -47,7 +49,7 @@ _FALLBACKS: list[tuple[Winner, re.Pattern[str]]] = [
     (
         "Tie",
         re.compile(
-            r"\[\[\s*(?:C|tie)\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:a\s*)?(?:tie|draw)\b"
+            r"\[\[\s*tie\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:a\s*)?(?:tie|draw)\b"
             r"|\bit'?s a tie\b|\bequally (?:good|well)\b",
             re.I,
         ),

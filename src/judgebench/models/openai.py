@@ -355,7 +355,8 @@ class OpenAICompatibleProvider(OpenAIProvider):
     A plain `prompt` request goes to `/v1/completions` (no chat template), `messages` to chat."""
 
     name: ClassVar[str] = "openai-compatible"
-    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_COMPATIBLE_API_KEY", "OPENAI_API_KEY")
+    # Never OPENAI_API_KEY: a user's OpenAI key must not be sent to whatever server --base-url names.
+    key_env: ClassVar[tuple[str, ...]] = ("OPENAI_COMPATIBLE_API_KEY",)
 
     def _resolve_key(self) -> str:
         for var in self.key_env:
