@@ -156,3 +156,31 @@ def test_max_cost_stops_the_run_and_keeps_what_was_done(tmp_path: Path) -> None:
         assert server.live_calls() - paid == outcome.missing
     assert second.outcomes["openai:gpt-4.1-mini"].missing == 0
     assert len(_verdicts(run)) == 100
+
+
+def test_failed_batch_lines_can_run_live_instead(tmp_path: Path) -> None:
+    data = _dataset(tmp_path / "items.jsonl")
+    run = tmp_path / "run"
+    expired: set[str] = set()
+
+    def fault(custom_id: str, attempt: int) -> str | None:
+        # about a third of the first batch's lines expire
+        if attempt == 1 and int(custom_id[:8], 16) % 3 == 0:
+            expired.add(custom_id)
+            return "expired"
+        return None
+
+    with OpenAIBatchServer(line_fault=fault) as server:
+        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
+        result = api.judge(
+            run,
+            models=["openai:gpt-4.1-mini"],
+            dataset=str(data),
+            limit=30,
+            options=options,
+            execution=Execution(batch=True, poll_interval=0, batch_failed="live"),
+        )
+        assert len(server.created()) == 1  # no second batch: the expired lines ran live
+        assert server.live_calls() == len(expired) > 0
+    assert result.outcomes["openai:gpt-4.1-mini"].missing == 0
+    assert len(_verdicts(run)) == 60

@@ -69,6 +69,9 @@ def judge_command(
     poll_interval: Annotated[
         float, typer.Option("--poll-interval", help="Seconds between batch polls.")
     ] = 30.0,
+    batch_failed: Annotated[
+        str, typer.Option("--batch-failed", help="Failed/expired batch lines: resubmit (new batch) or live.")
+    ] = "resubmit",
     write_batch: Annotated[
         Path | None,
         typer.Option(
@@ -98,9 +101,12 @@ def judge_command(
     )
     if sum([batch, write_batch is not None, import_batch is not None]) > 1:
         raise ConfigError("--batch, --write-batch and --import-batch exclude each other")
+    if batch_failed not in ("resubmit", "live"):
+        raise ConfigError("--batch-failed: resubmit or live")
     execution = Execution(
         batch=batch,
         poll_interval=poll_interval,
+        batch_failed="live" if batch_failed == "live" else "resubmit",
         write_requests=write_batch,
         import_file=import_batch,
         log=lambda message: err_console.print(message),

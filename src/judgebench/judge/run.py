@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -30,6 +30,8 @@ class Execution:
 
     batch: bool = False
     poll_interval: float = 30.0
+    # batch lines that failed, expired or were cancelled: a new batch ("resubmit") or live calls
+    batch_failed: Literal["resubmit", "live"] = "resubmit"
     import_file: Path | None = None
     write_requests: Path | None = None
     log: Callable[[str], None] | None = None
@@ -190,7 +192,7 @@ async def execute_plan(
             elif mode.batch:
                 from judgebench.batch import run_batch
 
-                await run_batch(
+                results = await run_batch(
                     client,
                     requests,
                     judgments_path.parent,
@@ -198,7 +200,17 @@ async def execute_plan(
                     poll_interval=mode.poll_interval,
                     progress=progress,
                     log=mode.log,
+                    resubmit_failed=mode.batch_failed == "resubmit",
                 )
+                retry = [i for i, r in enumerate(results) if r.response is None]
+                if mode.batch_failed == "live" and retry:
+                    if mode.log is not None:
+                        mode.log(f"{name}: {len(retry)} failed batch line(s) run live")
+                    await client.map(
+                        [requests[i] for i in retry],
+                        on_result=lambda k, result: on_result(retry[k], result),
+                        progress=progress,
+                    )
             else:
                 await client.map(requests, on_result=on_result, progress=progress)
 
