@@ -16,7 +16,11 @@ def test_judges_toml_settings_stand_unless_a_flag_is_given() -> None:
     assert (client.settings.concurrency, client.settings.rpm) == (16, 500)
     assert client.settings.timeout == 120.0 and client.settings.max_retries == 8  # the defaults
     flagged = api.CallOptions(concurrency=3, timeout=7.5, max_retries=2).client("gpt41mini")
-    assert (flagged.settings.concurrency, flagged.settings.timeout, flagged.settings.max_retries) == (3, 7.5, 2)
+    assert (flagged.settings.concurrency, flagged.settings.timeout, flagged.settings.max_retries) == (
+        3,
+        7.5,
+        2,
+    )
     assert flagged.settings.rpm == 500
 
 

@@ -83,3 +83,34 @@ def test_run_pipeline_on_the_bundled_sample_with_a_simulated_judge(tmp_path: Pat
     manifest = json.loads((run / "manifest.json").read_text())
     assert set(manifest["stages"]) >= {"translate", "judge", "report"}
     assert manifest["dataset"]["spec"] == "sample" and len(manifest["dataset"]["checksum"]) == 64
+
+
+def test_run_command_passes_template_and_cache_flags(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from judgebench.cli import app
+    from judgebench.paths import configs_dir
+
+    run = tmp_path / "run"
+    template = configs_dir() / "templates" / "judge_llmbar.toml"
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--run",
+            str(run),
+            "--model",
+            "sim:default",
+            "--limit",
+            "2",
+            "--template",
+            str(template),
+            "--no-cache",
+            "--tpm",
+            "100000",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    records = [json.loads(x) for x in (run / "judgments.jsonl").read_text().splitlines()]
+    assert len(records) == 16 and {r["template"] for r in records} == {"llmbar-style-v1"}
+    assert not any(r["from_cache"] for r in records)

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from judgebench.conditions import SOURCE, Condition, load_conditions, select_conditions
 from judgebench.data import Dataset, load_dataset
 from judgebench.data.dataset import select_subset
-from judgebench.errors import ConfigError, RunDirError
+from judgebench.errors import ConfigError, JudgebenchError, RunDirError
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.run import Execution, JudgeOutcome, execute_plan, existing_judgments, pending_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
@@ -638,6 +638,7 @@ def run_pipeline(
     delta: float = 0.01,
     execution: Execution | None = None,
     max_cost: float | None = None,
+    template_path: str | Path | None = None,
 ) -> PipelineResult:
     """translate -> judge -> report -> bbe. The bundled sample ships team-written variants, so the
     offline default needs no machine translation unless `machine_translate` is set. Before any paid
@@ -712,6 +713,7 @@ def run_pipeline(
         models=models,
         limit=limit,
         options=options,
+        template_path=template_path,
         execution=execution,
         max_cost=None if max_cost is None else max(0.0, max_cost - spent),
     )
@@ -723,7 +725,7 @@ def run_pipeline(
     clock = time.perf_counter()
     try:
         result.bbe = bbe_run(path, tau=tau, delta=delta)
-    except ConfigError as exc:  # e.g. too few units for a bound: the run is still useful
+    except JudgebenchError as exc:  # e.g. no valid verdicts or too few units: the report stands
         result.bbe = str(exc)
     result.seconds["bbe"] = time.perf_counter() - clock
     return result

@@ -14,8 +14,10 @@ from judgebench.cli.app import (
     ConcurrencyOpt,
     DataDirOpt,
     MaxRetriesOpt,
+    NoCacheOpt,
     RpmOpt,
     TimeoutOpt,
+    TpmOpt,
     app,
     console,
     err_console,
@@ -58,6 +60,9 @@ def run_command(
     max_retries: MaxRetriesOpt = None,
     concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    no_cache: NoCacheOpt = False,
+    template: Annotated[str | None, typer.Option("--template", help="Judge template TOML.")] = None,
     batch: Annotated[
         bool, typer.Option("--batch", help="Translate and judge through provider Batch APIs.")
     ] = False,
@@ -79,7 +84,13 @@ def run_command(
         return typer.confirm("This may cost money. Go on?", default=False)
 
     options = api.CallOptions(
-        base_url=base_url, timeout=timeout, max_retries=max_retries, concurrency=concurrency, rpm=rpm
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=max_retries,
+        concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
+        use_cache=not no_cache,
     )
     result = api.run_pipeline(
         safe_run(run) if run else None,
@@ -96,6 +107,7 @@ def run_command(
         delta=delta,
         execution=Execution(batch=batch, poll_interval=poll_interval, log=lambda m: err_console.print(m)),
         max_cost=max_cost,
+        template_path=template,
     )
     if result.judge is not None:
         for name, o in result.judge.outcomes.items():
