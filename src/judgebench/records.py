@@ -101,6 +101,8 @@ class Judgment(BaseModel):
     template: str | None = None
     finish_reason: str | None = None
     from_cache: bool | None = None
+    # 0 for the first answer; N for the N-th re-ask of an unreadable one (judge --reask)
+    reask: int = 0
     batch_id: str | None = None
     custom_id: str | None = None
     created_at: str | None = None

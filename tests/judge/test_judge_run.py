@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from judgebench import api
+from judgebench.judge.run import Execution
 from judgebench.records import Judgment
 from judgebench.rundir import last_per_key, read_jsonl
 from tests.servers.base import Reply, SeenRequest
@@ -179,3 +180,38 @@ def test_dry_run_calls_nothing(tmp_path: Path, judge_server: OpenAIServer) -> No
     assert estimate.calls == 12 and estimate.input_tokens > 12 * 100
     assert estimate.cost_live_usd is not None and estimate.cost_batch_usd is not None
     assert estimate.cost_batch_usd < estimate.cost_live_usd
+
+
+def test_reask_is_opt_in_and_each_reask_is_a_recorded_call(tmp_path: Path) -> None:
+    """An unreadable answer stays invalid by default; with reask=1 the judge is asked once more in
+    the same conversation, and both answers are in judgments.jsonl (the last one counts)."""
+
+    def judge(request: SeenRequest) -> Reply:
+        messages = request.body["messages"]
+        if len(messages) > 2:  # the re-ask: the judge now answers properly
+            assert "could not be read" in messages[-1]["content"] and messages[-2]["role"] == "assistant"
+            return Reply(body=chat_body('{"winner": "A", "confidence": 0.6, "reason": "ok"}'))
+        return Reply(body=chat_body("Both are fine, hard to say."))
+
+    data = _items(tmp_path / "items.jsonl")
+    with OpenAIServer(judge) as server:
+        options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=1)
+        plain = api.judge(
+            tmp_path / "plain", models=["openai-compatible:j"], dataset=str(data), limit=2, options=options
+        )
+        assert plain.outcomes["openai-compatible:j"].invalid == 4 and len(server.chat_requests()) == 4
+        run = tmp_path / "reask"
+        result = api.judge(
+            run,
+            models=["openai-compatible:j"],
+            dataset=str(data),
+            limit=2,
+            options=options,
+            execution=Execution(reask=1),
+        )
+        assert len(server.chat_requests()) == 4 + 4  # first answers come from the cache; 4 re-asks paid
+    outcome = result.outcomes["openai-compatible:j"]
+    assert (outcome.invalid, outcome.verdicts) == (0, 4)
+    lines = list(read_jsonl(run / "judgments.jsonl", Judgment))
+    assert len(lines) == 8 and [j.reask for j in lines].count(1) == 4
+    assert all(j.winner == "A" for j in _records(run).values())

@@ -69,6 +69,9 @@ def judge_command(
     poll_interval: Annotated[
         float, typer.Option("--poll-interval", help="Seconds between batch polls.")
     ] = 30.0,
+    reask: Annotated[
+        int, typer.Option("--reask", min=0, help="Re-ask an unreadable answer up to N times (each recorded).")
+    ] = 0,
     batch_failed: Annotated[
         str, typer.Option("--batch-failed", help="Failed/expired batch lines: resubmit (new batch) or live.")
     ] = "resubmit",
@@ -107,6 +110,7 @@ def judge_command(
         batch=batch,
         poll_interval=poll_interval,
         batch_failed="live" if batch_failed == "live" else "resubmit",
+        reask=reask,
         write_requests=write_batch,
         import_file=import_batch,
         log=lambda message: err_console.print(message),

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from judgebench.judge.parse import parse_verdict, verdict_probabilities
 from judgebench.judge.plan import CallKey, PlannedCall
 from judgebench.judge.templates import JudgeTemplate
-from judgebench.models.base import ModelRequest
+from judgebench.models.base import Message, ModelRequest
 from judgebench.models.client import CallResult, ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import Judgment, Usage
@@ -32,6 +32,9 @@ class Execution:
     poll_interval: float = 30.0
     # batch lines that failed, expired or were cancelled: a new batch ("resubmit") or live calls
     batch_failed: Literal["resubmit", "live"] = "resubmit"
+    # opt-in (PROTOCOL §3): re-ask a judge whose answer had no readable verdict, up to N times,
+    # each re-ask a separate recorded call; 0 keeps an invalid answer as the result
+    reask: int = 0
     import_file: Path | None = None
     write_requests: Path | None = None
     log: Callable[[str], None] | None = None
@@ -52,6 +55,17 @@ class JudgeOutcome(BaseModel):
     output_tokens: int
     cost_usd: float
     failures: list[dict[str, str]]
+
+
+def _shifted(
+    on_result: Callable[[int, CallResult], None], indices: list[int]
+) -> Callable[[int, CallResult], None]:
+    """Report results of a sub-list of requests under their indices in the full list."""
+
+    def forward(k: int, result: CallResult) -> None:
+        on_result(indices[k], result)
+
+    return forward
 
 
 def _slug(text: str) -> str:
@@ -85,6 +99,20 @@ def build_request(
     )
     request.context = call.context()
     return request
+
+
+def reask_request(request: ModelRequest, invalid: Judgment) -> ModelRequest:
+    """The conversation so far plus a request to answer again in the template's format."""
+    messages = [
+        *(request.messages or []),
+        Message(role="assistant", content=invalid.raw or ""),
+        Message(
+            role="user",
+            content=f"Your reply could not be read ({invalid.parse_error}). "
+            "Answer again with only the verdict in the requested format.",
+        ),
+    ]
+    return request.model_copy(update={"messages": messages})
 
 
 def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, completion: bool) -> Judgment:
@@ -161,8 +189,16 @@ async def execute_plan(
             defaults = (request_defaults or {}).get(name)
             requests = [build_request(c, template, client, defaults) for c in calls]
 
+            latest: dict[int, Judgment] = {}
+            rounds: dict[int, int] = {}
+
             def on_result(index: int, result: CallResult) -> None:
                 judgment = to_judgment(calls[index], result, template, completion)
+                if rounds.get(index):
+                    judgment.reask = rounds[index]
+                    if latest[index].verdict == "invalid":
+                        counts[name]["invalid"] -= 1
+                latest[index] = judgment
                 out.append(judgment)
                 tally = counts[name]
                 tally["cache_hits" if result.from_cache else "provider_calls"] += 1 if result.response else 0
@@ -208,11 +244,22 @@ async def execute_plan(
                         mode.log(f"{name}: {len(retry)} failed batch line(s) run live")
                     await client.map(
                         [requests[i] for i in retry],
-                        on_result=lambda k, result: on_result(retry[k], result),
+                        on_result=_shifted(on_result, retry),
                         progress=progress,
                     )
             else:
                 await client.map(requests, on_result=on_result, progress=progress)
+            if mode.reask > 0 and not completion:  # a base model answers a re-ask exactly as before
+                for round_no in range(1, mode.reask + 1):
+                    todo = [
+                        i for i, j in sorted(latest.items()) if j.verdict == "invalid" and j.raw is not None
+                    ]
+                    if not todo:
+                        break
+                    follow = [reask_request(requests[i], latest[i]) for i in todo]
+                    for i in todo:
+                        rounds[i] = round_no
+                    await client.map(follow, on_result=_shifted(on_result, todo))
 
         await asyncio.gather(*(run_one(name, calls) for name, calls in by_judge.items()))
 
