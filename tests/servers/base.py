@@ -77,6 +77,10 @@ class WireServer:
                     payload = reply.body.encode("utf-8")
                 else:
                     payload = json.dumps(reply.body).encode("utf-8")
+                if 200 <= reply.status < 300:
+                    # counted before the bytes leave: a client that has its answer always sees it counted
+                    with server.lock:
+                        server.successes += 1
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", reply.content_type)
@@ -87,9 +91,6 @@ class WireServer:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     return
-                if 200 <= reply.status < 300:
-                    with server.lock:
-                        server.successes += 1
 
             do_POST = _handle
             do_GET = _handle

@@ -30,6 +30,12 @@ from judgebench.models.base import (
     TransientError,
     retry_after_seconds,
 )
+from judgebench.models.base import (
+    error_message as _error_message,
+)
+from judgebench.models.base import (
+    tag_status as _tag,
+)
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -49,19 +55,6 @@ _FINISH = {
 # stop reasons for which an answer with no text is a real (deterministic) answer, not a broken body
 _EMPTY_OK = {"refusal", "max_tokens", "model_context_window_exceeded"}
 _RANGE_WORDS = ("less than", "greater than", "range", "between")
-
-
-def _error_message(body: object, fallback: str) -> str:
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return fallback[:300]
-
-
-def _tag(err: ProviderError, status: str) -> None:
-    """Label the failure for the client's status counts (`timeout`, `429`, `malformed`, ...)."""
-    err.status = status  # type: ignore[attr-defined]
 
 
 class AnthropicProvider(Provider):

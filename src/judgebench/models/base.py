@@ -15,7 +15,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -88,9 +88,11 @@ class Capabilities:
 
 
 class ProviderError(Exception):
-    """A call failed. `retryable` decides whether the client tries again."""
+    """A call failed. `retryable` decides whether the client tries again; `status` labels the
+    outcome for the client's counts (an HTTP code, "timeout", "connection", "malformed")."""
 
     retryable: bool = False
+    status: str | None = None
 
     def __init__(self, message: str, *, provider: str = "", retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -133,6 +135,24 @@ def retry_after_seconds(headers: Any) -> float | None:
         except (TypeError, ValueError):
             return None
         return max(0.0, parsed.timestamp() - time.time())
+
+
+_PE = TypeVar("_PE", bound=ProviderError)
+
+
+def tag_status(err: _PE, status: str) -> _PE:
+    """Label a failure for the client's status counts; returns it for `raise tag_status(...)`."""
+    err.status = status
+    return err
+
+
+def error_message(body: object, fallback: str) -> str:
+    """The provider's own error text from a JSON error body ({"error": {"message": ...}}), cut to 300."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:300]
+    return fallback[:300]
 
 
 # --- settings and specs ---------------------------------------------------------------------------

@@ -33,6 +33,12 @@ from judgebench.models.base import (
     TransientError,
     retry_after_seconds,
 )
+from judgebench.models.base import (
+    error_message as _error_message,
+)
+from judgebench.models.base import (
+    tag_status as _tag,
+)
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -45,19 +51,6 @@ _SAFETY = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"}
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "RECITATION": "recitation"}
 _UNSUPPORTED_WORDS = ("not supported", "unsupported", "does not support", "not enabled", "not available")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
-def _error_message(body: object, fallback: str) -> str:
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return fallback[:300]
-
-
-def _tag(err: ProviderError, status: str) -> None:
-    """Label the failure for the client's status counts (`timeout`, `429`, `malformed`, ...)."""
-    err.status = status  # type: ignore[attr-defined]
 
 
 def _retry_delay(body: object) -> float | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import (
@@ -21,11 +21,16 @@ from judgebench.models.base import (
     ModelResponse,
     PermanentError,
     Provider,
-    ProviderError,
     ProviderSettings,
     TokenLogprob,
     TransientError,
     retry_after_seconds,
+)
+from judgebench.models.base import (
+    error_message as _error_message,
+)
+from judgebench.models.base import (
+    tag_status as _tag,
 )
 from judgebench.records import Usage
 
@@ -34,23 +39,6 @@ if TYPE_CHECKING:
 
 # OpenAI reasoning models reject temperature and logprobs; `max_tokens` is deprecated for them.
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-
-
-_E = TypeVar("_E", bound=ProviderError)
-
-
-def _tag(err: _E, status: str) -> _E:
-    """Attach the outcome label (HTTP status, "timeout", "malformed") the client counts by."""
-    err.__dict__["status"] = status
-    return err
-
-
-def _error_message(body: object, fallback: str) -> str:
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return fallback[:300]
 
 
 def _error_code(body: object) -> str | None:
