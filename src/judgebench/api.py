@@ -241,7 +241,8 @@ def translate(
         "translate",
         {
             "translator": translator_name,
-            "conditions": [known[name].model_dump() for name in sorted(held) if name in known],
+            # in the configured order (zh before ls): the report names pairs zh->ls from it
+            "conditions": [cond.model_dump() for name, cond in known.items() if name in held],
             "last_conditions": [c.name for c in chosen],
             "subset": subset,
             "skipped_variants": skipped,

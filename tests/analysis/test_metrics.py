@@ -316,3 +316,33 @@ def test_three_conditions_name_every_pair() -> None:
 def test_empty_input() -> None:
     analysis = analyze([])
     assert analysis.records == [] and analysis.readiness == [] and analysis.judges == []
+
+
+def test_pairs_are_named_in_the_runs_recorded_condition_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """zh->ls as PROTOCOL names it, from the run's manifest, whatever order lines were written in."""
+    from judgebench.records import Judgment
+
+    run = RunDir(tmp_path)
+    run.init()
+    run.record_stage("translate", {"conditions": [{"name": "zh"}, {"name": "ls"}]})
+    with JsonlAppender(run.file(JUDGMENTS)) as out:
+        for cond in ("ls", "en", "zh"):  # written out of order on purpose
+            for order, verdict in (("orig", "1"), ("swap", "2")):
+                out.append(
+                    Judgment(
+                        judge="J",
+                        item_id="Natural/0",
+                        subset="Natural",
+                        kind="pair",
+                        condition=cond,
+                        order=order,
+                        raw="x",
+                        winner="A" if order == "orig" else "B",
+                        verdict=verdict,
+                        label=1,
+                    )
+                )
+    analysis = analyze_run(run, ReportSettings(bootstrap_samples=0))
+    assert analysis.conditions == ["en", "zh", "ls"]
+    flips = {r.condition for r in analysis.records if r.metric == "flip_rate"}
+    assert flips == {"en->zh", "en->ls", "zh->ls"}

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from judgebench.analysis import stats
 from judgebench.analysis.bootstrap import percentile_interval, replicate_ratios, resample_weights
-from judgebench.errors import JudgebenchError, RunDirError
+from judgebench.errors import RunDirError
 from judgebench.records import AuditFlag, Judgment, MetricRecord
 from judgebench.rundir import AUDIT, JUDGMENTS, RunDir, last_per_key, read_jsonl
 
@@ -191,17 +191,15 @@ class _Layout:
         )
 
 
-def _conditions(df: pd.DataFrame) -> list[str]:
-    """en first, then the order of configs/conditions.toml (zh, ls, ...), then any others by name, so
-    pairs read zh->ls as PROTOCOL names them whatever order the judgments were written in."""
+def _conditions(df: pd.DataFrame, order: Sequence[str] | None = None) -> list[str]:
+    """en first, then `order` (the run's recorded conditions), else configs/conditions.toml's order
+    (zh, ls, ...), then any others by name: pairs read zh->ls whatever order judgments were written in."""
     conds = set(df.loc[df["kind"].isin(["pair", "tie_probe"]), "condition"].tolist())
-    try:
+    if order is None:
         from judgebench.conditions import load_conditions
 
-        configured = list(load_conditions())
-    except JudgebenchError:
-        configured = []
-    rank = {name: i for i, name in enumerate(["en", *configured])}
+        order = list(load_conditions())
+    rank = {name: i for i, name in enumerate(["en", *order])}
     return sorted(conds, key=lambda c: (rank.get(c, len(rank)), c))
 
 
@@ -784,6 +782,7 @@ def analyze(
     *,
     flagged_items: Iterable[str] = (),
     settings: ReportSettings | None = None,
+    condition_order: Sequence[str] | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments."""
     from judgebench.analysis.readiness import assess_readiness
@@ -795,7 +794,7 @@ def analyze(
     df = _frame(sorted(judgments, key=lambda j: j.call_key()))
     flagged = set(flagged_items)
     layout = _Layout(df, flagged)
-    conditions = _conditions(df)
+    conditions = _conditions(df, condition_order)
     judges = _unique(df["judge"].tolist())
 
     p = _pair_flags(df)
@@ -876,4 +875,12 @@ def analyze_run(run: RunDir, settings: ReportSettings | None = None) -> Analysis
         raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
     judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
     flagged = {flag.item_id for flag in read_jsonl(run.file(AUDIT), AuditFlag)}
-    return analyze(judgments.values(), flagged_items=flagged, settings=settings)
+    # the order the run's translate stage recorded (zh, ls, ...): pairs are named zh->ls from it
+    stages = run.load_manifest().get("stages", {})
+    recorded = [
+        c.get("name") for c in (stages.get("translate") or {}).get("conditions", []) if isinstance(c, dict)
+    ]
+    order = [str(c) for c in recorded if c]
+    return analyze(
+        judgments.values(), flagged_items=flagged, settings=settings, condition_order=order or None
+    )
