@@ -10,6 +10,7 @@ peak memory (tracemalloc peak of Python allocations and the process's max RSS). 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
@@ -173,9 +174,17 @@ def main() -> None:
         out = args.out or Path(tempfile.mkdtemp(prefix="bench_report_"))
         t0, c0 = time.perf_counter(), time.process_time()
         write(RunDir(out), analysis)
+        writer_s = time.perf_counter() - t0
         print(
-            f"report writer: {time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
+            f"report writer: {writer_s:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
             f"-> {out}; max RSS {_maxrss_mb():.0f} MB"
+        )
+        total = min(times) + writer_s
+        ok = total < 3.0 and _maxrss_mb() < 500
+        print(
+            f"report total (best analyze + writer): {total:.2f} s against the 3 s target, max RSS "
+            f"{_maxrss_mb():.0f} MB against 500 MB: {'met' if ok else 'MISSED'} (load average "
+            f"{os.getloadavg()[0]:.1f}; a busy machine inflates wall time)"
         )
     else:
         print("report writer: not available (judgebench.report.write_report missing); analyze() timed only")
