@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgebench.data.llmbar import LLMBAR_SUBSETS
 from judgebench.models.sim import SimScenario, load_scenario
 from judgebench.records import MetricRecord
 
@@ -78,13 +79,7 @@ def expected_values(s: SimScenario, conditions: Sequence[str]) -> dict[tuple[str
 
 def synthetic_items(n: int, path: Path, variants_path: Path) -> None:
     """n labelled items over the five subsets, with placeholder zh/ls variants (the sim reads no text)."""
-    subsets = [
-        "Natural",
-        "Adversarial/Neighbor",
-        "Adversarial/GPTInst",
-        "Adversarial/GPTOut",
-        "Adversarial/Manual",
-    ]
+    subsets = list(LLMBAR_SUBSETS)
     items, variants = [], []
     for k in range(n):
         subset = subsets[k % len(subsets)]

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from judgebench.analysis import stats
 from judgebench.analysis.bootstrap import percentile_interval, replicate_ratios, resample_weights
+from judgebench.data.llmbar import LLMBAR_SUBSETS
 from judgebench.errors import RunDirError
 from judgebench.records import AuditFlag, Judgment, MetricRecord
 from judgebench.rundir import AUDIT, JUDGMENTS, RunDir, last_per_key, read_jsonl
@@ -132,13 +133,7 @@ def _unique(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
-_LLMBAR_ORDER = [
-    "Natural",
-    "Adversarial/Neighbor",
-    "Adversarial/GPTInst",
-    "Adversarial/GPTOut",
-    "Adversarial/Manual",
-]
+_LLMBAR_ORDER = list(LLMBAR_SUBSETS)
 
 
 def _subset_rank(name: str) -> tuple[int, str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
-from statsmodels.stats.proportion import proportion_confint
 
+from judgebench.analysis.stats import wilson
 from judgebench.bbe.mechanism import shrink
 from judgebench.bbe.result import VerifyBlock
 
@@ -13,11 +13,6 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 _BATCH_CELLS = 2_000_000
-
-
-def wilson(successes: int, n: int) -> tuple[float, float]:
-    low, high = proportion_confint(successes, n, alpha=0.05, method="wilson")
-    return float(low), float(high)
 
 
 def violation_count(
@@ -63,7 +58,8 @@ def violation_count(
 def verify_block(
     violations: int, draws: int, delta: float, *, holdout: bool, holdout_units: int, estimate_units: int
 ) -> VerifyBlock:
-    low, high = wilson(violations, draws)
+    lows, highs = wilson(violations, draws)  # the report's Wilson interval, 95%
+    low, high = float(lows[0]), float(highs[0])
     return VerifyBlock(
         draws=draws,
         violations=violations,
