@@ -1,9 +1,16 @@
 """OpenAI, DeepSeek and any OpenAI-compatible server, over the official `openai` SDK.
 
 One attempt per `generate`: the SDK's own retries are off (`max_retries=0`) so that retries happen
-once, in the client, with its backoff and accounting. The body is read raw (`with_raw_response`) and
-parsed here, because the SDK accepts malformed 200 bodies (HTML, truncated JSON, empty choices)
-silently; reading it raw also keeps the provider's body exactly as received for the record.
+once, in the client, with its backoff and accounting. Requests go through the SDK client's documented
+low-level `post` (its "undocumented endpoints" API: the SDK's authentication, base URL, timeout and
+error classes, with a JSON body built here) and the body comes back as text, parsed here:
+- the SDK's typed `create` accepts malformed 200 bodies (HTML, truncated JSON, empty choices)
+  silently, and reading the body raw keeps it exactly as received for the record;
+- `create` runs every request through its TypedDict transform and every answer through its response
+  models, together about a third of the SDK's CPU per call (`scripts/bench_client.py`). For the plain
+  JSON parameters sent here (strings, numbers, string lists, `{"type": "json_object"}`) that
+  transform is the identity; `tests/models/test_openai.py` checks the server receives the
+  same JSON either way.
 """
 
 from __future__ import annotations
@@ -150,26 +157,23 @@ class OpenAIProvider(Provider):
         completions = self._use_completions(request)
         sent = dict(params, endpoint="completions" if completions else "chat.completions")
         start = time.perf_counter()
-        try:
-            if completions:
-                raw = await client.completions.with_raw_response.create(prompt=request.prompt or "", **params)
+        if completions:
+            path, body = "/completions", dict(params, prompt=request.prompt or "")
+        else:
+            if request.messages is not None:
+                messages = [{"role": m.role, "content": m.content} for m in request.messages]
             else:
-                if request.messages is not None:
-                    messages = [{"role": m.role, "content": m.content} for m in request.messages]
-                else:
-                    messages = [{"role": "user", "content": request.prompt or ""}]
-                raw = await client.chat.completions.with_raw_response.create(
-                    messages=messages,  # type: ignore[arg-type]
-                    **params,
-                )
-            content = raw.content
+                messages = [{"role": "user", "content": request.prompt or ""}]
+            path, body = "/chat/completions", dict(params, messages=messages)
+        try:
+            content: str = await client.post(path, cast_to=str, body=body)
         except Exception as exc:
             raise self._classify(exc) from None
         latency = time.perf_counter() - start
-        body = self._decode(content)
+        answer = self._decode(content)
         if completions:
-            return self._parse_completion(body, sent, latency)
-        return self._parse_chat(body, sent, latency)
+            return self._parse_completion(answer, sent, latency)
+        return self._parse_chat(answer, sent, latency)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if len(self._key) >= 6 else text
@@ -219,11 +223,11 @@ class OpenAIProvider(Provider):
         err = MalformedResponseError(f"{self.name}: malformed 200 response: {why}", provider=self.name)
         return _tag(err, "malformed")
 
-    def _decode(self, content: bytes) -> dict[str, Any]:
+    def _decode(self, content: str) -> dict[str, Any]:
         try:
             body = json.loads(content)
-        except (ValueError, UnicodeDecodeError):
-            start = content[:60].decode("utf-8", "replace").strip()
+        except ValueError:
+            start = content[:60].strip()
             kind = "an HTML page" if start.lower().startswith(("<!doctype", "<html")) else "not JSON"
             raise self._malformed(f"body is {kind} ({start[:40]!r}...)") from None
         if not isinstance(body, dict):
