@@ -24,9 +24,9 @@ from judgebench.models.base import (
     ModelRequest,
     ModelResponse,
     PermanentError,
-    Provider,
     ProviderError,
     ProviderSettings,
+    RemoteProvider,
     TransientError,
     retry_after_seconds,
 )
@@ -57,7 +57,7 @@ _EMPTY_OK = {"refusal", "max_tokens", "model_context_window_exceeded"}
 _RANGE_WORDS = ("less than", "greater than", "range", "between")
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(RemoteProvider):
     """`anthropic:MODEL`: api.anthropic.com, or `--base-url` / ANTHROPIC_BASE_URL as the SDK honours it."""
 
     name: ClassVar[str] = "anthropic"
@@ -75,13 +75,6 @@ class AnthropicProvider(Provider):
         self.temperature_rejected: str | None = None
 
     # --- configuration --------------------------------------------------------------------------
-
-    def endpoint(self) -> str:
-        """The URL this provider actually calls (the client's offline guard checks its host)."""
-        return self._base_url
-
-    def connection_key(self) -> str:
-        return f"{self.name}:{self._base_url}"
 
     @property
     def capabilities(self) -> Capabilities:
@@ -178,9 +171,6 @@ class AnthropicProvider(Provider):
         return self._scrub(message)
 
     # --- classification and parsing ------------------------------------------------------------
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if len(self._key) >= 6 else text
 
     def _classify(self, exc: Exception) -> Exception:
         """Map an SDK exception to the client's three failure classes."""

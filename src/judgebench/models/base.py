@@ -233,6 +233,25 @@ class Provider(abc.ABC):
         raise ProviderConfigError(f"provider '{self.name}' needs an API key: set {names} in the environment")
 
 
+class RemoteProvider(Provider):
+    """A provider reached over HTTP with a key from the environment. Subclasses set `_key` and
+    `_base_url` in `__init__`; this class answers where calls go and keeps the key out of messages."""
+
+    _key: str
+    _base_url: str
+
+    def endpoint(self) -> str:
+        """The URL this provider actually calls (the client's offline guard checks its host)."""
+        return self._base_url
+
+    def connection_key(self) -> str:
+        return f"{self.name}:{self._base_url}"
+
+    def _scrub(self, text: str) -> str:
+        """`text` with the API key masked: SDK error texts can echo request URLs and headers."""
+        return text.replace(self._key, "***") if len(self._key) >= 6 else text
+
+
 def cache_key(provider: str, model: str, base_url: str | None, request: ModelRequest) -> str:
     """Content address of a call: same key, same answer; used as the batch custom_id too."""
     payload = {

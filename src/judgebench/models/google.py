@@ -26,9 +26,9 @@ from judgebench.models.base import (
     ModelRequest,
     ModelResponse,
     PermanentError,
-    Provider,
     ProviderError,
     ProviderSettings,
+    RemoteProvider,
     TokenLogprob,
     TransientError,
     retry_after_seconds,
@@ -84,7 +84,7 @@ def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Bas
     return tuple(timeouts), tuple(transport)
 
 
-class GoogleProvider(Provider):
+class GoogleProvider(RemoteProvider):
     """`google:MODEL`: the Gemini API, or `--base-url` / GOOGLE_GEMINI_BASE_URL as the SDK honours it."""
 
     name: ClassVar[str] = "google"
@@ -103,13 +103,6 @@ class GoogleProvider(Provider):
         self.logprobs_unsupported: str | None = None
 
     # --- configuration --------------------------------------------------------------------------
-
-    def endpoint(self) -> str:
-        """The URL this provider actually calls (the client's offline guard checks its host)."""
-        return self._base_url
-
-    def connection_key(self) -> str:
-        return f"{self.name}:{self._base_url}"
 
     @property
     def capabilities(self) -> Capabilities:
@@ -234,9 +227,6 @@ class GoogleProvider(Provider):
         return self._scrub(message)
 
     # --- classification and parsing ------------------------------------------------------------
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if len(self._key) >= 6 else text
 
     def _classify(self, exc: Exception) -> Exception:
         """Map an SDK or transport exception to the client's three failure classes."""

@@ -27,8 +27,8 @@ from judgebench.models.base import (
     ModelRequest,
     ModelResponse,
     PermanentError,
-    Provider,
     ProviderSettings,
+    RemoteProvider,
     TokenLogprob,
     TransientError,
     retry_after_seconds,
@@ -56,7 +56,7 @@ def _error_code(body: object) -> str | None:
     return None
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(RemoteProvider):
     """`openai:MODEL`: api.openai.com (or OPENAI_BASE_URL, as the SDK honours it)."""
 
     name: ClassVar[str] = "openai"
@@ -89,13 +89,6 @@ class OpenAIProvider(Provider):
         if self.base_url_env and os.environ.get(self.base_url_env):
             return os.environ[self.base_url_env]
         return self.default_base_url or self.sdk_default_url
-
-    def endpoint(self) -> str:
-        """The URL this provider actually calls (the client's offline guard checks its host)."""
-        return self._base_url
-
-    def connection_key(self) -> str:
-        return f"{self.name}:{self._base_url}"
 
     def _is_reasoning(self) -> bool:
         return self.model.startswith(_REASONING_PREFIXES)
@@ -174,9 +167,6 @@ class OpenAIProvider(Provider):
         if completions:
             return self._parse_completion(answer, sent, latency)
         return self._parse_chat(answer, sent, latency)
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if len(self._key) >= 6 else text
 
     def _classify(self, exc: Exception) -> Exception:
         """Map an SDK exception to the client's three failure classes."""
