@@ -25,6 +25,8 @@ How it runs:
 - A prompt longer than the context (`JUDGEBENCH_LOCAL_N_CTX`, default 8192 tokens) is refused with a
   PermanentError, never silently truncated. `JUDGEBENCH_LOCAL_THREADS` sets the CPU threads (default:
   llama.cpp's choice, the physical cores).
+- `--timeout` bounds the tokenizer request; generation itself runs in llama.cpp and cannot be
+  interrupted mid-call (`max_tokens` bounds it).
 - `local:NAME` picks another bundled GGUF from `BUNDLED` or, as NAME, a path to any `.gguf` file.
   `--base-url` does not apply to this in-process model and is ignored.
 """
@@ -251,7 +253,7 @@ class LocalEngine:
             trust_env=False,
         )
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, *, timeout: float = 60.0) -> list[int]:
         """Token ids of `text` with BOS and with special-token spellings kept as plain text.
 
         The in-process completions call would parse `<start_of_turn>` and the like inside judged texts
@@ -259,7 +261,9 @@ class LocalEngine:
         """
         try:
             reply = self._http.post(
-                "/tokenize", json={"content": text, "add_special": True, "parse_special": False}
+                "/tokenize",
+                json={"content": text, "add_special": True, "parse_special": False},
+                timeout=timeout,
             )
             reply.raise_for_status()
             tokens = reply.json()["tokens"]
@@ -431,7 +435,7 @@ class LocalProvider(Provider):
 
     def _run(self, engine: LocalEngine, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
         """Tokenize (plain text, BOS first), refuse what cannot fit, then generate."""
-        ids = engine.tokenize(body["prompt"])
+        ids = engine.tokenize(body["prompt"], timeout=self.settings.timeout)
         if len(ids) >= engine.n_ctx:
             raise PermanentError(
                 f"local: the prompt is {len(ids)} tokens, longer than the model's context of {engine.n_ctx} "
