@@ -346,3 +346,34 @@ def test_pairs_are_named_in_the_runs_recorded_condition_order(tmp_path) -> None:
     assert analysis.conditions == ["en", "zh", "ls"]
     flips = {r.condition for r in analysis.records if r.metric == "flip_rate"}
     assert flips == {"en->zh", "en->ls", "zh->ls"}
+
+
+def test_mcnemar_with_no_valid_pair_has_p_one_and_joins_no_family() -> None:
+    """PROTOCOL §4: p = 1 when b + c = 0, also when no pair is valid (every zh answer invalid)."""
+    js = [pair("J", i, "en", o, str(LABELS[i]), LABELS[i]) for i in LABELS for o in ("orig", "swap")]
+    js += [pair("J", i, "zh", o, "invalid", LABELS[i]) for i in LABELS for o in ("orig", "swap")]
+    recs = analyze(js, settings=ReportSettings(bootstrap_samples=0)).records
+    rec = find(recs, "mcnemar", "en->zh")
+    extra = rec.model_extra or {}
+    assert (rec.n, rec.value, rec.p, extra["b"], extra["c"]) == (0, 0.0, 1.0, 0, 0)
+    assert extra.get("p_adj") is None and extra.get("significant") is None
+
+
+@pytest.mark.parametrize(("confidence", "significant"), [(0.95, False), (0.90, True)])
+def test_significance_follows_the_confidence_level(confidence: float, significant: bool) -> None:
+    """b = 5, c = 0 gives exact p = 0.0625 (BH over one comparison leaves it): significant at the 90%
+    level, not at 95% (the report bolds p_adj by the same flag)."""
+    items = list(LABELS)[:3]
+    js = []
+    for i in items:
+        for o in ("orig", "swap"):
+            js.append(pair("J", i, "en", o, str(LABELS[i]), LABELS[i]))
+            wrong = "2" if LABELS[i] == 1 else "1"
+            right_in_zh = (i, o) == (items[0], "orig")
+            js.append(pair("J", i, "zh", o, str(LABELS[i]) if right_in_zh else wrong, LABELS[i]))
+    recs = analyze(js, settings=ReportSettings(bootstrap_samples=0, confidence=confidence)).records
+    rec = find(recs, "mcnemar", "en->zh")
+    extra = rec.model_extra or {}
+    assert (extra["b"], extra["c"]) == (5, 0)
+    assert rec.p == pytest.approx(0.0625)
+    assert extra["significant"] is significant

@@ -473,11 +473,11 @@ def _flip_records(layout: _Layout, flips: pd.DataFrame, conf: float) -> pd.DataF
     ]
     mc = agg[CELL].copy()
     mc["metric"] = "mcnemar"
-    mc["value"] = np.where(agg["lab"] > 0, (agg["b"] - agg["c"]).astype(float), np.nan)
+    mc["value"] = (agg["b"] - agg["c"]).astype(float)
     mc["n"] = agg["lab"].astype(int)
     mc["b"] = agg["b"].astype(int)
     mc["c"] = agg["c"].astype(int)
-    mc["p"] = np.where(agg["lab"] > 0, stats.mcnemar_exact_many(agg["b"], agg["c"]), np.nan)
+    mc["p"] = stats.mcnemar_exact_many(agg["b"], agg["c"])  # PROTOCOL §4: p = 1 when b + c = 0
     mc["p_family"] = "mcnemar"
     parts.append(mc)
     return pd.concat(parts, ignore_index=True)
@@ -676,7 +676,8 @@ def _adjust_and_power(table: pd.DataFrame, settings: ReportSettings) -> pd.DataF
     if "p" not in table.columns:
         return table
     alpha = 1.0 - settings.confidence
-    tested = table["p"].notna()
+    # a cell with no pairs (p = 1 by definition) tests nothing and does not widen its family
+    tested = table["p"].notna() & (table["n"] > 0)
     table["p_adj"] = np.nan
     fam = table.loc[tested, ["p_family", "subset", "filtered"]]
     for _, idx in fam.groupby(["p_family", "subset", "filtered"], sort=False).groups.items():
@@ -703,6 +704,8 @@ def _adjust_and_power(table: pd.DataFrame, settings: ReportSettings) -> pd.DataF
         under[i] = m is None or m > settings.min_detectable_effect
     table["mde"] = mde
     table["underpowered"] = under
+    adjusted = table["p_adj"].to_numpy(dtype=float)
+    table["significant"] = [None if math.isnan(q) else bool(q < alpha) for q in adjusted]
     return table
 
 

@@ -268,7 +268,7 @@ def underpowered_cell(record: MetricRecord | None) -> Cell:
 def p_cells(record: MetricRecord | None) -> list[Cell]:
     p = record.p if record is not None else None
     p_adj = _float(extra(record, "p_adj"))
-    significant = p_adj is not None and p_adj < 0.05
+    significant = bool(extra(record, "significant"))  # p_adj below 1 - confidence
     return [Cell(pvalue(p)), Cell(pvalue(p_adj), "strong" if significant else None)]
 
 
