@@ -589,14 +589,22 @@ def report(run_dir: str | Path, settings: Any = None, *, html: bool = True, cons
 
 
 def bbe_run(
-    run_dir: str | Path, *, tau: float = 0.5, delta: float = 0.01, seed: int = 0, verify: int | None = None
+    run_dir: str | Path,
+    *,
+    tau: float = 0.5,
+    delta: float = 0.01,
+    seed: int = 0,
+    verify: int | None = None,
+    alpha: float | None = None,
 ) -> Any:
-    """A-BB on a Judge-LS run with default parameters; writes RUN/bbe.json and its plot."""
+    """A-BB on a Judge-LS run; writes RUN/bbe.json and its plot. `alpha=None` (auto shrinkage) is
+    this step's default in the pipeline: judges flip between languages far more than tau allows
+    unshrunk (Delta 0.3-0.6 against 0.035), so alpha 1 would only ever report "infeasible"."""
     from judgebench.bbe.api import bbe_from_run, default_out, write_outputs
     from judgebench.bbe.engine import BBEParams
 
     path = Path(run_dir)
-    result = bbe_from_run(path, BBEParams(tau=tau, delta=delta, seed=seed, verify=verify))
+    result = bbe_from_run(path, BBEParams(tau=tau, delta=delta, seed=seed, verify=verify, alpha=alpha))
     write_outputs(result, default_out(run=path, scores=None, arena=None), plot=True)
     return result.result
 

@@ -70,19 +70,25 @@ def test_run_dir(tmp_path: Path) -> None:
         accuracy=0.8,
         invalid_rate=0.05,
     )
-    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--verify", "300", "--seed", "3")
+    code, out = _bbe(
+        "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--verify", "300", "--seed", "3",
+        "--alpha", "auto", "--upper-bound",
+    )  # fmt: skip
     assert code == 0, out
     doc = json.loads((run / "bbe.json").read_text())
     _check_fields(doc, verify=True)
     assert [c["judge"] for c in doc["calibrations"]] == ["j-a", "j-b", "j-c"]
     assert set(doc["rank_correlation"]) == {"spearman", "kendall"}
     for cal in doc["calibrations"]:
-        assert cal["d"] == cal["units"] == 80
-        assert cal["feasible"] and cal["sigma"] > 0
+        assert cal["d"] == cal["units"] == 80  # 2 x items
+        assert cal["feasible"] and cal["sigma"] > 0 and cal["alpha"] < 1
         assert cal["sensitivity"] >= cal["sensitivity_plugin"]  # the upper bound
         assert sum(cal["invalid_neighbours"].values()) > 0  # counted, not dropped
-        assert cal["verify"]["ci_low"] <= doc["delta"]
-        assert cal["verify"]["holdout"] is True
+        verify = cal["verify"]
+        assert verify["ci_low"] <= doc["delta"] and verify["pairs"] == cal["pairs"]
+        held = verify["holdout"]  # estimate on half the units, violations on the other half
+        assert held["estimate_units"] + held["holdout_units"] == cal["units_with_pairs"]
+        assert held["ci_low"] <= doc["delta"] and held["sensitivity"] > 0
     # more flips -> larger plug-in sensitivity
     plug = [c["sensitivity_plugin"] for c in doc["calibrations"]]
     assert plug[0] < plug[2]
@@ -109,6 +115,8 @@ def test_same_seed_same_output(tmp_path: Path) -> None:
             "--verify",
             "50",
             "--no-plot",
+            "--alpha",
+            "auto",
         )
         assert code == 0, output
         doc = json.loads((tmp_path / name).read_text())
@@ -120,9 +128,7 @@ def test_same_seed_same_output(tmp_path: Path) -> None:
 
 def test_infeasible_writes_bbe_json_and_names_alpha(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.3}, items=20)
-    code, out = _bbe(
-        "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "1", "--plugin", "--no-plot"
-    )
+    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--no-plot")  # alpha 1, plug-in
     assert code != 0
     assert "alpha below" in out and "sensitivity below" in out
     doc = json.loads((run / "bbe.json").read_text())
@@ -131,9 +137,9 @@ def test_infeasible_writes_bbe_json_and_names_alpha(tmp_path: Path) -> None:
     _check_fields(doc, verify=False)
 
 
-def test_plugin_mode_uses_halves(tmp_path: Path) -> None:
+def test_plugin_estimate_with_halves_is_the_default(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.1}, items=20)
-    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--plugin", "--no-plot")
+    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "auto", "--no-plot")
     assert code == 0, out
     doc = json.loads((run / "bbe.json").read_text())
     assert doc["delta_sensitivity"] == doc["delta_noise"] == pytest.approx(0.005)
@@ -144,7 +150,9 @@ def test_plugin_mode_uses_halves(tmp_path: Path) -> None:
 def test_arena_hard_example_verify_2000(tmp_path: Path) -> None:
     folder = tmp_path / "judge"
     shutil.copytree(ARENA, folder)
-    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--arena-hard", str(folder), "--verify", "2000")
+    code, out = _bbe(
+        "--tau", "0.5", "--delta", "0.01", "--arena-hard", str(folder), "--verify", "2000", "--alpha", "auto"
+    )
     assert code == 0, out
     doc = json.loads((folder / "bbe.json").read_text())
     _check_fields(doc, verify=True)
@@ -174,6 +182,8 @@ def test_factor_table(tmp_path: Path) -> None:
         "auto",
         "--verify",
         "200",
+        "--alpha",
+        "auto",
     )
     assert code == 0, out
     doc = json.loads((tmp_path / "bbe.json").read_text())
@@ -206,7 +216,10 @@ def _doc(path: Path) -> dict[str, Any]:
 def test_parameters_in_score_units_and_dim(tmp_path: Path) -> None:
     table = tmp_path / "scores.csv"
     shutil.copy(FACTORS, table)
-    common = ("--tau", "0.5", "--delta", "0.05", "--scores", str(table), "--scale", "1", "10", "--no-plot")
+    common = (
+        "--tau", "0.5", "--delta", "0.05", "--scores", str(table), "--scale", "1", "10", "--no-plot",
+        "--alpha", "auto",
+    )  # fmt: skip
     code, out = _bbe(*common, "--centre", "5.5", "--jitter", "0.9", "--out", str(tmp_path / "a.json"))
     assert code == 0, out
     a = _doc(tmp_path / "a.json")
@@ -226,7 +239,7 @@ def test_parameters_in_score_units_and_dim(tmp_path: Path) -> None:
 
 def test_neighbour_kinds_and_invalid_policy(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.2}, items=40, invalid_rate=0.3)
-    common = ("--tau", "0.5", "--delta", "0.05", "--run", str(run), "--plugin", "--no-plot")
+    common = ("--tau", "0.5", "--delta", "0.05", "--run", str(run), "--alpha", "auto", "--no-plot")
     code, out = _bbe(*common, "--neighbours", "zh", "--out", str(tmp_path / "zh.json"))
     assert code == 0, out
     zh = _doc(tmp_path / "zh.json")
@@ -238,3 +251,100 @@ def test_neighbour_kinds_and_invalid_policy(tmp_path: Path) -> None:
     assert worst["pairs"] == skip["pairs"] + sum(skip["invalid_neighbours"].values())
     assert worst["sensitivity_plugin"] > skip["sensitivity_plugin"]
     assert "invalid or missing neighbour judgments" in out
+
+
+def _table(path: Path, units: int, change: float) -> Path:
+    """`units` base scores of 0.5 on a 0..1 scale, each with one neighbour moved by `change`: the
+    plug-in RMS sensitivity is exactly `change`."""
+    rows = ["system,unit,context,score"]
+    for u in range(units):
+        rows.append(f"s{u % 3},u{u},base,0.5")
+        rows.append(f"s{u % 3},u{u},formatting,{0.5 + change}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "units", "sigma"), [(0.0, 1, 0.0878), (0.01, 500, 0.0102), (0.02, 2000, 0.0033)]
+)
+def test_protocol_worked_values_with_the_documented_flags_only(
+    tmp_path: Path, change: float, units: int, sigma: float
+) -> None:
+    """PROTOCOL §5's worked values (tau 0.5, delta 0.01, alpha 1) from `bbe --tau --delta --scores
+    --scale` alone: the defaults are the protocol's algorithm (plug-in Delta, halves, no shrinkage)."""
+    table = _table(tmp_path / "t.csv", units, change)
+    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1")
+    assert code == 0, out
+    doc = _doc(tmp_path / "bbe.json")
+    assert doc["d"] == units and doc["alpha"] == 1
+    assert doc["sensitivity"] == pytest.approx(change, abs=1e-12)
+    assert doc["delta_sensitivity"] == doc["delta_noise"] == 0.005 and doc["delta_estimate"] == 0
+    assert doc["sigma"] == pytest.approx(sigma, abs=5e-5)
+
+
+def test_infeasible_without_shrinkage_from_0_0354(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t.csv", 500, 0.036)
+    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1")
+    assert code != 0 and "--alpha auto" in out
+    assert _doc(tmp_path / "bbe.json")["feasible"] is False
+    code, out = _bbe(
+        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", "--alpha", "auto"
+    )
+    assert code == 0, out
+    doc = _doc(tmp_path / "bbe.json")
+    assert doc["feasible"] and doc["alpha"] < 1
+
+
+def test_verify_never_changes_what_is_released(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"a": 0.1, "b": 0.2, "c": 0.05}, items=40)
+    common = ("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "auto", "--no-plot")
+    assert _bbe(*common, "--out", str(tmp_path / "plain.json"))[0] == 0
+    assert _bbe(*common, "--out", str(tmp_path / "checked.json"), "--verify", "100")[0] == 0
+    plain, checked = _doc(tmp_path / "plain.json"), _doc(tmp_path / "checked.json")
+    assert (tmp_path / "plain_scores.csv").read_text() == (tmp_path / "checked_scores.csv").read_text()
+    for a, b in zip(plain["calibrations"], checked["calibrations"], strict=True):
+        assert (a["sensitivity"], a["alpha"], a["sigma"]) == (b["sensitivity"], b["alpha"], b["sigma"])
+        assert a.get("verify") is None and b["verify"]["holdout"] is not None
+
+
+def test_judge_ls_aggregate_is_accuracy_and_d_is_two_per_item(tmp_path: Path) -> None:
+    """PROTOCOL §5: the system's aggregate is its accuracy (an invalid answer is wrong, §4) and
+    d = 2 x items. Judge X is right in orig and invalid in every swap; Y is right on 8 of 10 items."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"dataset": None, "stages": {}, "history": []}))
+    lines = []
+    for judge in ("X", "Y"):
+        for i in range(10):
+            label = 1 if i % 2 == 0 else 2
+            for cond in ("en", "zh"):
+                for order in ("orig", "swap"):
+                    if judge == "X":
+                        verdict = str(label) if order == "orig" else "invalid"
+                    else:
+                        verdict = str(label) if i < 8 else str(3 - label)
+                    lines.append(
+                        json.dumps(
+                            {
+                                "judge": judge,
+                                "item_id": f"Natural/{i}",
+                                "subset": "Natural",
+                                "kind": "pair",
+                                "condition": cond,
+                                "order": order,
+                                "verdict": verdict,
+                                "winner": "invalid" if verdict == "invalid" else "A",
+                                "label": label,
+                                "raw": "{}",
+                            }
+                        )
+                    )
+    (run / "judgments.jsonl").write_text("\n".join(lines) + "\n")
+    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "auto", "--no-plot")
+    assert code == 0, out
+    doc = _doc(run / "bbe.json")
+    raw = {row["system"]: row["raw"] for row in doc["systems"]}
+    assert raw == {"X": pytest.approx(0.5), "Y": pytest.approx(0.8)}  # Y ranks first, as in the report
+    cals = {c["judge"]: c for c in doc["calibrations"]}
+    assert cals["X"]["d"] == cals["Y"]["d"] == 20
+    assert cals["X"]["units"] == 10 and cals["X"]["units_dropped"] == {"invalid": 10}

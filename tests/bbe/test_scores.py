@@ -162,8 +162,11 @@ def test_arena_labels_and_likert(tmp_path: Path) -> None:
     (folder / "baseline.jsonl").write_text(json.dumps(base) + "\n")
     s = load_arena_hard(folder, baseline="baseline")
     assert s.scale == (1.0, 5.0) and s.name == "gpt-x"
+    # one unit per (model, question), PROTOCOL §5: game 1 scores it, game 2 is its swap neighbour
     raw = dict(zip(s.units, s.denormalise(s.base), strict=True))
-    assert raw == {"q1|game1": 5.0, "q1|game2": 4.0, "q2|game2": 3.0}
-    assert s.units_dropped == {"invalid_game": 1}
-    assert s.invalid_neighbours == {"swap": 1}  # q2 game 2's neighbour (game 1) is unreadable
-    np.testing.assert_allclose(s.denormalise(s.pair_score), [4.0, 5.0])
+    assert raw == {"q1": 5.0, "q2": 3.0}  # q2: game 1 unreadable, so game 2 scores it
+    assert s.systems == ["m", "m"]
+    assert s.units_dropped == {"scored_from_game2": 1}
+    assert s.invalid_neighbours == {"swap": 1}  # q2's neighbour (game 1) is unreadable
+    np.testing.assert_allclose(s.denormalise(s.pair_score), [4.0])
+    assert s.pair_unit.tolist() == [0]

@@ -21,19 +21,21 @@ from judgebench.bbe.result import (
     BBEResult,
     Calibration,
     Correlation,
+    HoldoutCheck,
     RankCorrelation,
     SchematicBlock,
     SystemRow,
+    VerifyBlock,
 )
 from judgebench.bbe.schematic import SchematicFit, Strategy, combine
 from judgebench.bbe.scores import InvalidPolicy, ScoreSet
-from judgebench.bbe.verify import verify_block, violation_count
+from judgebench.bbe.verify import rate_interval, verify_block, violation_count
 from judgebench.errors import ConfigError
 
 FloatArray = NDArray[np.float64]
 JitterSpec = Literal["none", "auto"] | float
 
-_NOISE, _VERIFY, _HOLDOUT = 1, 2, 3
+_NOISE, _VERIFY, _HOLDOUT, _HOLDOUT_VERIFY = 1, 2, 3, 4
 MIN_HOLDOUT_UNITS = 20
 
 
@@ -44,13 +46,13 @@ class BBEParams:
     tau: float
     delta: float
     split: tuple[float, ...] | None = None
-    alpha: float | None = None  # None: auto (largest alpha leaving `margin` of tau to the noise)
+    alpha: float | None = 1.0  # 1: no shrinkage; None: auto (largest alpha leaving `margin` of tau)
     margin: float = 0.5
     centre: mech.Centre = "mean"
     jitter: JitterSpec = "none"
     dim: int | None = None
     clip: bool = True
-    upper_bound: bool = True
+    upper_bound: bool = False  # PROTOCOL §5's plug-in estimate; True spends delta_estimate on a bound
     seed: int = 0
     verify: int | None = None
     invalid: InvalidPolicy = "skip"
@@ -124,7 +126,9 @@ def ranks(values: dict[str, float]) -> dict[str, int]:
 
 
 def aggregates(ss: ScoreSet, values: FloatArray) -> dict[str, float]:
-    """Per-system aggregate: tie-half accuracy for Judge-LS (gold known), else the mean raw-scale score."""
+    """Per-system aggregate, else the mean raw-scale score. Judge-LS (gold known): tie-half accuracy
+    over answered en judgments as in PROTOCOL §4, an invalid answer counting as wrong (0): each scored
+    unit contributes its correctness (s or 1 - s), each answered-but-invalid unit 0."""
     systems = np.asarray(ss.systems)
     out: dict[str, float] = {}
     for system in dict.fromkeys(ss.systems):
@@ -132,7 +136,8 @@ def aggregates(ss: ScoreSet, values: FloatArray) -> dict[str, float]:
         if ss.aggregate == "accuracy" and ss.gold is not None:
             v = values[mask]
             g = ss.gold[mask]
-            out[system] = float(np.mean(g * v + (1.0 - g) * (1.0 - v)))
+            answered = len(v) + ss.wrong_units.get(system, 0)
+            out[system] = float(np.sum(g * v + (1.0 - g) * (1.0 - v)) / answered)
         else:
             out[system] = float(np.mean(ss.denormalise(values[mask])))
     return out
@@ -183,38 +188,29 @@ def _guarantee(ss: ScoreSet, block: Calibration, params: BBEParams) -> str:
     )
 
 
-def calibrate(
-    ss_in: ScoreSet,
+@dataclass
+class _Choice:
+    """The sensitivity, alpha and sigma one estimate leads to."""
+
+    neighbour: sens.SensitivityEstimate | None
+    used: float
+    plugin: float
+    alpha: float
+    alpha_mode: str
+    a_max: float
+    sigma: float | None
+
+
+def _choose(
+    estimate_set: ScoreSet,
     params: BBEParams,
     split: mech.DeltaSplit,
-    index: int,
     *,
-    schematic: SchematicFit | None = None,
-) -> CalibrationOutput:
-    """Estimate Delta, choose alpha and sigma, release g(f(D)) + Z, verify if asked."""
-    ss = ss_in.with_invalid_as_worst() if params.invalid == "worst" else ss_in
-    n = len(ss)
-    d = params.dim if params.dim is not None else n
-    if d < n:
-        raise ConfigError(
-            f"--dim {d} is below the number of scored units ({n}) of {ss.name}: noise covers every unit"
-        )
-    holdout = None
-    estimate_set = ss
-    if params.verify and len(ss.pair_unit):
-        holdout = _holdout_mask(ss, np.random.default_rng([params.seed, index, _HOLDOUT]))
-        if holdout is not None:
-            estimate_set = ss.subset_pairs(~holdout)
-
-    # jitter
-    if params.jitter == "none":
-        jitter = 0.0
-    elif params.jitter == "auto":
-        measured = sens.jitter_rms(ss.repeat_unit, ss.repeat_score)
-        jitter = measured or 0.0
-    else:
-        jitter = float(params.jitter) / (ss.scale[1] - ss.scale[0])  # given in the score's own units
-
+    jitter: float,
+    schematic_value: float | None,
+    d: int,
+) -> _Choice:
+    """Estimate Delta on `estimate_set`'s pairs, then alpha (given or auto) and sigma = sigma_max."""
     neighbour: sens.SensitivityEstimate | None = None
     if len(estimate_set.pair_unit):
         neighbour = sens.estimate(
@@ -226,23 +222,135 @@ def calibrate(
             upper_bound=params.upper_bound,
             delta_estimate=split.estimate if params.upper_bound else 0.0,
         )
-    schem_value = schematic.sensitivity if schematic is not None else None
     try:
-        used = combine(neighbour.used if neighbour else None, schem_value, params.strategy)
+        used = combine(neighbour.used if neighbour else None, schematic_value, params.strategy)
         plugin_neighbour = (
             math.sqrt(max(0.0, neighbour.plugin**2 - jitter**2)) if neighbour is not None else None
         )
-        plugin = combine(plugin_neighbour, schem_value, params.strategy)
+        plugin = combine(plugin_neighbour, schematic_value, params.strategy)
     except ValueError as exc:
-        raise ConfigError(f"{ss.name}: {exc}") from exc
-
+        raise ConfigError(f"{estimate_set.name}: {exc}") from exc
     a_max = mech.max_alpha(params.tau, used, split.sensitivity)
     if params.alpha is None:
         alpha = mech.auto_alpha(params.tau, used, split.sensitivity, params.margin)
         alpha_mode = f"auto (margin {params.margin})"
     else:
-        alpha = params.alpha
-        alpha_mode = "given"
+        alpha, alpha_mode = params.alpha, "given"
+    sigma = mech.sigma_max(params.tau, alpha, used, d, split.sensitivity, split.noise)
+    return _Choice(neighbour, used, plugin, alpha, alpha_mode, a_max, sigma)
+
+
+def _verify(
+    ss: ScoreSet,
+    params: BBEParams,
+    split: mech.DeltaSplit,
+    index: int,
+    choice: _Choice,
+    mu: float,
+    *,
+    jitter: float,
+    schematic_value: float | None,
+    d: int,
+) -> VerifyBlock:
+    """K fresh (neighbour, noise) draws against the released mechanism, plus the holdout check of the
+    estimate when there are enough units with neighbours."""
+    assert params.verify is not None and choice.sigma is not None
+    violations = violation_count(
+        ss.base,
+        ss.pair_unit,
+        ss.pair_score,
+        alpha=choice.alpha,
+        mu=mu,
+        sigma=choice.sigma,
+        tau=params.tau,
+        draws=params.verify,
+        rng=np.random.default_rng([params.seed, index, _VERIFY]),
+        clip=params.clip,
+    )
+    block = verify_block(violations, params.verify, params.delta, pairs=len(ss.pair_unit))
+    holdout = _holdout_mask(ss, np.random.default_rng([params.seed, index, _HOLDOUT]))
+    if holdout is None:
+        return block
+    half = _choose(
+        ss.subset_pairs(~holdout), params, split, jitter=jitter, schematic_value=schematic_value, d=d
+    )
+    keep = holdout[ss.pair_unit]
+    check = HoldoutCheck(
+        estimate_units=half.neighbour.units_with_pairs if half.neighbour else 0,
+        holdout_units=len(np.unique(ss.pair_unit[keep])),
+        sensitivity=half.used,
+        alpha=half.alpha,
+        sigma=half.sigma,
+        draws=0,
+        violations=0,
+        rate=None,
+        ci_low=None,
+        ci_high=None,
+        at_or_below_delta=None,
+    )
+    if half.sigma is not None and keep.any():
+        held = violation_count(
+            ss.base,
+            ss.pair_unit[keep],
+            ss.pair_score[keep],
+            alpha=half.alpha,
+            mu=mu,
+            sigma=half.sigma,
+            tau=params.tau,
+            draws=params.verify,
+            rng=np.random.default_rng([params.seed, index, _HOLDOUT_VERIFY]),
+            clip=params.clip,
+        )
+        rate, low, high = rate_interval(held, params.verify)
+        check = check.model_copy(
+            update={
+                "draws": params.verify,
+                "violations": held,
+                "rate": rate,
+                "ci_low": low,
+                "ci_high": high,
+                "at_or_below_delta": low <= params.delta,
+            }
+        )
+    block.holdout = check
+    return block
+
+
+def calibrate(
+    ss_in: ScoreSet,
+    params: BBEParams,
+    split: mech.DeltaSplit,
+    index: int,
+    *,
+    schematic: SchematicFit | None = None,
+) -> CalibrationOutput:
+    """Estimate Delta on every unit, choose alpha and sigma, release g(f(D)) + Z, verify if asked
+    (verification never changes what is released)."""
+    ss = ss_in.with_invalid_as_worst() if params.invalid == "worst" else ss_in
+    n = len(ss)
+    d = params.dim if params.dim is not None else (ss.declared_d or n)
+    if d < n:
+        raise ConfigError(
+            f"--dim {d} is below the number of scored units ({n}) of {ss.name}: noise covers every unit"
+        )
+
+    if params.jitter == "none":
+        jitter = 0.0
+    elif params.jitter == "auto":
+        measured = sens.jitter_rms(ss.repeat_unit, ss.repeat_score)
+        jitter = measured or 0.0
+    else:
+        jitter = float(params.jitter) / (ss.scale[1] - ss.scale[0])  # given in the score's own units
+
+    schem_value = schematic.sensitivity if schematic is not None else None
+    choice = _choose(ss, params, split, jitter=jitter, schematic_value=schem_value, d=d)
+    neighbour, used, alpha, sigma, a_max = (
+        choice.neighbour,
+        choice.used,
+        choice.alpha,
+        choice.sigma,
+        choice.a_max,
+    )
     centre = params.centre
     if isinstance(centre, float | int):  # given in the score's own units
         lo, hi = ss.scale
@@ -250,14 +358,14 @@ def calibrate(
             raise ConfigError(f"--centre {centre} lies outside the scale [{lo:g}, {hi:g}] of {ss.name}")
         centre = (centre - lo) / (hi - lo)
     mu = mech.resolve_centre(ss.base, centre)
-    sigma = mech.sigma_max(params.tau, alpha, used, d, split.sensitivity, split.noise)
     bias = mech.bias_term(alpha, used, split.sensitivity)
     reason = None
     if sigma is None:
         reason = (
             f"infeasible: alpha*Delta/sqrt(delta_sensitivity) = "
             f"{alpha:g}*{used:.4g}/sqrt({split.sensitivity:g}) "
-            f"= {bias:.4g} >= tau = {params.tau:g}; an alpha below {a_max:.4g} (or --alpha auto) would work, "
+            f"= {bias:.4g} >= tau = {params.tau:g}; an alpha below {a_max:.4g} (--alpha {a_max * 0.99:.3g}, "
+            f"or --alpha auto) would work, "
             f"or a sensitivity below {mech.max_sensitivity(params.tau, alpha, split.sensitivity):.4g} at "
             f"alpha {alpha:g}"
         )
@@ -272,14 +380,14 @@ def calibrate(
         d=d,
         units=n,
         sensitivity=used,
-        sensitivity_plugin=plugin,
+        sensitivity_plugin=choice.plugin,
         alpha=alpha,
         sigma=sigma,
         feasible=sigma is not None,
         correlation=unit_correlation(ss.base, noisy) if noisy is not None else Correlation(),
         sensitivity_upper=neighbour.upper if neighbour else None,
         jitter=jitter,
-        alpha_mode=alpha_mode,
+        alpha_mode=choice.alpha_mode,
         max_alpha=None if math.isinf(a_max) else a_max,
         max_sensitivity=mech.max_sensitivity(params.tau, alpha, split.sensitivity),
         centre=mu,
@@ -310,30 +418,8 @@ def calibrate(
             neighbour_sensitivity=neighbour.used if neighbour else None,
         )
     if params.verify and sigma is not None and len(ss.pair_unit):
-        if holdout is not None:
-            keep = holdout[ss.pair_unit]
-            v_units, v_scores = ss.pair_unit[keep], ss.pair_score[keep]
-        else:
-            v_units, v_scores = ss.pair_unit, ss.pair_score
-        violations = violation_count(
-            ss.base,
-            v_units,
-            v_scores,
-            alpha=alpha,
-            mu=mu,
-            sigma=sigma,
-            tau=params.tau,
-            draws=params.verify,
-            rng=np.random.default_rng([params.seed, index, _VERIFY]),
-            clip=params.clip,
-        )
-        block.verify = verify_block(
-            violations,
-            params.verify,
-            params.delta,
-            holdout=holdout is not None,
-            holdout_units=int(holdout.sum()) if holdout is not None else 0,
-            estimate_units=block.units_with_pairs,
+        block.verify = _verify(
+            ss, params, split, index, choice, mu, jitter=jitter, schematic_value=schem_value, d=d
         )
     raw_agg = aggregates(ss, ss.base)
     bb_agg = aggregates(ss, noisy) if noisy is not None else {}

@@ -17,8 +17,27 @@ class RankCorrelation(BaseModel):
     kendall: float | None = None
 
 
+class HoldoutCheck(BaseModel):
+    """Does the sensitivity estimate generalise? Delta estimated on half of the units that have
+    neighbours, alpha and sigma chosen from it by the same rules, violations counted with neighbours
+    of the other half only. (The released mechanism itself always uses every unit.)"""
+
+    estimate_units: int
+    holdout_units: int
+    sensitivity: float
+    alpha: float
+    sigma: float | None
+    draws: int
+    violations: int
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    at_or_below_delta: bool | None
+
+
 class VerifyBlock(BaseModel):
-    """Fresh (neighbour, noise) draws: how often ||M(D) - M(D')|| > tau, Wilson 95% interval."""
+    """The released mechanism under fresh draws: a neighbour uniform over the (unit, neighbour) pairs
+    and fresh noise for M(D) and M(D'); how often ||M(D) - M(D')|| > tau, Wilson 95% interval."""
 
     draws: int
     violations: int
@@ -26,10 +45,9 @@ class VerifyBlock(BaseModel):
     ci_low: float
     ci_high: float
     delta: float
-    holdout: bool = Field(description="neighbours drawn from units not used for the sensitivity estimate")
-    holdout_units: int
-    estimate_units: int
+    pairs: int = Field(description="(unit, neighbour) pairs the neighbour is drawn from")
     at_or_below_delta: bool = Field(description="the Wilson interval's lower end is at or below delta")
+    holdout: HoldoutCheck | None = None
 
 
 class SystemRow(BaseModel):

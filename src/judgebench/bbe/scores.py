@@ -60,6 +60,10 @@ class ScoreSet:
     score_source: str = "verdict"
     invalid_unit_index: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     invalid_kind: list[str] = field(default_factory=list)
+    # answered units with no score (an invalid verdict), per system: wrong in the accuracy aggregate
+    wrong_units: dict[str, int] = field(default_factory=dict)
+    # the noise dimension the source fixes (Judge-LS: 2 x items, PROTOCOL §5); None: the unit count
+    declared_d: int | None = None
 
     def __len__(self) -> int:
         return len(self.units)
@@ -122,6 +126,8 @@ class ScoreSet:
             score_source=self.score_source,
             invalid_unit_index=self.invalid_unit_index[keep_invalid],
             invalid_kind=[k for k, m in zip(self.invalid_kind, keep_invalid, strict=True) if m],
+            wrong_units=self.wrong_units,
+            declared_d=self.declared_d,
         )
 
     def with_invalid_as_worst(self) -> ScoreSet:
@@ -261,12 +267,12 @@ def load_run(
             raise InputError(f"judge '{judge}' has no '{base_condition}' pair judgments", path=str(path))
         for item_id, order in base_keys:
             j = table[(item_id, base_condition, order)]
-            score = unit_score(j, use_probs=use_probs)
-            if score is None:
-                dropped["missing" if j.verdict is None else "invalid"] += 1
-                continue
             if j.label not in (1, 2):
                 dropped["no_label"] += 1
+                continue
+            score = unit_score(j, use_probs=use_probs)
+            if score is None:  # a missing call is left out; an invalid answer is wrong in the aggregate
+                dropped["missing" if j.verdict is None else "invalid"] += 1
                 continue
             idx = builder.add_unit(judge, f"{item_id}|{order}", score, 1.0 if j.label == 1 else 0.0)
             for cond in conditions:
@@ -276,6 +282,7 @@ def load_run(
             builder.add_pair(idx, "swap", None if other is None else unit_score(other, use_probs=use_probs))
         if not builder.units:
             raise InputError(f"judge '{judge}' has no valid '{base_condition}' pair verdict with a label")
+        labelled_items = {i for (i, c, _), j in table.items() if c == base_condition and j.label in (1, 2)}
         sets.append(
             builder.build(
                 judge,
@@ -283,6 +290,8 @@ def load_run(
                 aggregate="accuracy",
                 score_source="probabilities" if use_probs else "verdict",
                 units_dropped=dict(dropped),
+                wrong_units={judge: dropped["invalid"]},
+                declared_d=2 * len(labelled_items),
             )
         )
     return sets
@@ -416,10 +425,12 @@ def arena_label(game: dict[str, object]) -> str | None:
 
 
 def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
-    """arena-hard-auto `model_judgment/<judge>/` folder: Likert 1-5 per (model, question, game).
+    """arena-hard-auto `model_judgment/<judge>/` folder: Likert 1-5 per (model, question), PROTOCOL §5.
 
-    Units are (question, game) per model; each unit's neighbour is the same question's other game
-    (the swapped order), scored from the model's side so the two are comparable. Scale 1..5.
+    A unit is (model, question); its score is game 1's verdict against the baseline (the baseline
+    shown as A: A>>B = 1 ... B>>A = 5) and its neighbour is game 2, the same comparison in the swapped
+    order, scored from the model's side so the two are comparable. When game 1 is unreadable, game 2
+    scores the unit and its neighbour is counted invalid. Scale 1..5.
     """
     if not folder.is_dir():
         raise InputError("not a folder of arena-hard-auto judgment files (<model>.jsonl)", path=str(folder))
@@ -458,13 +469,15 @@ def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
     dropped: Counter[str] = Counter()
     for (model, qid), scores in sorted(games.items()):
         normalised = [None if s is None else (s - 1.0) / 4.0 for s in scores]
-        for g, score in enumerate(normalised):
-            if score is None:
-                dropped["invalid_game"] += 1
-                continue
-            idx = builder.add_unit(model, f"{qid}|game{g + 1}", score)
-            other = normalised[1 - g] if len(normalised) == 2 else None
-            builder.add_pair(idx, "swap", other)
+        game1 = normalised[0] if normalised else None
+        game2 = normalised[1] if len(normalised) > 1 else None
+        if game1 is not None:
+            builder.add_pair(builder.add_unit(model, qid, game1), "swap", game2)
+        elif game2 is not None:
+            dropped["scored_from_game2"] += 1
+            builder.add_pair(builder.add_unit(model, qid, game2), "swap", None)
+        else:
+            dropped["no_readable_game"] += 1
     if not builder.units:
         raise InputError("no game with a readable [[A>B]]-style label", path=str(folder))
     name = ", ".join(sorted(judges)) or folder.name

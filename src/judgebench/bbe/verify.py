@@ -55,20 +55,21 @@ def violation_count(
     return violations
 
 
-def verify_block(
-    violations: int, draws: int, delta: float, *, holdout: bool, holdout_units: int, estimate_units: int
-) -> VerifyBlock:
-    lows, highs = wilson(violations, draws)  # the report's Wilson interval, 95%
-    low, high = float(lows[0]), float(highs[0])
+def rate_interval(violations: int, draws: int) -> tuple[float, float, float]:
+    """Violation rate and its Wilson 95% interval (the report's Wilson interval)."""
+    lows, highs = wilson(violations, draws)
+    return violations / draws, float(lows[0]), float(highs[0])
+
+
+def verify_block(violations: int, draws: int, delta: float, *, pairs: int) -> VerifyBlock:
+    rate, low, high = rate_interval(violations, draws)
     return VerifyBlock(
         draws=draws,
         violations=violations,
-        rate=violations / draws,
+        rate=rate,
         ci_low=low,
         ci_high=high,
         delta=delta,
-        holdout=holdout,
-        holdout_units=holdout_units,
-        estimate_units=estimate_units,
+        pairs=pairs,
         at_or_below_delta=low <= delta,
     )

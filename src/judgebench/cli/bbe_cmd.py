@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from judgebench.bbe.api import PerturbRequest
     from judgebench.bbe.engine import JitterSpec
     from judgebench.bbe.mechanism import Centre
+    from judgebench.bbe.result import VerifyBlock
     from judgebench.bbe.schematic import Strategy
     from judgebench.bbe.scores import InvalidPolicy, UnitScoreMode
 
@@ -102,11 +103,16 @@ def bbe_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of every draw (noise, holdout, verify).")] = 0,
     verify: Annotated[
         int | None,
-        typer.Option("--verify", help="K fresh (neighbour, noise) draws: violation rate vs delta."),
+        typer.Option(
+            "--verify", help="K fresh (neighbour, noise) draws: violation rate vs delta (+ holdout check)."
+        ),
     ] = None,
     alpha: Annotated[
-        str, typer.Option("--alpha", help="Shrinkage in (0, 1], or 'auto' (largest with --margin).")
-    ] = "auto",
+        str,
+        typer.Option(
+            "--alpha", help="Shrinkage in (0, 1]: 1 = none (default), or 'auto' (largest with --margin)."
+        ),
+    ] = "1",
     margin: Annotated[
         float, typer.Option("--margin", help="alpha auto: share of tau kept for the noise (0 < M < 1).")
     ] = 0.5,
@@ -114,7 +120,7 @@ def bbe_command(
         str | None,
         typer.Option(
             "--delta-split",
-            help="Fractions of delta: sensitivity,noise[,estimate]; default 0.45,0.45,0.1 (bound) or halves.",
+            help="Fractions of delta: sensitivity,noise[,estimate]; halves (0.45,0.45,0.1 with a bound).",
         ),
     ] = None,
     centre: Annotated[
@@ -134,9 +140,10 @@ def bbe_command(
     upper_bound: Annotated[
         bool,
         typer.Option(
-            "--upper-bound/--plugin", help="Use an upper confidence bound on Delta (spends delta_estimate)."
+            "--upper-bound/--plugin",
+            help="Delta: an upper confidence bound (spends delta_estimate) or the plug-in RMS (default).",
         ),
-    ] = True,
+    ] = False,
     neighbours: Annotated[
         str | None,
         typer.Option("--neighbours", help="Neighbour kinds to bound, comma-separated (e.g. zh,ls,swap)."),
@@ -314,6 +321,16 @@ def _perturb_request(
     )
 
 
+def _verify_text(v: VerifyBlock) -> str:
+    text = f"{v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    h = v.holdout
+    if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
+        text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
+    elif h is not None:
+        text += "; holdout: infeasible from half the units"
+    return text
+
+
 def _print(result: object) -> None:
     from judgebench.bbe.engine import BBERun
 
@@ -336,7 +353,7 @@ def _print(result: object) -> None:
             "yes" if c.feasible else "[red]no[/]",
             f"{_fmt(c.correlation.pearson, 2)}/{_fmt(c.correlation.spearman, 2)}",
             str(sum(c.invalid_neighbours.values())),
-            "-" if v is None else f"{v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]",
+            "-" if v is None else _verify_text(v),
         )
     console.print(table)
     if res.systems:
