@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from judgebench.conditions import SOURCE, Condition, load_conditions, select_conditions
 from judgebench.data import Dataset, load_dataset
 from judgebench.data.dataset import select_subset
-from judgebench.errors import ConfigError, JudgebenchError, RunDirError
+from judgebench.errors import ConfigError, InputError, JudgebenchError, RunDirError
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.run import Execution, JudgeOutcome, execute_plan, existing_judgments, pending_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
@@ -191,6 +191,11 @@ def translate(
         kept = [v for v in variants if v.item_id in wanted and v.condition in names]
         skipped = len(variants) - len(kept)
         variants = kept
+    if variants_file is None and resolve_judge_full(translator).spec.provider == "sim":
+        raise ConfigError(
+            f"{translator}: the simulated judge only judges, it cannot translate; pass --translator MODEL "
+            "(e.g. local) or --variants FILE"
+        )
     if dry_run:
         if variants_file is not None:
             return TranslateResult(None, len(variants), {}, 0, skipped_variants=skipped)
@@ -380,6 +385,10 @@ def _judge_plan(
     items = _pick(ds.items, subset, limit, ds.spec)
     if isinstance(conditions, str):
         wanted = [c.strip() for c in conditions.split(",") if c.strip()]
+        if not wanted:
+            raise ConfigError(
+                f"run {run.path}: --conditions '{conditions}' names no condition; e.g. --conditions en,zh,ls"
+            )
     elif conditions:
         wanted = list(conditions)
     elif translated:
@@ -397,6 +406,10 @@ def _judge_plan(
     calls, notes = plan_calls(
         items, variants, targets, judges, include_source=SOURCE in wanted, tie_probes=tie_probes
     )
+    if not calls:
+        more = f" and {len(notes) - 1} more like it" if len(notes) > 1 else ""
+        why = f": {notes[0]}{more}" if notes else ""
+        raise ConfigError(f"run {run.path}: nothing to judge for conditions {', '.join(wanted)}{why}")
     return calls, notes, entry
 
 
@@ -436,8 +449,10 @@ def judge(
             notes=notes,
             estimates=estimate_judging(run, plan, template, models, options, prices),
         )
-    clients = {name: options.client(name, prices) for name in models}
     execution = execution or Execution()
+    if execution.import_file is not None and not Path(execution.import_file).is_file():
+        raise InputError("--import-batch: not a file", path=str(execution.import_file))
+    clients = {name: options.client(name, prices) for name in models}
     if execution.batch or execution.write_requests or execution.import_file:
         from judgebench.batch import refusal
 
@@ -675,25 +690,25 @@ def run_pipeline(
         if est is not None:
             result.estimates.append(est)
     per_item = 2 * (1 + len([c for c in conditions.split(",") if c.strip()])) + 2
-    if dataset != "sample" or not use_bundled:
-        for est in judge(
-            path,
-            models=models,
-            dataset=dataset,
-            data_dir=data_dir,
-            conditions="en",
-            limit=limit,
-            dry_run=True,
-            tie_probes=False,
-            options=options,
-        ).estimates:
-            factor = per_item / 2
-            est.calls = int(est.calls * factor)
-            est.input_tokens = int(est.input_tokens * factor)
-            est.output_tokens = int(est.output_tokens * factor)
-            est.cost_live_usd = None if est.cost_live_usd is None else est.cost_live_usd * factor
-            est.cost_batch_usd = None if est.cost_batch_usd is None else est.cost_batch_usd * factor
-            result.estimates.append(est)
+    # judging is estimated on every dataset: only free judges (local, sim) skip the question
+    for est in judge(
+        path,
+        models=models,
+        dataset=dataset,
+        data_dir=data_dir,
+        conditions="en",
+        limit=limit,
+        dry_run=True,
+        tie_probes=False,
+        options=options,
+    ).estimates:
+        factor = per_item / 2
+        est.calls = int(est.calls * factor)
+        est.input_tokens = int(est.input_tokens * factor)
+        est.output_tokens = int(est.output_tokens * factor)
+        est.cost_live_usd = None if est.cost_live_usd is None else est.cost_live_usd * factor
+        est.cost_batch_usd = None if est.cost_batch_usd is None else est.cost_batch_usd * factor
+        result.estimates.append(est)
     paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]
     if paid and confirm is not None and not confirm(result.estimates):
         raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")

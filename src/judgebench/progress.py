@@ -73,7 +73,7 @@ class ProgressReporter:
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
-                console=console or Console(stderr=True),
+                console=console or Console(stderr=True, emoji=False),
                 transient=False,
             )
 

@@ -61,7 +61,11 @@ def safe_run_path(path: str | Path, *, base: Path | None = None) -> Path:
     """Refuse a run name that climbs out of its folder (`../..`) when given relative to `base`."""
     raw = Path(path)
     if ".." in raw.parts:
-        raise RunDirError(f"run path '{path}' contains '..'; give a path inside the working folder")
+        raise RunDirError(
+            f"run path '{path}' contains '..'; give a path inside the working folder or an absolute path"
+        )
+    if raw.exists() and not raw.is_dir():
+        raise RunDirError(f"run path '{path}' is a file, not a run folder")
     if base is not None and not raw.is_absolute():
         resolved = (base / raw).resolve()
         if not resolved.is_relative_to(base.resolve()):

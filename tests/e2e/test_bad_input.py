@@ -95,6 +95,7 @@ BAD_VARIANTS: dict[str, Callable[[], bytes]] = {
     "duplicate": lambda: (_variant_line() + "\n" + _variant_line() + "\n").encode(),
     "not_utf8": lambda: _variant_line().encode() + b"\n" + b'{"item_id": "q001", "instruction": "\xe9"}\n',
     "empty": lambda: b"",
+    "en_differs_from_the_dataset": lambda: (_variant_line(condition="en") + "\n").encode(),
 }
 
 
@@ -210,3 +211,126 @@ def test_bad_conditions_creates_no_run(
     _refused(
         ["translate", "--run", str(fresh), "--dataset", str(items), "--variants", str(variants)], bad, [fresh]
     )
+
+
+def _wrong_kind_cases(ws: Path, tmp: Path) -> dict[str, tuple[list[str], Path]]:
+    a_file = tmp / "a-file"
+    a_file.write_text("x\n")
+    a_dir = tmp / "a-dir"
+    a_dir.mkdir(exist_ok=True)
+    items, variants, run = str(ws / "items.jsonl"), str(ws / "variants.jsonl"), str(ws / "run")
+    f, d = str(a_file), str(a_dir)
+    sim = ["--model", "sim:default"]
+    return {
+        "judge --run FILE": (["judge", "--run", f, *sim, "--dataset", items], a_file),
+        "translate --run FILE": (
+            ["translate", "--run", f, "--dataset", items, "--variants", variants],
+            a_file,
+        ),
+        "report --run FILE": (["report", "--run", f], a_file),
+        "run --run FILE": (["run", "--run", f, *sim], a_file),
+        "import --run FILE": (
+            ["import", "llmbar-results", "--run", f, "--data-dir", str(tmp), "--evaluator", "X"],
+            a_file,
+        ),
+        "translate --variants DIR": (["translate", "--run", run, "--dataset", items, "--variants", d], a_dir),
+        "judge --template DIR": (["judge", "--run", run, *sim, "--template", d], a_dir),
+        "judge --import-batch DIR": (
+            ["judge", "--run", run, "--model", "openai-compatible:m", "--import-batch", d],
+            a_dir,
+        ),
+        "bbe --scores DIR": (
+            ["bbe", "--tau", "0.5", "--delta", "0.01", "--scores", d, "--scale", "1", "10"],
+            a_dir,
+        ),
+        "data show DIR": (["data", "show", d], a_dir),
+    }
+
+
+WRONG_KIND = [
+    "judge --run FILE",
+    "translate --run FILE",
+    "report --run FILE",
+    "run --run FILE",
+    "import --run FILE",
+    "translate --variants DIR",
+    "judge --template DIR",
+    "judge --import-batch DIR",
+    "bbe --scores DIR",
+    "data show DIR",
+]
+
+
+@pytest.mark.parametrize("case", WRONG_KIND)
+def test_a_path_of_the_wrong_kind_is_one_line_naming_it(workspace: Path, tmp_path: Path, case: str) -> None:
+    """A file where a run folder is expected, a folder where a file is: a reason naming the path,
+    never a traceback, and the workspace's run untouched."""
+    args, named = _wrong_kind_cases(workspace, tmp_path)[case]
+    _refused(args, named, [workspace / "run"])
+
+
+def test_bbe_out_pointing_at_a_folder(tmp_path: Path) -> None:
+    from tests.bbe.helpers import write_run
+
+    run = write_run(tmp_path / "run", judges={"j": 0.0}, items=10)
+    out = tmp_path / "out-dir"
+    out.mkdir()
+    _refused(
+        ["bbe", "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--out", str(out), "--no-plot"], out, []
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["selftest", "--seed", "abc"], "--seed"),
+        (["bbe", "--tau", "0.5", "--delta", "0.01", "--scale", "a", "b"], "--scale"),
+        (["judge", "--run", "r", "--model", "sim:default", "--concurrency", "0"], "--concurrency"),
+        (["no-such-command"], "no-such-command"),
+    ],
+)
+def test_usage_errors_are_one_line_through_the_console_script(
+    tmp_path: Path, args: list[str], flag: str
+) -> None:
+    """Through `main()` (what the console script runs), not CliRunner: click's boxed panel becomes
+    `error: <reason>` on the first stderr line, exit 2."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "judgebench", *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("error: ") and flag in lines[0], lines
+    assert len(lines) == 2 and "--help" in lines[1], lines
+    assert "Traceback" not in proc.stderr and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("conditions", "expected"), [("", "names no condition"), ("ja", "nothing to judge")])
+def test_judge_with_nothing_to_judge_is_an_error(workspace: Path, conditions: str, expected: str) -> None:
+    """An empty --conditions, or a condition the run has no variants for, plans no call: an error
+    that says so, not an empty success."""
+    run = workspace / "run"
+    line = _refused(
+        ["judge", "--run", str(run), "--model", "sim:default", "--conditions", conditions], run, [run]
+    )
+    assert expected in line
+
+
+def test_en_lines_that_repeat_the_dataset_are_accepted(workspace: Path, tmp_path: Path) -> None:
+    """INTERFACE: en is the dataset itself and need not be listed; a file that lists it anyway loads."""
+    items = workspace / "items.jsonl"
+    first = json.loads(items.read_text().splitlines()[0])
+    en = {"item_id": first["id"], "condition": "en"} | {
+        k: first[k] for k in ("instruction", "output_1", "output_2")
+    }
+    variants = tmp_path / "with_en.jsonl"
+    variants.write_text((workspace / "variants.jsonl").read_text() + json.dumps(en) + "\n")
+    run = tmp_path / "run"
+    result = runner.invoke(
+        app, ["translate", "--run", str(run), "--dataset", str(items), "--variants", str(variants)]
+    )
+    assert result.exit_code == 0, result.output
+    conditions = {json.loads(line)["condition"] for line in (run / "variants.jsonl").read_text().splitlines()}
+    assert "en" not in conditions

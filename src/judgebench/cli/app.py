@@ -9,6 +9,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from judgebench import __version__
 from judgebench.errors import JudgebenchError
@@ -24,8 +25,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 # Off a terminal (pipes, CI logs) rich would wrap tables at 80 columns; give them room instead.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+# emoji=False: rich would turn ':m:' in a spec such as 'openai-compatible:m:' into an emoji.
+console = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160, emoji=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,8 +40,15 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except JudgebenchError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=exc.exit_code) from None
+        except OSError as exc:  # a path that is a folder where a file is expected, unreadable, ...
+            where = f"{exc.filename}: " if exc.filename else ""
+            reason = exc.strerror or str(exc)
+            err_console.print(
+                f"[bold red]error:[/] {escape(where + reason)}", highlight=False, soft_wrap=True
+            )
+            raise typer.Exit(code=1) from None
         except KeyboardInterrupt:
             err_console.print(
                 "interrupted: everything received so far is saved; rerun the same command to resume"
@@ -92,8 +101,32 @@ NoCacheOpt = Annotated[
 ]
 
 
+# click's UsageError and ClickException, found through typer's public BadParameter: typer >= 0.26
+# vendors click privately, older versions use click itself.
+_USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
+_CLICK_EXCEPTION: type[Exception] = _USAGE_ERROR.__mro__[1]
+
+
 def main() -> None:
+    """The console script. Usage errors (a bad flag value) print one line, `error: ...`, and the
+    hint to `--help`, exit 2, as INTERFACE.md asks of every error (click's boxed panel does not)."""
     try:
-        app()
+        code = app(standalone_mode=False)
+    except typer.Abort:  # Ctrl-C at a prompt, or a refused confirmation
+        err_console.print("aborted", highlight=False)
+        sys.exit(1)
+    except _USAGE_ERROR as exc:
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "judgebench"
+        message = exc.format_message()  # type: ignore[attr-defined]
+        if message.strip():  # empty for `judgebench` alone: the help was printed
+            err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+            err_console.print(f"(see `{command} --help`)", highlight=False)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except _CLICK_EXCEPTION as exc:
+        message = exc.format_message()  # type: ignore[attr-defined]
+        err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+        sys.exit(getattr(exc, "exit_code", 1))
     except BrokenPipeError:  # `judgebench ... | head`
         sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

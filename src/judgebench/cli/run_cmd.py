@@ -109,14 +109,32 @@ def run_command(
         max_cost=max_cost,
         template_path=template,
     )
+    problems: list[str] = []
+    outcome = result.translate.outcome if result.translate is not None else None
+    if outcome is not None and outcome.failed:
+        problems.append(
+            f"{len(outcome.failed)} item(s) could not be translated (judged in en only; "
+            f"see {result.run_dir}/translation_failures.jsonl)"
+        )
+        for failure in outcome.failed[:5]:
+            err_console.print(f"  {failure.item_id}: {failure.reason}", highlight=False, soft_wrap=True)
     if result.judge is not None:
         for name, o in result.judge.outcomes.items():
             console.print(f"{name}: {o.verdicts} verdicts, {o.invalid} invalid, {o.missing} missing")
+            if o.failures:
+                problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
     if isinstance(result.bbe, str):
         err_console.print(f"bbe: {result.bbe}")
     timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
     console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})")
     console.print(f"report: {result.report_html}")
+    if problems:  # the report covers what succeeded; a rerun retries only what failed
+        err_console.print(
+            f"[bold red]error:[/] {'; '.join(problems)}; rerun the same command to retry only them",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=3)
 
 
 @app.command("selftest")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from judgebench.conditions import Condition, load_conditions
+from judgebench.conditions import SOURCE, Condition, load_conditions
 from judgebench.errors import InputError
 from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
@@ -110,6 +110,20 @@ def load_variants_file(
                 line=number,
                 item=variant.item_id,
             )
+        if variant.condition == SOURCE:
+            # INTERFACE: en is the dataset itself and need not be listed; listed, it must be the dataset
+            item = items[variant.item_id]
+            for name in TEXT_FIELDS:
+                if getattr(variant, name) != getattr(item, name):
+                    raise InputError(
+                        "an 'en' line must repeat the dataset's text (en is the dataset itself), "
+                        "and this one differs",
+                        path=str(file),
+                        line=number,
+                        item=variant.item_id,
+                        field=name,
+                    )
+            continue
         if variant.condition not in known_conditions:
             raise InputError(
                 f"condition '{variant.condition}' is not one of {', '.join(known_conditions)}",
