@@ -106,7 +106,7 @@ async def test_gives_up_after_max_retries_batches(tmp_path: Path, cache: Respons
     requests = judge_requests(4)
     bad: list[str] = []
     with OpenAIBatchServer(line_fault=lambda cid, attempt: "server_error" if cid in bad else None) as server:
-        async with make_client(SPEC, server.base_url, cache, max_retries=3) as client:
+        async with make_client(SPEC, server.base_url, cache, max_retries=2) as client:
             bad.append(client.key_for(requests[2]))
             results = await run_batch(client, requests, tmp_path / "run", poll_interval=0)
             assert client.stats.failures == 1

@@ -238,7 +238,7 @@ async def test_planted_key_is_written_nowhere(
 
     server.responder = responder
     client = ModelClient(
-        "openai:gpt-4.1-mini", settings(server, max_retries=1, concurrency=1)
+        "openai:gpt-4.1-mini", settings(server, max_retries=0, concurrency=1)
     )  # default store
     results = await client.map(requests(6))
     await client.aclose()

@@ -326,8 +326,9 @@ def test_missing_key_names_both_variables(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def _client_settings(url: str, attempts: int = 3) -> ProviderSettings:
+    """`attempts` in all: the first and `attempts - 1` retries."""
     return ProviderSettings(
-        base_url=url, timeout=0.5, max_retries=attempts, backoff_initial=0.01, backoff_max=0.05
+        base_url=url, timeout=0.5, max_retries=attempts - 1, backoff_initial=0.01, backoff_max=0.05
     )
 
 

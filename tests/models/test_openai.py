@@ -294,7 +294,7 @@ async def test_500_is_retried_then_given_up(server: OpenAIServer, tmp_path: Path
     assert ok.response is not None and ok.attempts == 2
 
     server.responder = lambda _r: Reply(status=503, body=error_body("down", type_="server_error"))
-    client = client_for(server, tmp_path, max_retries=3)
+    client = client_for(server, tmp_path, max_retries=2)  # 3 attempts: the first and 2 retries
     bad = await client.call(ask("second"))
     await client.aclose()
     assert bad.response is None and bad.attempts == 3
@@ -402,7 +402,7 @@ async def test_connection_refused_is_transient(tmp_path: Path) -> None:
     srv.stop()  # nothing listens there any more
     client = ModelClient(
         "openai:gpt-4.1-mini",
-        ProviderSettings(base_url=url, max_retries=2, backoff_initial=0.001, backoff_max=0.01, timeout=2),
+        ProviderSettings(base_url=url, max_retries=1, backoff_initial=0.001, backoff_max=0.01, timeout=2),
         cache=ResponseCache(tmp_path / "r.sqlite"),
         prices=PriceTable.load(),
     )
@@ -410,3 +410,38 @@ async def test_connection_refused_is_transient(tmp_path: Path) -> None:
     await client.aclose()
     assert result.response is None and result.attempts == 2
     assert result.error is not None and "connection error" in result.error
+
+
+async def test_max_retries_counts_retries_after_the_first_attempt(
+    server: OpenAIServer, tmp_path: Path
+) -> None:
+    """`--max-retries N` as the SDKs mean it: N retries, N + 1 attempts; 0 makes exactly one attempt."""
+    server.responder = lambda _r: Reply(status=500, body=error_body("down", type_="server_error"))
+    for retries in (0, 2):
+        server.requests.clear()
+        client = client_for(server, tmp_path, max_retries=retries)
+        result = await client.call(ask(f"retries {retries}"))
+        await client.aclose()
+        assert result.response is None and result.attempts == retries + 1
+        assert len(server.requests) == retries + 1
+
+
+def test_max_retries_zero_is_accepted_by_the_cli(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from judgebench.cli import app
+
+    base = [
+        "judge",
+        "--run",
+        str(tmp_path / "r"),
+        "--model",
+        "sim:default",
+        "--dataset",
+        "sample",
+        "--dry-run",
+    ]
+    ok = CliRunner().invoke(app, [*base, "--max-retries", "0"])
+    assert ok.exit_code == 0, ok.output
+    refused = CliRunner().invoke(app, [*base, "--max-retries", "-1"])
+    assert refused.exit_code == 2 and "--max-retries" in refused.output

@@ -54,7 +54,7 @@ class GoogleBatch(BatchBackend):
             options = types.HttpOptions(
                 base_url=self.provider._base_url_override,
                 timeout=max(1, round(settings.timeout * 1000)),
-                retry_options=types.HttpRetryOptions(attempts=max(1, settings.max_retries)),
+                retry_options=types.HttpRetryOptions(attempts=1 + max(0, settings.max_retries)),
             )
             self._sdk = genai.Client(api_key=self.provider._key, vertexai=False, http_options=options)
         return self._sdk

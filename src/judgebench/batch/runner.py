@@ -7,7 +7,7 @@ committed to the store under its cache key (= the line's `custom_id`) before `on
 so a killed command never pays for an answer again; a restarted command resumes polling the batches
 it finds recorded and submits only calls that are neither answered nor in a known batch. Lines that
 failed, expired or were cancelled are sent again, only they, in a new batch (at most
-`settings.max_retries` batches per call in all); what still fails is returned as a failed call.
+1 + `settings.max_retries` batches per call in all); what still fails is returned as a failed call.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class _BatchRun:
         self._log = log
         self.refresh = frozenset(refresh)
         self.store = BatchStore(self.run_dir)
-        self.max_attempts = max(1, client.settings.max_retries)
+        self.max_attempts = 1 + max(0, client.settings.max_retries)
         self.results: list[CallResult | None] = [None] * len(requests)
         self.indices: dict[str, list[int]] = {}
         self.request_of: dict[str, ModelRequest] = {}

@@ -82,7 +82,9 @@ TimeoutOpt = Annotated[
 MaxRetriesOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-retries", min=1, help="Attempts per call on 429/5xx/timeouts/malformed bodies [default: 8]."
+        "--max-retries",
+        min=0,
+        help="Retries after the first attempt on 429/5xx/timeouts/malformed bodies; 0 = none [default: 8].",
     ),
 ]
 ConcurrencyOpt = Annotated[

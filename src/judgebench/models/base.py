@@ -165,7 +165,7 @@ class ProviderSettings(BaseModel):
 
     base_url: str | None = None
     timeout: float = 120.0
-    max_retries: int = 8
+    max_retries: int = Field(default=8, ge=0)  # retries after the first attempt; 0 = one attempt
     concurrency: int = 8
     rpm: float | None = None
     tpm: float | None = None

@@ -379,7 +379,7 @@ class ModelClient:
         attempts = 0
         response: ModelResponse | None = None
         error: str | None = None
-        max_attempts = max(1, self.settings.max_retries)
+        max_attempts = 1 + max(0, self.settings.max_retries)  # the first attempt, then the retries
         try:
             try:
                 # The first attempt runs outside tenacity: most calls succeed at once, and this path
