@@ -357,6 +357,19 @@ def test_mcnemar_with_no_valid_pair_has_p_one_and_joins_no_family() -> None:
     extra = rec.model_extra or {}
     assert (rec.n, rec.value, rec.p, extra["b"], extra["c"]) == (0, 0.0, 1.0, 0, 0)
     assert extra.get("p_adj") is None and extra.get("significant") is None
+    assert extra.get("underpowered") is None  # it tests nothing
+    # a second judge with real pairs: the mean over judges is its value alone, n = 1
+    js += [
+        pair("K", i, c, o, str(LABELS[i]), LABELS[i])
+        for i in LABELS
+        for c in ("en", "zh")
+        for o in ("orig", "swap")
+    ]
+    js += [pair("K", i, "zh", "orig", str(3 - LABELS[i]), LABELS[i]) for i in LABELS]
+    recs = analyze(js, settings=ReportSettings(bootstrap_samples=0)).records
+    k = find(recs, "mcnemar", "en->zh", judge="K")
+    mean = find(recs, "mcnemar", "en->zh", judge="mean")
+    assert k.value == len(LABELS) and (mean.value, mean.n) == (k.value, 1)
 
 
 @pytest.mark.parametrize(("confidence", "significant"), [(0.95, False), (0.90, True)])

@@ -692,7 +692,7 @@ def _adjust_and_power(table: pd.DataFrame, settings: ReportSettings) -> pd.DataF
     )
     mde = np.full(len(table), np.nan)
     under: list[bool | None] = [None] * len(table)
-    for i in np.flatnonzero(~np.isnan(pvals)):
+    for i in np.flatnonzero(~np.isnan(pvals) & (ns > 0)):  # a cell with no pair tests nothing
         if pvals[i] < alpha:
             under[i] = False
             continue
@@ -710,8 +710,9 @@ def _adjust_and_power(table: pd.DataFrame, settings: ReportSettings) -> pd.DataF
 
 
 def _mean_over_judges(table: pd.DataFrame) -> pd.DataFrame:
-    """Unweighted mean over judges of every per-judge metric; n = judges with a value; no interval."""
-    base = table[~table["judge"].str.contains(VS, regex=False) & table["value"].notna()]
+    """Unweighted mean over judges of every per-judge metric; n = judges with a value; no interval.
+    A judge's cell with no unit (n = 0, e.g. McNemar with no valid pair) has no value to average."""
+    base = table[~table["judge"].str.contains(VS, regex=False) & table["value"].notna() & (table["n"] > 0)]
     if base.empty:
         return pd.DataFrame()
     keys = ["metric", "condition", "subset", "filtered"]
