@@ -348,3 +348,20 @@ def test_judge_ls_aggregate_is_accuracy_and_d_is_two_per_item(tmp_path: Path) ->
     cals = {c["judge"]: c for c in doc["calibrations"]}
     assert cals["X"]["d"] == cals["Y"]["d"] == 20
     assert cals["X"]["units"] == 10 and cals["X"]["units_dropped"] == {"invalid": 10}
+
+
+def test_a_judge_with_every_answer_invalid_is_listed_and_the_others_calibrated(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"a": 0.05, "b": 0.1, "dead": 0.1}, items=20)
+    path = run / "judgments.jsonl"
+    lines = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["judge"] == "dead":
+            rec.update(verdict="invalid", winner="invalid")
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n")
+    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "auto", "--no-plot")
+    assert code == 0, out
+    doc = _doc(run / "bbe.json")
+    assert [c["judge"] for c in doc["calibrations"]] == ["a", "b"]
+    assert "dead" in doc["judges_skipped"] and "note: judge dead not calibrated" in out

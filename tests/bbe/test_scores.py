@@ -24,7 +24,7 @@ def test_run_units_neighbours_and_invalid_counts(tmp_path: Path) -> None:
     run = write_run(
         tmp_path / "r", judges={"j1": 0.2, "j2": 0.0}, items=30, invalid_rate=0.1, missing_rate=0.05
     )
-    sets = {s.name: s for s in load_run(run)}
+    sets = {s.name: s for s in load_run(run).sets}
     assert set(sets) == {"j1", "j2"}
     s = sets["j1"]
     assert len(s) == 60  # items x orders in en
@@ -59,7 +59,7 @@ def test_run_swap_neighbour_is_p_output1(tmp_path: Path) -> None:
             }
         )
     (run / "judgments.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    (s,) = load_run(run)
+    (s,), _ = load_run(run)
     assert s.units == ["x/0|orig", "x/0|swap"]
     np.testing.assert_array_equal(s.base, [1.0, 0.0])
     # each unit's swap neighbour is the other order's P(output_1): here the judge flips with the order
@@ -68,12 +68,12 @@ def test_run_swap_neighbour_is_p_output1(tmp_path: Path) -> None:
 
 def test_run_probabilities_renormalised(tmp_path: Path) -> None:
     run = write_run(tmp_path / "r", judges={"j": 0.0}, items=4, probs=True)
-    (s,) = load_run(run, mode="auto")
+    (s,), _ = load_run(run, mode="auto")
     assert s.score_source == "probabilities"
     # verdict "1" in orig: prob_a = 0.8, prob_b = 0.15, tie 0.05 -> (0.8 + 0.025) / 1.0
     values = set(np.round(s.base, 6))
     assert values <= {round(0.825, 6), round(0.175, 6)}
-    (v,) = load_run(run, mode="verdict")
+    (v,), _ = load_run(run, mode="verdict")
     assert set(v.base) <= {0.0, 1.0}
 
 
@@ -91,7 +91,7 @@ def test_run_last_line_per_key_wins(tmp_path: Path) -> None:
     }
     with open(run / "judgments.jsonl", "a") as fh:
         fh.write(json.dumps(extra) + "\n")
-    (s,) = load_run(run)
+    (s,), _ = load_run(run)
     assert s.base[s.units.index("Natural/0|orig")] == 0.5
 
 
@@ -166,7 +166,50 @@ def test_arena_labels_and_likert(tmp_path: Path) -> None:
     raw = dict(zip(s.units, s.denormalise(s.base), strict=True))
     assert raw == {"q1": 5.0, "q2": 3.0}  # q2: game 1 unreadable, so game 2 scores it
     assert s.systems == ["m", "m"]
-    assert s.units_dropped == {"scored_from_game2": 1}
+    assert s.units_dropped == {}  # q2 is scored from game 2, not dropped
     assert s.invalid_neighbours == {"swap": 1}  # q2's neighbour (game 1) is unreadable
     np.testing.assert_allclose(s.denormalise(s.pair_score), [4.0])
     assert s.pair_unit.tolist() == [0]
+
+
+def test_arena_records_without_a_second_game_say_so(tmp_path: Path) -> None:
+    folder = tmp_path / "judge"
+    folder.mkdir()
+    rec = {"question_id": "q1", "model": "m", "games": [{"score": "A>B"}]}
+    (folder / "m.jsonl").write_text(json.dumps(rec) + "\n")
+    with pytest.raises(InputError, match="no record has a second game"):
+        load_arena_hard(folder)
+
+
+def _all_invalid(run: Path, judge: str) -> None:
+    """Rewrite every judgment of `judge` in the run as an invalid answer."""
+    path = run / "judgments.jsonl"
+    lines = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["judge"] == judge:
+            rec.update(verdict="invalid", winner="invalid")
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_judge_with_no_scorable_en_unit_is_skipped_not_fatal(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"good": 0.1, "dead": 0.1}, items=10)
+    _all_invalid(run, "dead")
+    loaded = load_run(run)
+    assert [s.name for s in loaded.sets] == ["good"]
+    assert "dead" in loaded.skipped and "20 invalid" in loaded.skipped["dead"]
+    _all_invalid(run, "good")
+    with pytest.raises(InputError, match="no judge can be calibrated"):
+        load_run(run)
+
+
+def test_both_orders_of_an_item_share_a_group(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"j": 0.2}, items=10)
+    (s,), _ = load_run(run)
+    item_of = [u.rsplit("|", 1)[0] for u in s.units]
+    groups = s.groups()
+    assert len(set(groups.tolist())) == 10
+    for a in range(len(s)):
+        for b in range(len(s)):
+            assert (groups[a] == groups[b]) == (item_of[a] == item_of[b])

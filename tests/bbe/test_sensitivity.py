@@ -96,3 +96,21 @@ def test_no_pairs_is_an_error() -> None:
         sens.estimate(
             np.zeros(2), np.zeros(0, dtype=np.int64), np.zeros(0), [], upper_bound=False, delta_estimate=0.0
         )
+
+
+def test_the_bound_takes_one_term_per_group() -> None:
+    """Units sharing a group (a Judge-LS item's two orders) give one term of the bound, not two."""
+    rng = np.random.default_rng(5)
+    base = rng.random(200)
+    pair_unit = np.arange(200, dtype=np.int64)
+    pair_score = np.clip(base + rng.normal(0, 0.2, 200), 0, 1)
+    group = pair_unit // 2  # units 2g and 2g+1 form group g
+    grouped = sens.estimate(
+        base, pair_unit, pair_score, ["zh"] * 200, upper_bound=True, delta_estimate=0.01, pair_group=group
+    )
+    squared = (pair_score - base) ** 2
+    y = (squared[0::2] + squared[1::2]) / 2.0  # per group: sum / mean pairs per group (2)
+    expected = sens.mean_square_ucb(y, 1.0, 0.01)
+    assert grouped.upper == pytest.approx(np.sqrt(expected))
+    assert grouped.plugin == pytest.approx(np.sqrt(squared.mean()))
+    assert grouped.units_with_pairs == 200

@@ -270,14 +270,17 @@ def test_a_path_of_the_wrong_kind_is_one_line_naming_it(workspace: Path, tmp_pat
 
 
 def test_bbe_out_pointing_at_a_folder(tmp_path: Path) -> None:
+    """Refused before any work: the reason names the folder given, and nothing is written."""
     from tests.bbe.helpers import write_run
 
     run = write_run(tmp_path / "run", judges={"j": 0.0}, items=10)
     out = tmp_path / "out-dir"
     out.mkdir()
-    _refused(
-        ["bbe", "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--out", str(out), "--no-plot"], out, []
+    line = _refused(
+        ["bbe", "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--out", str(out)], out, [run]
     )
+    assert f"--out {out} is a folder" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out-dir", "run"] and not any(out.iterdir())
 
 
 @pytest.mark.parametrize(
@@ -325,6 +328,7 @@ def test_en_lines_that_repeat_the_dataset_are_accepted(workspace: Path, tmp_path
     en = {"item_id": first["id"], "condition": "en"} | {
         k: first[k] for k in ("instruction", "output_1", "output_2")
     }
+    en["output_2"] = en["output_2"].replace("\n", "\r\n") + "\n"  # line endings, trailing newline aside
     variants = tmp_path / "with_en.jsonl"
     variants.write_text((workspace / "variants.jsonl").read_text() + json.dumps(en) + "\n")
     run = tmp_path / "run"

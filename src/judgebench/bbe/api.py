@@ -110,7 +110,7 @@ def bbe_from_run(
     perturb: PerturbRequest | None = None,
 ) -> BBERun:
     """A Judge-LS run: one calibration per judge; systems are the judges, aggregate = accuracy."""
-    sets = load_run(run, mode=unit_score_mode)
+    sets, skipped = load_run(run, mode=unit_score_mode)
     source: dict[str, Any] = {"type": "run", "path": str(run), "unit_score": unit_score_mode}
     if perturb is not None:
         names = [s.name for s in sets]
@@ -124,7 +124,7 @@ def bbe_from_run(
         neighbours = neighbours or [perturb.kind]
     sets = _filter(sets, neighbours)
     source["neighbours"] = neighbours or "all"
-    return run_bbe(sets, params, systems_across_sets=True, source=source)
+    return run_bbe(sets, params, systems_across_sets=True, source=source, systems_skipped=skipped)
 
 
 def _schematic(
@@ -186,7 +186,8 @@ def bbe_from_table(
 
 
 def bbe_from_arena_hard(folder: Path, params: BBEParams, *, baseline: str | None = None) -> BBERun:
-    """An arena-hard-auto judgment folder: Likert 1-5 per (model, question, game); systems = models."""
+    """An arena-hard-auto judgment folder: Likert 1-5 per (model, question) from game 1, game 2 as its
+    swap neighbour; systems = models."""
     ss = load_arena_hard(folder, baseline=baseline)
     source = {"type": "arena-hard", "path": str(folder), "scale": [1, 5], "baseline_excluded": baseline}
     return run_bbe([ss], params, systems_across_sets=False, source=source)

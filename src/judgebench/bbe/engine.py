@@ -162,14 +162,14 @@ def system_rows(
 
 
 def _holdout_mask(ss: ScoreSet, rng: np.random.Generator) -> NDArray[np.bool_] | None:
-    """Half of the units that have pairs, for verification; None when too few to split."""
-    with_pairs = np.unique(ss.pair_unit)
+    """Half of the groups of units that have pairs (Judge-LS: both orders of an item fall in the same
+    half, as they share their swap pair), for verification; None when too few to split."""
+    groups = ss.groups()
+    with_pairs = np.unique(groups[ss.pair_unit])
     if len(with_pairs) < 2 * MIN_HOLDOUT_UNITS:
         return None
     chosen = rng.permutation(with_pairs)[: len(with_pairs) // 2]
-    mask = np.zeros(len(ss), dtype=bool)
-    mask[chosen] = True
-    return mask
+    return np.isin(groups, chosen)
 
 
 def _guarantee(ss: ScoreSet, block: Calibration, params: BBEParams) -> str:
@@ -221,6 +221,7 @@ def _choose(
             jitter=jitter,
             upper_bound=params.upper_bound,
             delta_estimate=split.estimate if params.upper_bound else 0.0,
+            pair_group=estimate_set.groups()[estimate_set.pair_unit],
         )
     try:
         used = combine(neighbour.used if neighbour else None, schematic_value, params.strategy)
@@ -281,8 +282,8 @@ def _verify(
         sensitivity=half.used,
         alpha=half.alpha,
         sigma=half.sigma,
-        draws=0,
-        violations=0,
+        draws=None,
+        violations=None,
         rate=None,
         ci_low=None,
         ci_high=None,
@@ -447,6 +448,7 @@ def run_bbe(
     schematic: SchematicFit | None = None,
     factor_sets: list[ScoreSet] | None = None,
     source: dict[str, Any] | None = None,
+    systems_skipped: dict[str, str] | None = None,
 ) -> BBERun:
     """Calibrate every set; rankings over sets (Judge-LS: judges are systems) or within the one set."""
     params.check()
@@ -483,6 +485,7 @@ def run_bbe(
         calibrations=[o.block for o in outputs],
         factor_calibrations=[o.block for o in factor_outputs],
         factors_skipped=skipped,
+        judges_skipped=systems_skipped or {},
         systems=rows,
         source=source or {},
         parameters={

@@ -27,8 +27,8 @@ class HoldoutCheck(BaseModel):
     sensitivity: float
     alpha: float
     sigma: float | None
-    draws: int
-    violations: int
+    draws: int | None  # None (with the rest) when the half-estimate is infeasible: nothing was drawn
+    violations: int | None
     rate: float | None
     ci_low: float | None
     ci_high: float | None
@@ -125,6 +125,8 @@ class BBEResult(BaseModel):
     calibrations: list[Calibration]
     factor_calibrations: list[Calibration] = Field(default_factory=list)
     factors_skipped: dict[str, str] = Field(default_factory=dict)
+    # Judge-LS judges with no scorable en unit (every answer invalid or missing), with the reason
+    judges_skipped: dict[str, str] = Field(default_factory=dict)
     systems: list[SystemRow] = Field(default_factory=list)
     source: dict[str, Any] = Field(default_factory=dict)
     parameters: dict[str, Any] = Field(default_factory=dict)

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -64,6 +64,15 @@ class ScoreSet:
     wrong_units: dict[str, int] = field(default_factory=dict)
     # the noise dimension the source fixes (Judge-LS: 2 x items, PROTOCOL §5); None: the unit count
     declared_d: int | None = None
+    # units that are not independent share a group (Judge-LS: the two orders of one item share their
+    # swap pair); the bound and the holdout split work per group. None: every unit is its own group.
+    group_index: IntArray | None = None
+
+    def groups(self) -> IntArray:
+        """The group of each unit (its own index when the source declares none)."""
+        if self.group_index is None:
+            return np.arange(len(self.units), dtype=np.int64)
+        return self.group_index
 
     def __len__(self) -> int:
         return len(self.units)
@@ -128,6 +137,7 @@ class ScoreSet:
             invalid_kind=[k for k, m in zip(self.invalid_kind, keep_invalid, strict=True) if m],
             wrong_units=self.wrong_units,
             declared_d=self.declared_d,
+            group_index=self.group_index,
         )
 
     def with_invalid_as_worst(self) -> ScoreSet:
@@ -161,8 +171,12 @@ class _Builder:
         self.invalid_kind: list[str] = []
         self.repeat_unit: list[int] = []
         self.repeat_score: list[float] = []
+        self.group_ids: dict[str, int] = {}
+        self.group_of: list[int] = []
 
-    def add_unit(self, system: str, unit: str, score: float, gold: float | None = None) -> int:
+    def add_unit(
+        self, system: str, unit: str, score: float, gold: float | None = None, *, group: str | None = None
+    ) -> int:
         idx = len(self.units)
         self.index[(system, unit)] = idx
         self.systems.append(system)
@@ -170,6 +184,8 @@ class _Builder:
         self.base.append(score)
         if gold is not None:
             self.gold.append(gold)
+        key = group if group is not None else f"\x00unit{idx}"
+        self.group_of.append(self.group_ids.setdefault(key, len(self.group_ids)))
         return idx
 
     def add_pair(self, idx: int, kind: str, score: float | None) -> None:
@@ -198,6 +214,7 @@ class _Builder:
             gold=gold,
             invalid_unit_index=np.asarray(self.invalid_unit, dtype=np.int64),
             invalid_kind=self.invalid_kind,
+            group_index=np.asarray(self.group_of, dtype=np.int64),
             **extra,  # type: ignore[arg-type]
         )
 
@@ -230,10 +247,23 @@ def unit_score(j: Judgment, *, use_probs: bool) -> float | None:
 OTHER_ORDER = {"orig": "swap", "swap": "orig"}
 
 
+class LoadedRun(NamedTuple):
+    """The judges of a run that can be calibrated, and why the others cannot."""
+
+    sets: list[ScoreSet]
+    skipped: dict[str, str]
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(counter.items())) or "no en judgment"
+
+
 def load_run(
     run: Path, *, mode: UnitScoreMode = "auto", base_condition: str = "en", judges: list[str] | None = None
-) -> list[ScoreSet]:
-    """One ScoreSet per judge of a Judge-LS run (last line per call key; pair judgments only)."""
+) -> LoadedRun:
+    """One ScoreSet per judge of a Judge-LS run (last line per call key; pair judgments only). A judge
+    with no scorable en unit (every answer invalid or missing) is skipped with its reason, so that
+    one broken judge does not stop the others; with none scorable, it is an error."""
     path = run / JUDGMENTS
     if not path.exists():
         raise InputError("no judgments.jsonl: run `judgebench judge` on this run first", path=str(path))
@@ -246,6 +276,7 @@ def load_run(
         by_judge.setdefault(j.judge, {})[(j.item_id, j.condition, j.order)] = j
     names = sorted(by_judge) if judges is None else judges
     sets: list[ScoreSet] = []
+    skipped: dict[str, str] = {}
     for judge in names:
         if judge not in by_judge:
             raise InputError(f"judge '{judge}' has no pair judgments in the run", path=str(path))
@@ -274,14 +305,19 @@ def load_run(
             if score is None:  # a missing call is left out; an invalid answer is wrong in the aggregate
                 dropped["missing" if j.verdict is None else "invalid"] += 1
                 continue
-            idx = builder.add_unit(judge, f"{item_id}|{order}", score, 1.0 if j.label == 1 else 0.0)
+            gold = 1.0 if j.label == 1 else 0.0
+            idx = builder.add_unit(judge, f"{item_id}|{order}", score, gold, group=item_id)
             for cond in conditions:
                 nb = table.get((item_id, cond, order))
                 builder.add_pair(idx, cond, None if nb is None else unit_score(nb, use_probs=use_probs))
             other = table.get((item_id, base_condition, OTHER_ORDER.get(order, "")))
             builder.add_pair(idx, "swap", None if other is None else unit_score(other, use_probs=use_probs))
         if not builder.units:
-            raise InputError(f"judge '{judge}' has no valid '{base_condition}' pair verdict with a label")
+            skipped[judge] = (
+                f"no valid '{base_condition}' pair verdict with a label ({_counts(dropped)}): nothing to "
+                "calibrate; its accuracy is 0 where it answered"
+            )
+            continue
         labelled_items = {i for (i, c, _), j in table.items() if c == base_condition and j.label in (1, 2)}
         sets.append(
             builder.build(
@@ -294,7 +330,10 @@ def load_run(
                 declared_d=2 * len(labelled_items),
             )
         )
-    return sets
+    if not sets:
+        reasons = "; ".join(f"{judge}: {why}" for judge, why in skipped.items())
+        raise InputError(f"no judge can be calibrated ({reasons})", path=str(path))
+    return LoadedRun(sets, skipped)
 
 
 # --- generic tables -------------------------------------------------------------------------------
@@ -466,6 +505,12 @@ def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
                     table = LIKERT_GAME1 if g == 0 else LIKERT_GAME2
                     scores.append(None if label is None else table[label])
                 games[(model, qid)] = scores  # a later record for the same question supersedes
+    if games and all(len(scores) < 2 for scores in games.values()):
+        raise InputError(
+            "no record has a second game: A-BB needs game 2 (the swapped order) as each unit's "
+            "neighbour; arena-hard-auto writes both games per question",
+            path=str(folder),
+        )
     dropped: Counter[str] = Counter()
     for (model, qid), scores in sorted(games.items()):
         normalised = [None if s is None else (s - 1.0) / 4.0 for s in scores]
@@ -473,8 +518,7 @@ def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
         game2 = normalised[1] if len(normalised) > 1 else None
         if game1 is not None:
             builder.add_pair(builder.add_unit(model, qid, game1), "swap", game2)
-        elif game2 is not None:
-            dropped["scored_from_game2"] += 1
+        elif game2 is not None:  # game 2 scores the unit; its neighbour (game 1) counts as invalid
             builder.add_pair(builder.add_unit(model, qid, game2), "swap", None)
         else:
             dropped["no_readable_game"] += 1

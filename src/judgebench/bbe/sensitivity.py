@@ -5,8 +5,10 @@ score, and its square lies in [0, 1]. The neighbour distribution T(D) is uniform
 (unit, neighbour) pairs, so the plug-in Delta_hat^2 is the mean squared change over all valid pairs.
 
 Upper confidence bound (why this one): pairs of one unit share that unit's base score, so they are
-not independent; units are. Per unit u with k_u valid neighbours, y_u = (sum of its squared changes) /
-mean(k) has mean exactly Delta_hat^2 and lies in [0, max(k) / mean(k)]. On the y_u we take the smaller
+not independent; units are, or where units share a neighbour, their groups (a Judge-LS item's two
+orders share the swap pair, so its group is the item). Per group u with k_u valid neighbour pairs,
+y_u = (sum of its squared changes) / mean(k) has mean exactly Delta_hat^2 and lies in
+[0, max(k) / mean(k)]. On the y_u we take the smaller
 of two one-sided bounds, each at delta_estimate / 2 (union bound): Hoeffding, and the empirical
 Bernstein bound of Maurer & Pontil (2009, Thm 4), which is much tighter when most changes are 0 (the
 usual case: a judge rarely flips). The bound holds for the true Delta^2 with probability at least
@@ -107,13 +109,16 @@ def estimate(
     jitter: float = 0.0,
     upper_bound: bool,
     delta_estimate: float,
+    pair_group: IntArray | None = None,
 ) -> SensitivityEstimate:
-    """Plug-in RMS change, optional upper bound, jitter removed as sqrt(max(0, Delta^2 - jitter^2))."""
+    """Plug-in RMS change, optional upper bound, jitter removed as sqrt(max(0, Delta^2 - jitter^2)).
+    `pair_group` (default: the pair's unit) names the independent cluster of each pair: the bound
+    takes one term per cluster (Judge-LS: per item, whose two orders share their swap pair)."""
     if len(pair_unit) == 0:
         raise ValueError("no (unit, neighbour) pair with a valid score: the sensitivity cannot be estimated")
     squared = pair_changes(base, pair_unit, pair_score)
     plugin_sq = float(np.mean(squared))
-    y, upper_y = per_unit_terms(pair_unit, squared)
+    y, upper_y = per_unit_terms(pair_unit if pair_group is None else pair_group, squared)
     upper_sq = mean_square_ucb(y, upper_y, delta_estimate) if upper_bound else None
     value_sq = upper_sq if upper_sq is not None else plugin_sq
     used = math.sqrt(max(0.0, value_sq - jitter**2))
@@ -128,6 +133,6 @@ def estimate(
         jitter=jitter,
         used=used,
         pairs=len(pair_unit),
-        units_with_pairs=len(y),
+        units_with_pairs=len(np.unique(pair_unit)),
         per_kind=per_kind,
     )

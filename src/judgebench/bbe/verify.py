@@ -29,7 +29,10 @@ def violation_count(
     clip: bool,
 ) -> int:
     """Draw `draws` times a neighbour (uniform over the given pairs) and independent noise for M(D) and
-    M(D'), simulating the whole d-vector (with clipping when on); count ||M(D) - M(D')||_2 > tau."""
+    M(D'), simulating every released coordinate (with clipping when on); count ||M(D) - M(D')||_2 > tau.
+    The released vector has one coordinate per scored unit; when d exceeds that (a run's d = 2 x items
+    counts units with an invalid answer), sigma was set for d dimensions, which only makes the released
+    vector's guarantee more conservative, and this checks the vector users actually get."""
     if len(pair_unit) == 0:
         raise ValueError("no neighbour pair to verify with")
     n = len(base)

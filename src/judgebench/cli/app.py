@@ -43,7 +43,8 @@ def handle_errors(func: F) -> F:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=exc.exit_code) from None
         except OSError as exc:  # a path that is a folder where a file is expected, unreadable, ...
-            where = f"{exc.filename}: " if exc.filename else ""
+            names = [str(n) for n in (exc.filename, exc.filename2) if n]  # a rename names both
+            where = f"{' -> '.join(names)}: " if names else ""
             reason = exc.strerror or str(exc)
             err_console.print(
                 f"[bold red]error:[/] {escape(where + reason)}", highlight=False, soft_wrap=True

@@ -134,7 +134,8 @@ def bbe_command(
         ),
     ] = "none",
     dim: Annotated[
-        int | None, typer.Option("--dim", help="Noise dimension d (default: the number of units).")
+        int | None,
+        typer.Option("--dim", help="Noise dimension d (default: 2 x items for a run, else the units)."),
     ] = None,
     clip: Annotated[bool, typer.Option("--clip/--no-clip", help="Clip released scores to the scale.")] = True,
     upper_bound: Annotated[
@@ -219,6 +220,8 @@ def bbe_command(
         raise ConfigError("--perturb KIND and --model M go together")
     if perturb is not None and run is None:
         raise ConfigError("--perturb re-judges units of a Judge-LS run: give --run DIR")
+    if out is not None and out.is_dir():  # checked before any work: nothing is written then refused
+        raise ConfigError(f"--out {out} is a folder; give the path of the bbe.json to write")
     params = BBEParams(
         tau=tau,
         delta=delta,
@@ -376,6 +379,8 @@ def _print(result: object) -> None:
             f"rank correlation raw vs bias-bounded: Spearman {_fmt(rc.spearman, 3)}, "
             f"Kendall {_fmt(rc.kendall, 3)}"
         )
+    for name, why in res.judges_skipped.items():
+        err_console.print(f"note: judge {name} not calibrated: {why}", highlight=False)
     for name, why in res.factors_skipped.items():
         err_console.print(f"note: factor {name} not bias-bounded: {why}")
     for c in res.calibrations:

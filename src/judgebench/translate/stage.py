@@ -65,6 +65,10 @@ def audit_rules(condition: Condition) -> AuditRules:
     )
 
 
+def _same_text(text: str) -> str:
+    return text.replace("\r\n", "\n").strip()
+
+
 def load_variants_file(
     path: str | Path, items: Mapping[str, Item], known_conditions: Sequence[str]
 ) -> list[Variant]:
@@ -113,8 +117,8 @@ def load_variants_file(
         if variant.condition == SOURCE:
             # INTERFACE: en is the dataset itself and need not be listed; listed, it must be the dataset
             item = items[variant.item_id]
-            for name in TEXT_FIELDS:
-                if getattr(variant, name) != getattr(item, name):
+            for name in TEXT_FIELDS:  # line endings and surrounding whitespace aside
+                if _same_text(getattr(variant, name)) != _same_text(getattr(item, name)):
                     raise InputError(
                         "an 'en' line must repeat the dataset's text (en is the dataset itself), "
                         "and this one differs",
