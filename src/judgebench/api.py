@@ -664,7 +664,7 @@ def run_pipeline(
     max_cost: float | None = None,
     template_path: str | Path | None = None,
 ) -> PipelineResult:
-    """translate -> judge -> report -> bbe. The bundled sample ships team-written variants, so the
+    """translate -> judge -> bbe -> report (bbe reads only the judgments, so the report can show it). The
     offline default needs no machine translation unless `machine_translate` is set. Before any paid
     call, `confirm(estimates)` must return True (the CLI asks; --yes skips)."""
     import time
@@ -742,14 +742,15 @@ def run_pipeline(
         max_cost=None if max_cost is None else max(0.0, max_cost - spent),
     )
     result.seconds["judge"] = time.perf_counter() - clock
+    # bbe reads only the judgments; it runs before the report so that report.html shows its rankings
+    clock = time.perf_counter()
+    try:
+        result.bbe = bbe_run(path, tau=tau, delta=delta)
+    except JudgebenchError as exc:  # e.g. no judge with a valid verdict: the report stands without it
+        result.bbe = str(exc)
+    result.seconds["bbe"] = time.perf_counter() - clock
     clock = time.perf_counter()
     _, paths = report(path)
     result.report_html = paths.report_html
     result.seconds["report"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    try:
-        result.bbe = bbe_run(path, tau=tau, delta=delta)
-    except JudgebenchError as exc:  # e.g. no valid verdicts or too few units: the report stands
-        result.bbe = str(exc)
-    result.seconds["bbe"] = time.perf_counter() - clock
     return result

@@ -74,7 +74,7 @@ def run_command(
         typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD in all."),
     ] = None,
 ) -> None:
-    """The whole pipeline: translate -> judge -> report -> bbe. With no arguments and no key: the
+    """The whole pipeline: translate -> judge -> bbe -> report. With no arguments and no key: the
     bundled sample on the embedded model, offline. Prints where report.html is."""
 
     def confirm(estimates: Sequence[api.Estimate]) -> bool:

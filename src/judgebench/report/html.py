@@ -124,7 +124,7 @@ def render_html(sections: Sequence[Section], plots: Mapping[str, bytes], meta: R
             parts += [table_html(t) for t in section.tables]
             for key in section.plots:
                 if key in plots:
-                    title = escape(PLOT_TITLES.get(key, key))
+                    title = escape(PLOT_TITLES.get(key, section.title))
                     parts.append(
                         f'<figure id="plot-{escape(key)}"><img alt="{title}" src="{data_uri(plots[key])}">'
                         f"<figcaption>{title}</figcaption></figure>"

@@ -275,8 +275,9 @@ def p_cells(record: MetricRecord | None) -> list[Cell]:
 # ---------------------------------------------------------------- sections
 
 
-def build_sections(analysis: Analysis) -> list[Section]:
-    """Every section of the report in reading order; the verdict comes first."""
+def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Section]:
+    """Every section of the report in reading order; the verdict comes first, `extra` sections (the
+    run's A-BB) before the definitions."""
     index = MetricIndex(analysis.records, [j.judge for j in analysis.judges])
     conditions = list(analysis.conditions)
     return [
@@ -290,6 +291,7 @@ def build_sections(analysis: Analysis) -> list[Section]:
         _tie_probes(index, conditions),
         _subsets(index, conditions, analysis),
         _sensitivity(index, conditions, analysis),
+        *extra,
         _notes(analysis),
     ]
 

@@ -19,6 +19,9 @@ from rich.console import Console
 
 from judgebench import __version__
 from judgebench.records import MetricRecord
+from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
+from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
+from judgebench.report.bbe_section import bbe_section, load_bbe_view
 from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
 from judgebench.report.plots import PLOT_TITLES, make_plots
@@ -130,14 +133,19 @@ def write_report(
     for key in set(PLOT_TITLES) - set(plots):  # a plot of an earlier report whose data is gone
         (plot_dir / f"{key}.png").unlink(missing_ok=True)
 
-    sections = build_sections(analysis)
+    bbe = load_bbe_view(run)  # the run's A-BB as bbe.json holds it (written by `bbe`), if any
+    sections = build_sections(analysis, [bbe_section(bbe)])
     meta = ReportMeta(run=str(run.path), generated_at=now_iso(), version=__version__)
     relative = {key: f"{PLOTS_DIR}/{path.name}" for key, path in plot_paths.items()}
+    figures = dict(plots)
+    if bbe is not None and bbe.plot is not None:
+        relative[BBE_PLOT_KEY] = BBE_PLOT_FILE  # beside report.md, where `bbe` wrote it
+        figures[BBE_PLOT_KEY] = bbe.plot
     atomic_write_text(run.file(REPORT_MD), render_markdown(sections, relative, meta))
     html_path: Path | None = None
     if html:
         html_path = run.file(REPORT_HTML)
-        atomic_write_text(html_path, render_html(sections, plots, meta))
+        atomic_write_text(html_path, render_html(sections, figures, meta))
 
     paths = ReportPaths(
         run.file(METRICS_JSON), run.file(METRICS_CSV), run.file(REPORT_MD), html_path, plot_paths

@@ -1,0 +1,135 @@
+"""The report's A-BB section: the run's bbe.json (judges ranked raw and bias-bounded), when there is one.
+
+The report reads bbe.json as `judgebench bbe` (or `judgebench run`) wrote it and never recomputes it;
+a bbe.json older than judgments.jsonl is shown with a warning, since its numbers predate the judgments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from judgebench.bbe.result import BBEResult
+from judgebench.report.sections import DASH, Cell, Section, Table, judge_cell, pct
+from judgebench.rundir import BBE_JSON, JUDGMENTS, RunDir
+
+PLOT_KEY = "bbe"
+PLOT_FILE = "bbe.png"
+
+
+@dataclass
+class BBEView:
+    """What the report shows of a run's A-BB: the document, whether it is older than the judgments,
+    and its plot (PNG bytes) when present."""
+
+    result: BBEResult | None
+    stale: bool = False
+    plot: bytes | None = None
+    problem: str | None = None  # why bbe.json could not be read
+
+
+def load_bbe_view(run: RunDir) -> BBEView | None:
+    """The run's bbe.json for the report; None when the run has none."""
+    path = run.file(BBE_JSON)
+    if not path.is_file():
+        return None
+    try:
+        result = BBEResult.model_validate_json(path.read_bytes())
+    except (ValidationError, ValueError) as exc:
+        return BBEView(None, problem=f"{path} could not be read ({type(exc).__name__})")
+    judgments = run.file(JUDGMENTS)
+    stale = judgments.is_file() and judgments.stat().st_mtime > path.stat().st_mtime
+    plot_path = Path(result.outputs.get("plot") or path.with_name(PLOT_FILE))
+    plot = plot_path.read_bytes() if plot_path.is_file() and plot_path.parent == path.parent else None
+    return BBEView(result, stale=stale, plot=plot)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return DASH if value is None else f"{value:.{digits}g}"
+
+
+def bbe_section(view: BBEView | None) -> Section:
+    section = Section("bbe", "A-BB: bias-bounded rankings", terminal=False)
+    command = "judgebench bbe --tau 0.5 --delta 0.01 --run RUN --alpha auto"
+    if view is None:
+        section.empty = f"Not computed for this run: `{command}` adds it (no new calls)."
+        return section
+    if view.result is None:
+        section.empty = f"Not shown: {view.problem}; `{command}` writes it again."
+        return section
+    res = view.result
+    params = res.parameters
+    mode = "an upper confidence bound" if params.get("sensitivity_mode") == "upper_bound" else "plug-in"
+    section.paragraphs.append(
+        f"tau {res.tau:g}, delta {res.delta:g} = {res.delta_sensitivity:.3g} sensitivity + "
+        f"{res.delta_noise:.3g} noise + {res.delta_estimate:.3g} estimate; sensitivity: {mode}; alpha "
+        f"{params.get('alpha', DASH)}; scores normalised to [0, 1]. Each judge is a system; its aggregate "
+        "is tie-half accuracy over answered en judgments (invalid = wrong)."
+    )
+    if view.stale:
+        section.paragraphs.insert(
+            0,
+            f"**bbe.json is older than judgments.jsonl**: these numbers predate the latest judgments; "
+            f"`{command}` brings them up to date.",
+        )
+    rows = [
+        [
+            judge_cell(row.system),
+            Cell(f"{row.units:,}"),
+            Cell(pct(row.raw)),
+            Cell(pct(row.bias_bounded)),
+            Cell(str(row.rank_raw)),
+            Cell(DASH if row.rank_bias_bounded is None else str(row.rank_bias_bounded)),
+        ]
+        for row in res.systems
+    ]
+    if rows:
+        section.tables.append(
+            Table(
+                ["Judge", "Units", "Raw accuracy %", "Bias-bounded %", "Rank raw", "Rank bias-bounded"],
+                rows,
+                title="Judges ranked, raw and bias-bounded",
+            )
+        )
+    cal_rows = []
+    for c in res.calibrations:
+        v = c.verify
+        verify = DASH if v is None else f"{v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        cal_rows.append(
+            [
+                judge_cell(c.judge),
+                Cell(f"{c.d:,}"),
+                Cell(_num(c.sensitivity_plugin)),
+                Cell(_num(c.sensitivity)),
+                Cell(_num(c.alpha)),
+                Cell(_num(c.sigma)),
+                Cell("yes" if c.feasible else "no", None if c.feasible else "fail"),
+                Cell(verify),
+            ]
+        )
+    section.tables.append(
+        Table(
+            ["Judge", "d", "Δ plug-in", "Δ used", "α", "σ", "Feasible", "Violations [95% CI]"],
+            cal_rows,
+            title="Calibration per judge",
+            caption="Δ is the RMS change of a unit's score under a neighbour (other languages, the other "
+            "order); α the shrinkage; σ the Gaussian noise; violations: the rate of ||M(D) - M(D')|| > tau "
+            "in fresh draws (with --verify), to compare with delta.",
+        )
+    )
+    rc = res.rank_correlation
+    if rc is not None:
+        section.paragraphs.append(
+            f"Rank correlation of the judges, raw vs bias-bounded: Spearman {_num(rc.spearman)}, "
+            f"Kendall {_num(rc.kendall)}."
+        )
+    for c in res.calibrations:
+        if c.guarantee:
+            section.paragraphs.append(c.guarantee)
+    for judge, why in res.judges_skipped.items():
+        section.paragraphs.append(f"{judge} is not calibrated: {why}.")
+    if view.plot is not None:
+        section.plots.append(PLOT_KEY)
+    return section

@@ -1,0 +1,62 @@
+"""The report's A-BB section: shown from the run's bbe.json, flagged when older than the judgments."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+
+from judgebench.analysis import ReportSettings, analyze_run
+from judgebench.bbe.api import bbe_from_run, default_out, write_outputs
+from judgebench.bbe.engine import BBEParams
+from judgebench.report import write_report
+from judgebench.rundir import RunDir
+from tests.bbe.helpers import write_run
+
+
+def _report(run: Path) -> tuple[str, str]:
+    rd = RunDir(run)
+    write_report(rd, analyze_run(rd, ReportSettings(bootstrap_samples=0)))
+    return (run / "report.html").read_text(encoding="utf-8"), (run / "report.md").read_text(encoding="utf-8")
+
+
+def test_without_bbe_json_the_section_says_how_to_add_it(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"a": 0.1, "b": 0.2}, items=20)
+    html, md = _report(run)
+    assert 'id="bbe"' in html and "judgebench bbe --tau 0.5 --delta 0.01 --run RUN --alpha auto" in html
+    assert "## A-BB: bias-bounded rankings" in md and "Not computed for this run" in md
+
+
+def test_the_section_shows_bbe_json_and_its_plot(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"a": 0.05, "b": 0.15, "c": 0.3}, items=30)
+    result = bbe_from_run(run, BBEParams(tau=0.5, delta=0.01, alpha=None, verify=100))
+    write_outputs(result, default_out(run=run), plot=True)
+    doc = json.loads((run / "bbe.json").read_text())
+    html, md = _report(run)
+    section = html[
+        html.index('<section id="bbe">') : html.index("</section>", html.index('<section id="bbe">'))
+    ]
+    for row in doc["systems"]:
+        assert f"{100 * row['raw']:.1f}" in section and f"{100 * row['bias_bounded']:.1f}" in section
+    for cal in doc["calibrations"]:
+        assert f"{cal['sigma']:.3g}" in section and cal["guarantee"][:40] in section
+    png = (run / "bbe.png").read_bytes()
+    assert base64.b64encode(png).decode() in section  # the plot, embedded
+    assert "](bbe.png)" in md and "older than judgments.jsonl" not in html
+
+
+def test_a_bbe_json_older_than_the_judgments_is_flagged(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"a": 0.05, "b": 0.15}, items=20)
+    write_outputs(bbe_from_run(run, BBEParams(tau=0.5, delta=0.01, alpha=None)), default_out(run=run))
+    stamp = (run / "bbe.json").stat().st_mtime
+    os.utime(run / "judgments.jsonl", (stamp + 10, stamp + 10))
+    html, _ = _report(run)
+    assert "bbe.json is older than judgments.jsonl" in html
+
+
+def test_an_unreadable_bbe_json_is_named_not_fatal(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", judges={"a": 0.1}, items=10)
+    (run / "bbe.json").write_text("{not json")
+    html, _ = _report(run)
+    assert "could not be read" in html and "bbe.json" in html
