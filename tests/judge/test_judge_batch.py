@@ -184,3 +184,29 @@ def test_failed_batch_lines_can_run_live_instead(tmp_path: Path) -> None:
         assert server.live_calls() == len(expired) > 0
     assert result.outcomes["openai:gpt-4.1-mini"].missing == 0
     assert len(_verdicts(run)) == 60
+
+
+def test_write_batch_through_the_cli_on_a_fresh_run(tmp_path: Path) -> None:
+    """README's vLLM path, step 1: the pending calls go to a batch file, nothing is called, exit 0."""
+    from typer.testing import CliRunner
+
+    from judgebench.cli import app
+
+    out = tmp_path / "requests.jsonl"
+    args = [
+        "judge",
+        "--run",
+        str(tmp_path / "r"),
+        "--dataset",
+        "sample",
+        "--model",
+        "openai-compatible:Qwen/Qwen3-8B",
+    ]
+    args += ["--base-url", "http://127.0.0.1:9/v1", "--write-batch", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 60 and {line["url"] for line in lines} == {"/v1/chat/completions"}
+    assert "vllm run-batch" in result.stdout
+    judgments = tmp_path / "r" / "judgments.jsonl"
+    assert not judgments.exists() or judgments.read_text() == ""

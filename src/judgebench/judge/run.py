@@ -268,9 +268,9 @@ async def execute_plan(
     for name in clients:
         mine = [c for c in plan if c.judge == name]
         failures = [
-            {"key": "/".join(c.key[1:]), "error": final[c.key].error or "no record"}
+            {"key": "/".join(c.key[1:]), "error": (record.error if record else None) or "no record"}
             for c in mine
-            if c.key not in final or final[c.key].verdict is None
+            if (record := final.get(c.key)) is None or record.verdict is None
         ]
         tally = counts[name]
         outcomes[name] = JudgeOutcome(
