@@ -663,10 +663,12 @@ def run_pipeline(
     execution: Execution | None = None,
     max_cost: float | None = None,
     template_path: str | Path | None = None,
+    dry_run: bool = False,
 ) -> PipelineResult:
     """translate -> judge -> bbe -> report (bbe reads only the judgments, so the report can show it). The
     offline default needs no machine translation unless `machine_translate` is set. Before any paid
-    call, `confirm(estimates)` must return True (the CLI asks; --yes skips)."""
+    call, `confirm(estimates)` must return True (the CLI asks; --yes skips). `dry_run` stops after
+    the estimates of the whole study: nothing is called and no run folder is made."""
     import time
 
     from judgebench.data.dataset import sample_variants_path
@@ -709,6 +711,8 @@ def run_pipeline(
         est.cost_live_usd = None if est.cost_live_usd is None else est.cost_live_usd * factor
         est.cost_batch_usd = None if est.cost_batch_usd is None else est.cost_batch_usd * factor
         result.estimates.append(est)
+    if dry_run:
+        return result
     paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]
     if paid and confirm is not None and not confirm(result.estimates):
         raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")

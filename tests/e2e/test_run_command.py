@@ -64,3 +64,20 @@ def test_the_simulated_judge_is_refused_as_translator(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "cannot translate" in result.stderr and "--translator" in result.stderr
     assert not run.exists()
+
+
+def test_run_dry_run_prices_the_whole_study_and_calls_nothing(
+    server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-run")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    run = tmp_path / "r"
+    args = ["run", "--run", str(run), "--dataset", "sample", "--translate", "--limit", "3"]
+    result = runner.invoke(app, [*args, "--model", "openai:gpt-4.1-mini", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if "openai:gpt-4.1-mini" in line]
+    stages = {line.split("│")[1].strip(): int(line.split("│")[3].strip().replace(",", "")) for line in rows}
+    # 3 items: one translation call each (zh and ls together) and 8 judge calls each
+    # (3 conditions x 2 orders + 2 tie-probes)
+    assert stages == {"translate": 3, "judge": 24}
+    assert server.requests == [] and not run.exists()

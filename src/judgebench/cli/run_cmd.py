@@ -53,6 +53,9 @@ def run_command(
     conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = "zh,ls",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before spending money.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the calls, tokens and cost of every stage; call nothing.")
+    ] = False,
     tau: Annotated[float, typer.Option("--tau", help="A-BB tolerance.")] = 0.5,
     delta: Annotated[float, typer.Option("--delta", help="A-BB failure probability.")] = 0.01,
     base_url: BaseUrlOpt = None,
@@ -108,7 +111,11 @@ def run_command(
         execution=Execution(batch=batch, poll_interval=poll_interval, log=lambda m: err_console.print(m)),
         max_cost=max_cost,
         template_path=template,
+        dry_run=dry_run,
     )
+    if dry_run:
+        print_estimates(result.estimates)
+        return
     problems: list[str] = []
     outcome = result.translate.outcome if result.translate is not None else None
     if outcome is not None and outcome.failed:
