@@ -6,6 +6,7 @@ translate() -> judge() -> report() -> bbe(), each reading and writing one run fo
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -646,6 +647,55 @@ def default_run_dir(dataset: str) -> Path:
     return Path("runs") / f"{stamp}-{slug}"
 
 
+def _has_variants(path: Path) -> bool:
+    variants = RunDir(path).file(VARIANTS)
+    return variants.is_file() and bool(read_variants(variants))
+
+
+def _pipeline_judge_estimates(
+    path: Path,
+    models: Sequence[str],
+    dataset: str,
+    data_dir: str | None,
+    conditions: str,
+    limit: int | None,
+    options: CallOptions,
+    *,
+    translated: bool,
+) -> list[Estimate]:
+    """The judge calls `run` will still make, per judge, before it has made any.
+
+    A run that holds its variants is planned exactly (every condition and the tie-probes, pending
+    calls only). Before translation only `en` can be planned: the whole study is the en plan of a
+    fresh run times (2 orders x conditions + 2 tie-probes) / 2 per item, less the en calls this run
+    already holds (with no variants, nothing else can have been judged yet)."""
+    if translated:
+        return judge(path, models=models, limit=limit, dry_run=True, options=options).estimates
+    per_item = 2 * (1 + len([c for c in conditions.split(",") if c.strip()])) + 2
+    done: dict[str, int] = {}
+    if path.exists():
+        for est in judge(
+            path, models=models, dataset=dataset, data_dir=data_dir, conditions="en", limit=limit,
+            dry_run=True, tie_probes=False, options=options,
+        ).estimates:  # fmt: skip
+            done[est.model] = est.already_done
+    with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
+        whole_en = judge(
+            Path(tmp) / "fresh", models=models, dataset=dataset, data_dir=data_dir, conditions="en",
+            limit=limit, dry_run=True, tie_probes=False, options=options,
+        ).estimates  # fmt: skip
+    for est in whole_en:
+        total = int(est.calls * per_item / 2)
+        pending = max(0, total - done.get(est.model, 0))
+        share = pending / est.calls if est.calls else 0.0
+        est.calls, est.already_done = pending, total - pending
+        est.input_tokens = int(est.input_tokens * share)
+        est.output_tokens = int(est.output_tokens * share)
+        est.cost_live_usd = None if est.cost_live_usd is None else est.cost_live_usd * share
+        est.cost_batch_usd = None if est.cost_batch_usd is None else est.cost_batch_usd * share
+    return whole_en
+
+
 def run_pipeline(
     run_dir: str | Path | None = None,
     *,
@@ -691,26 +741,9 @@ def run_pipeline(
         ).estimate
         if est is not None:
             result.estimates.append(est)
-    per_item = 2 * (1 + len([c for c in conditions.split(",") if c.strip()])) + 2
-    # judging is estimated on every dataset: only free judges (local, sim) skip the question
-    for est in judge(
-        path,
-        models=models,
-        dataset=dataset,
-        data_dir=data_dir,
-        conditions="en",
-        limit=limit,
-        dry_run=True,
-        tie_probes=False,
-        options=options,
-    ).estimates:
-        factor = per_item / 2
-        est.calls = int(est.calls * factor)
-        est.input_tokens = int(est.input_tokens * factor)
-        est.output_tokens = int(est.output_tokens * factor)
-        est.cost_live_usd = None if est.cost_live_usd is None else est.cost_live_usd * factor
-        est.cost_batch_usd = None if est.cost_batch_usd is None else est.cost_batch_usd * factor
-        result.estimates.append(est)
+    result.estimates += _pipeline_judge_estimates(
+        path, models, dataset, data_dir, conditions, limit, options, translated=_has_variants(path)
+    )
     if dry_run:
         return result
     paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]

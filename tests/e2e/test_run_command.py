@@ -81,3 +81,26 @@ def test_run_dry_run_prices_the_whole_study_and_calls_nothing(
     # (3 conditions x 2 orders + 2 tie-probes)
     assert stages == {"translate": 3, "judge": 24}
     assert server.requests == [] and not run.exists()
+
+
+def _judge_row(stdout: str, model: str) -> tuple[int, int]:
+    """(calls, done) of the judge row for `model` in a dry-run table."""
+    (line,) = [row for row in stdout.splitlines() if model in row and "judge" in row]
+    cells = [c.strip() for c in line.split("│")]
+    return int(cells[3].replace(",", "")), int(cells[4].replace(",", ""))
+
+
+def test_run_dry_run_counts_what_is_still_to_judge(tmp_path: Path) -> None:
+    """A run whose en is judged still has zh, ls and the tie-probes to pay for; a finished run none."""
+    run = str(tmp_path / "r")
+    first = runner.invoke(
+        app, ["judge", "--run", run, "--dataset", "sample", "--model", "sim:default", "--limit", "3"]
+    )
+    assert first.exit_code == 0, first.output
+    dry = runner.invoke(app, ["run", "--run", run, "--model", "sim:default", "--limit", "3", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert _judge_row(dry.stdout, "sim:default") == (18, 6)  # 24 calls for 3 items, 6 en done
+    full = runner.invoke(app, ["run", "--run", run, "--model", "sim:default", "--limit", "3", "--yes"])
+    assert full.exit_code == 0, full.output
+    again = runner.invoke(app, ["run", "--run", run, "--model", "sim:default", "--limit", "3", "--dry-run"])
+    assert _judge_row(again.stdout, "sim:default") == (0, 24)
