@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from judgebench.analysis import ReportSettings, analyze_run
 from judgebench.bbe.api import bbe_from_run, default_out, write_outputs
 from judgebench.bbe.engine import BBEParams
@@ -60,3 +62,42 @@ def test_an_unreadable_bbe_json_is_named_not_fatal(tmp_path: Path) -> None:
     (run / "bbe.json").write_text("{not json")
     html, _ = _report(run)
     assert "could not be read" in html and "bbe.json" in html
+
+
+def test_a_bbe_json_from_a_scores_table_is_not_shown_as_the_runs(tmp_path: Path) -> None:
+    """bbe --scores writes bbe.json beside the table; in a run folder it is not the run's A-BB."""
+    from judgebench.bbe.api import bbe_from_table
+
+    run = write_run(tmp_path / "run", judges={"a": 0.1}, items=10)
+    table = run / "scores.csv"
+    rows = ["system,unit,context,score"] + [
+        f"m{u % 3},u{u},{ctx},{5 + (u % 4)}" for u in range(30) for ctx in ("base", "formatting")
+    ]
+    table.write_text("\n".join(rows) + "\n")
+    write_outputs(
+        bbe_from_table(table, (1.0, 10.0), BBEParams(tau=0.5, delta=0.01, alpha=None)),
+        default_out(scores=table),
+    )
+    html, md = _report(run)
+    assert "not from this run's judgments" in md and "Raw aggregate %" not in md
+    section = html[html.index('<section id="bbe">') :].split("</section>")[0]
+    assert "Not shown" in section and "<table" not in section
+
+
+def test_only_the_plot_this_bbe_json_names_is_shown_found_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = write_run(tmp_path / "run", judges={"a": 0.05, "b": 0.2}, items=20)
+    monkeypatch.chdir(tmp_path)  # bbe given a relative run path records a relative plot path
+    write_outputs(
+        bbe_from_run(Path("run"), BBEParams(tau=0.5, delta=0.01, alpha=None)), default_out(run=Path("run"))
+    )
+    assert json.loads((run / "bbe.json").read_text())["outputs"]["plot"] == "run/bbe.png"
+    monkeypatch.chdir(run)  # the report run from elsewhere still finds it beside bbe.json
+    html, md = _report(run)
+    assert "](bbe.png)" in md and base64.b64encode((run / "bbe.png").read_bytes()).decode() in html
+    # a later bbe without a plot: the old bbe.png stays on disk but is not this bbe.json's plot
+    write_outputs(bbe_from_run(run, BBEParams(tau=0.5, delta=0.01)), default_out(run=run), plot=False)
+    assert (run / "bbe.png").exists()
+    html, md = _report(run)
+    assert "](bbe.png)" not in md and "plot-bbe" not in html

@@ -315,7 +315,7 @@ def load_run(
         if not builder.units:
             skipped[judge] = (
                 f"no valid '{base_condition}' pair verdict with a label ({_counts(dropped)}): nothing to "
-                "calibrate; its accuracy is 0 where it answered"
+                "calibrate" + ("; its accuracy is 0 where it answered" if dropped["invalid"] else "")
             )
             continue
         labelled_items = {i for (i, c, _), j in table.items() if c == base_condition and j.label in (1, 2)}

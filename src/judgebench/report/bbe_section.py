@@ -41,8 +41,11 @@ def load_bbe_view(run: RunDir) -> BBEView | None:
         return BBEView(None, problem=f"{path} could not be read ({type(exc).__name__})")
     judgments = run.file(JUDGMENTS)
     stale = judgments.is_file() and judgments.stat().st_mtime > path.stat().st_mtime
-    plot_path = Path(result.outputs.get("plot") or path.with_name(PLOT_FILE))
-    plot = plot_path.read_bytes() if plot_path.is_file() and plot_path.parent == path.parent else None
+    # only the plot this bbe.json names (a --no-plot run leaves an older bbe.png behind), found beside
+    # it whatever folder the run was named from when bbe wrote it
+    named = result.outputs.get("plot")
+    plot_path = path.with_name(Path(named).name) if named else None
+    plot = plot_path.read_bytes() if plot_path is not None and plot_path.is_file() else None
     return BBEView(result, stale=stale, plot=plot)
 
 
@@ -60,14 +63,34 @@ def bbe_section(view: BBEView | None) -> Section:
         section.empty = f"Not shown: {view.problem}; `{command}` writes it again."
         return section
     res = view.result
+    source = res.source
+    if source.get("type") != "run":  # a scores table or arena-hard folder's bbe.json saved here
+        section.empty = (
+            f"Not shown: the bbe.json in this folder is from {source.get('type', 'another source')} "
+            f"({source.get('path', '?')}), not from this run's judgments; `{command}` computes the run's."
+        )
+        return section
     params = res.parameters
+    alpha = params.get("alpha", "auto")
+    command = f"judgebench bbe --tau {res.tau:g} --delta {res.delta:g} --run RUN --alpha {alpha}"
     mode = "an upper confidence bound" if params.get("sensitivity_mode") == "upper_bound" else "plug-in"
+    probabilities = any(c.score_source == "probabilities" for c in res.calibrations)
+    aggregate = (
+        "its expected tie-half accuracy under its own verdict probabilities (the unit scores are "
+        "log-probability based, so it differs from the report's tie-half accuracy)"
+        if probabilities
+        else "its tie-half accuracy over answered en judgments (invalid = wrong)"
+    )
     section.paragraphs.append(
         f"tau {res.tau:g}, delta {res.delta:g} = {res.delta_sensitivity:.3g} sensitivity + "
         f"{res.delta_noise:.3g} noise + {res.delta_estimate:.3g} estimate; sensitivity: {mode}; alpha "
         f"{params.get('alpha', DASH)}; scores normalised to [0, 1]. Each judge is a system; its aggregate "
-        "is tie-half accuracy over answered en judgments (invalid = wrong)."
+        f"is {aggregate}."
     )
+    neighbours = source.get("neighbours", "all")
+    if neighbours != "all" or source.get("perturbation"):
+        kinds = ", ".join(neighbours) if isinstance(neighbours, list) else str(neighbours)
+        section.paragraphs.append(f"Only these neighbours were bounded: {kinds}.")
     if view.stale:
         section.paragraphs.insert(
             0,
@@ -88,7 +111,7 @@ def bbe_section(view: BBEView | None) -> Section:
     if rows:
         section.tables.append(
             Table(
-                ["Judge", "Units", "Raw accuracy %", "Bias-bounded %", "Rank raw", "Rank bias-bounded"],
+                ["Judge", "Units", "Raw aggregate %", "Bias-bounded %", "Rank raw", "Rank bias-bounded"],
                 rows,
                 title="Judges ranked, raw and bias-bounded",
             )
@@ -109,16 +132,17 @@ def bbe_section(view: BBEView | None) -> Section:
                 Cell(verify),
             ]
         )
-    section.tables.append(
-        Table(
-            ["Judge", "d", "Δ plug-in", "Δ used", "α", "σ", "Feasible", "Violations [95% CI]"],
-            cal_rows,
-            title="Calibration per judge",
-            caption="Δ is the RMS change of a unit's score under a neighbour (other languages, the other "
-            "order); α the shrinkage; σ the Gaussian noise; violations: the rate of ||M(D) - M(D')|| > tau "
-            "in fresh draws (with --verify), to compare with delta.",
+    if cal_rows:
+        section.tables.append(
+            Table(
+                ["Judge", "d", "Δ plug-in", "Δ used", "α", "σ", "Feasible", "Violations [95% CI]"],
+                cal_rows,
+                title="Calibration per judge",
+                caption="Δ is the RMS change of a unit's score under a neighbour (other languages, the "
+                "other order); α the shrinkage; σ the Gaussian noise; violations: the rate of "
+                "||M(D) - M(D')|| > tau in fresh draws (with --verify), to compare with delta.",
+            )
         )
-    )
     rc = res.rank_correlation
     if rc is not None:
         section.paragraphs.append(
@@ -126,8 +150,8 @@ def bbe_section(view: BBEView | None) -> Section:
             f"Kendall {_num(rc.kendall)}."
         )
     for c in res.calibrations:
-        if c.guarantee:
-            section.paragraphs.append(c.guarantee)
+        if c.guarantee:  # '·' for '*': the renderers read asterisks as emphasis
+            section.paragraphs.append(c.guarantee.replace("*", "·"))
     for judge, why in res.judges_skipped.items():
         section.paragraphs.append(f"{judge} is not calibrated: {why}.")
     if view.plot is not None:
