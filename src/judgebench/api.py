@@ -21,7 +21,7 @@ from judgebench.errors import ConfigError, InputError, JudgebenchError, RunDirEr
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.run import Execution, JudgeOutcome, execute_plan, existing_judgments, pending_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
-from judgebench.models.base import ModelRequest, ProviderSettings
+from judgebench.models.base import ModelRequest, ProviderSettings, provider_class
 from judgebench.models.client import ModelClient
 from judgebench.models.config import resolve_judge, resolve_judge_full
 from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
@@ -192,9 +192,9 @@ def translate(
         kept = [v for v in variants if v.item_id in wanted and v.condition in names]
         skipped = len(variants) - len(kept)
         variants = kept
-    if variants_file is None and resolve_judge_full(translator).spec.provider == "sim":
+    if variants_file is None and not provider_class(resolve_judge_full(translator).spec.provider).translates:
         raise ConfigError(
-            f"{translator}: the simulated judge only judges, it cannot translate; pass --translator MODEL "
+            f"{translator}: this provider only judges, it cannot translate; pass --translator MODEL "
             "(e.g. local) or --variants FILE"
         )
     if dry_run:

@@ -126,9 +126,9 @@ def ranks(values: dict[str, float]) -> dict[str, int]:
 
 
 def aggregates(ss: ScoreSet, values: FloatArray) -> dict[str, float]:
-    """Per-system aggregate, else the mean raw-scale score. Judge-LS (gold known): tie-half accuracy
-    over answered en judgments as in PROTOCOL §4, an invalid answer counting as wrong (0): each scored
-    unit contributes its correctness (s or 1 - s), each answered-but-invalid unit 0."""
+    """Per-system aggregate, else the mean raw-scale score. Judge-LS (gold known; one judge per set):
+    tie-half accuracy over answered en judgments as in PROTOCOL §4, an invalid answer counting as
+    wrong: each scored unit contributes its correctness (s or 1 - s), each unit dropped as invalid 0."""
     systems = np.asarray(ss.systems)
     out: dict[str, float] = {}
     for system in dict.fromkeys(ss.systems):
@@ -136,7 +136,7 @@ def aggregates(ss: ScoreSet, values: FloatArray) -> dict[str, float]:
         if ss.aggregate == "accuracy" and ss.gold is not None:
             v = values[mask]
             g = ss.gold[mask]
-            answered = len(v) + ss.wrong_units.get(system, 0)
+            answered = len(v) + ss.units_dropped.get("invalid", 0)
             out[system] = float(np.sum(g * v + (1.0 - g) * (1.0 - v)) / answered)
         else:
             out[system] = float(np.mean(ss.denormalise(values[mask])))
@@ -276,19 +276,8 @@ def _verify(
         ss.subset_pairs(~holdout), params, split, jitter=jitter, schematic_value=schematic_value, d=d
     )
     keep = holdout[ss.pair_unit]
-    check = HoldoutCheck(
-        estimate_units=half.neighbour.units_with_pairs if half.neighbour else 0,
-        holdout_units=len(np.unique(ss.pair_unit[keep])),
-        sensitivity=half.used,
-        alpha=half.alpha,
-        sigma=half.sigma,
-        draws=None,
-        violations=None,
-        rate=None,
-        ci_low=None,
-        ci_high=None,
-        at_or_below_delta=None,
-    )
+    held: int | None = None
+    rate = low = high = None
     if half.sigma is not None and keep.any():
         held = violation_count(
             ss.base,
@@ -303,17 +292,19 @@ def _verify(
             clip=params.clip,
         )
         rate, low, high = rate_interval(held, params.verify)
-        check = check.model_copy(
-            update={
-                "draws": params.verify,
-                "violations": held,
-                "rate": rate,
-                "ci_low": low,
-                "ci_high": high,
-                "at_or_below_delta": low <= params.delta,
-            }
-        )
-    block.holdout = check
+    block.holdout = HoldoutCheck(
+        estimate_units=half.neighbour.units_with_pairs if half.neighbour else 0,
+        holdout_units=len(np.unique(ss.pair_unit[keep])),
+        sensitivity=half.used,
+        alpha=half.alpha,
+        sigma=half.sigma,
+        draws=None if held is None else params.verify,
+        violations=held,
+        rate=rate,
+        ci_low=low,
+        ci_high=high,
+        at_or_below_delta=None if low is None else low <= params.delta,
+    )
     return block
 
 

@@ -60,8 +60,6 @@ class ScoreSet:
     score_source: str = "verdict"
     invalid_unit_index: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     invalid_kind: list[str] = field(default_factory=list)
-    # answered units with no score (an invalid verdict), per system: wrong in the accuracy aggregate
-    wrong_units: dict[str, int] = field(default_factory=dict)
     # the noise dimension the source fixes (Judge-LS: 2 x items, PROTOCOL §5); None: the unit count
     declared_d: int | None = None
     # units that are not independent share a group (Judge-LS: the two orders of one item share their
@@ -135,7 +133,6 @@ class ScoreSet:
             score_source=self.score_source,
             invalid_unit_index=self.invalid_unit_index[keep_invalid],
             invalid_kind=[k for k, m in zip(self.invalid_kind, keep_invalid, strict=True) if m],
-            wrong_units=self.wrong_units,
             declared_d=self.declared_d,
             group_index=self.group_index,
         )
@@ -326,7 +323,6 @@ def load_run(
                 aggregate="accuracy",
                 score_source="probabilities" if use_probs else "verdict",
                 units_dropped=dict(dropped),
-                wrong_units={judge: dropped["invalid"]},
                 declared_d=2 * len(labelled_items),
             )
         )

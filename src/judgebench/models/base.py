@@ -203,6 +203,8 @@ class Provider(abc.ABC):
     name: ClassVar[str] = ""
     key_env: ClassVar[tuple[str, ...]] = ()
     default_base_url: ClassVar[str | None] = None
+    # False for a provider that only judges (the simulated judge): translate refuses it up front
+    translates: ClassVar[bool] = True
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         self.model = model

@@ -108,6 +108,7 @@ class SimProvider(Provider):
 
     name = "sim"
     key_env = ()
+    translates = False  # its answers are drawn from planted verdict rates, not written
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)
