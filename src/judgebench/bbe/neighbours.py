@@ -21,6 +21,7 @@ import numpy as np
 
 from judgebench.errors import ConfigError, InputError
 from judgebench.records import Item, Judgment, Variant
+from judgebench.records import Perturbation as PerturbationRecord
 
 PerturbKind = Literal["formatting", "criteria"]
 PERTURB_KINDS: tuple[str, ...] = ("formatting", "criteria")
@@ -305,7 +306,8 @@ def perturb_run(
                     nonlocal failed
                     call, p = calls[index]
                     j = to_judgment(call, result, template, completion)
-                    j = j.model_copy(update={"perturbation": {"field": p.field, "operation": p.operation}})
+                    record = PerturbationRecord(field=p.field, operation=p.operation)
+                    j = j.model_copy(update={"perturbation": record})
                     if j.verdict is None:
                         failed += 1
                     sink.append(j)

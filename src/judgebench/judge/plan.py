@@ -8,9 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from judgebench.conditions import SOURCE, Condition
-from judgebench.records import Item, Kind, Variant
-
-CallKey = tuple[str, str, str, str, str]  # judge, item_id, kind, condition, order
+from judgebench.records import CallKey, Item, Kind, Variant
 
 
 @dataclass(frozen=True)
@@ -29,7 +27,7 @@ class PlannedCall:
 
     @property
     def key(self) -> CallKey:
-        return (self.judge, self.item_id, self.kind, self.condition, self.order)
+        return CallKey(self.judge, self.item_id, self.kind, self.condition, self.order)
 
     def verdict_for(self, winner: str) -> str:
         """Map the judge's letter to the INTERFACE verdict (output number, or probe language)."""

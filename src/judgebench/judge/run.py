@@ -14,12 +14,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from judgebench.judge.parse import parse_verdict, verdict_probabilities
-from judgebench.judge.plan import CallKey, PlannedCall
+from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.base import Message, ModelRequest
 from judgebench.models.client import CallResult, ModelClient
 from judgebench.progress import ProgressReporter
-from judgebench.records import Judgment, Usage
+from judgebench.records import CallKey, Judgment, Usage
 from judgebench.rundir import JsonlAppender, last_per_key, now_iso, read_jsonl
 
 

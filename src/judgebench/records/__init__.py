@@ -1,0 +1,28 @@
+"""Typed records shared by every stage.
+
+Each file a user opens (variants, audit, judgments, metrics, bbe, manifest) is one of these models
+serialised one per line (JSONL) or as a document; their JSON is the contract of INTERFACE.md.
+"""
+
+from __future__ import annotations
+
+from judgebench.records.items import TEXT_FIELDS, AuditFlag, Item, Label, TranslationFailure, Variant
+from judgebench.records.judgments import CallKey, Judgment, Kind, Perturbation, UnitKey, Usage, Winner
+from judgebench.records.metrics import MetricRecord
+
+__all__ = [
+    "TEXT_FIELDS",
+    "AuditFlag",
+    "CallKey",
+    "Item",
+    "Judgment",
+    "Kind",
+    "Label",
+    "MetricRecord",
+    "Perturbation",
+    "TranslationFailure",
+    "UnitKey",
+    "Usage",
+    "Variant",
+    "Winner",
+]
