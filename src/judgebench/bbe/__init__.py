@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from judgebench.bbe.engine import BBEParams, BBERun, run_bbe
 from judgebench.bbe.mechanism import DeltaSplit, noise_radius_factor, sigma_max
-from judgebench.bbe.result import BBEResult, Calibration
+from judgebench.records.bbe import BBEResult, Calibration
 
 __all__ = [
     "BBEParams",

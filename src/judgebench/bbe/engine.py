@@ -17,7 +17,11 @@ from scipy import stats
 from judgebench import __version__
 from judgebench.bbe import mechanism as mech
 from judgebench.bbe import sensitivity as sens
-from judgebench.bbe.result import (
+from judgebench.bbe.schematic import SchematicFit, Strategy, combine
+from judgebench.bbe.scores import InvalidPolicy, ScoreSet
+from judgebench.bbe.verify import rate_interval, verify_block, violation_count
+from judgebench.errors import ConfigError
+from judgebench.records.bbe import (
     BBEResult,
     Calibration,
     Correlation,
@@ -27,10 +31,6 @@ from judgebench.bbe.result import (
     SystemRow,
     VerifyBlock,
 )
-from judgebench.bbe.schematic import SchematicFit, Strategy, combine
-from judgebench.bbe.scores import InvalidPolicy, ScoreSet
-from judgebench.bbe.verify import rate_interval, verify_block, violation_count
-from judgebench.errors import ConfigError
 
 FloatArray = NDArray[np.float64]
 JitterSpec = Literal["none", "auto"] | float

@@ -10,8 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from judgebench.bbe.result import SystemRow
 from judgebench.bbe.scores import ScoreSet
+from judgebench.records.bbe import SystemRow
 
 
 def plot_bbe(

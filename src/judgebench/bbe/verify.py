@@ -7,7 +7,7 @@ from numpy.typing import NDArray
 
 from judgebench.analysis.stats import wilson
 from judgebench.bbe.mechanism import shrink
-from judgebench.bbe.result import VerifyBlock
+from judgebench.records.bbe import VerifyBlock
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from judgebench.bbe.api import PerturbRequest
     from judgebench.bbe.engine import JitterSpec
     from judgebench.bbe.mechanism import Centre
-    from judgebench.bbe.result import VerifyBlock
     from judgebench.bbe.schematic import Strategy
     from judgebench.bbe.scores import InvalidPolicy, UnitScoreMode
+    from judgebench.records.bbe import VerifyBlock
 
 
 class InfeasibleError(JudgebenchError):

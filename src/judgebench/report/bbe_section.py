@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from judgebench.bbe.result import BBEResult
+from judgebench.records.bbe import BBEResult
 from judgebench.report.sections import DASH, Cell, Section, Table, judge_cell, pct
 from judgebench.rundir import BBE_JSON, JUDGMENTS, RunDir
 
