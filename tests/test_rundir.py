@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from judgebench.errors import InputError, RunDirError
+from judgebench.fileio import atomic_write_json
 from judgebench.records import AuditFlag
-from judgebench.rundir import JsonlAppender, RunDir, atomic_write_json, read_jsonl, safe_run_path
+from judgebench.records.manifest import DatasetEntry
+from judgebench.rundir import JsonlAppender, RunDir, read_jsonl, safe_run_path
 
 
 def _flag(i: int) -> AuditFlag:
@@ -99,10 +101,11 @@ def test_run_paths_that_climb_out_are_refused(tmp_path: Path) -> None:
 
 def test_a_run_refuses_another_dataset(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "run")
-    run.init(dataset={"spec": "sample", "checksum": "a" * 64})
+    run.init(dataset=DatasetEntry(spec="sample", checksum="a" * 64, items=1))
     with pytest.raises(RunDirError, match="refusing to mix"):
-        run.init(dataset={"spec": "llmbar", "checksum": "b" * 64})
-    assert run.load_manifest()["dataset"]["spec"] == "sample"
+        run.init(dataset=DatasetEntry(spec="llmbar", checksum="b" * 64, items=1))
+    manifest = run.load_manifest()
+    assert manifest is not None and manifest.dataset is not None and manifest.dataset.spec == "sample"
 
 
 def test_credentials_in_a_recorded_command_line_are_masked() -> None:

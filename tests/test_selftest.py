@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from judgebench import api
+from judgebench.api.selftest import expected_values, run_selftest
 from judgebench.models.sim import SimScenario, pair_letter
-from judgebench.selftest import expected_values, run_selftest
 
 
 def test_selftest_recovers_every_planted_value(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_selftest_fails_when_the_expectation_is_wrong(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The check can fail: claim a flip rate the simulator did not plant and it is caught."""
-    import judgebench.selftest as st
+    import judgebench.api.selftest as st
 
     real = st.expected_values
 

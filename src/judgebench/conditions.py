@@ -5,36 +5,17 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from judgebench.errors import ConfigError, InputError
 from judgebench.paths import configs_dir
+from judgebench.records.conditions import Condition, ConditionAudit
 
 SOURCE = "en"
+__all__ = ["SOURCE", "Condition", "ConditionAudit", "load_conditions", "select_conditions"]
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-
-
-class ConditionAudit(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    min_length_ratio: float = 0.10
-    min_target_script_share: float = 0.5
-    numbers_missing_min_source: int = 2
-    numbers_count_max_diff: int = 3
-
-
-class Condition(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    language: str
-    kind: Literal["translation", "language_switch"] = "translation"
-    script: str = "Han"
-    tie_probe: bool = False
-    style: str = ""
-    audit: ConditionAudit = ConditionAudit()
 
 
 def conditions_path() -> Path:

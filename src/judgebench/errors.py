@@ -4,9 +4,7 @@ from __future__ import annotations
 
 
 class JudgebenchError(Exception):
-    """Base class: the CLI prints the message on one line and exits non-zero."""
-
-    exit_code = 1
+    """Base class: the CLI prints the message on one line and exits non-zero (cli/exits.py)."""
 
 
 class InputError(JudgebenchError):

@@ -3,7 +3,7 @@
 JSONL stage files are append-only; each record is one `write` of a whole line followed by flush and
 fsync, and readers ignore a trailing partial line (what a kill -9 mid-write can leave) and take the
 last line per key. Whole-file outputs (manifest, metrics, report) are written to a temp file and
-renamed into place.
+renamed into place (`judgebench.fileio`).
 """
 
 from __future__ import annotations
@@ -13,18 +13,27 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from judgebench import __version__
 from judgebench.errors import InputError, RunDirError
+from judgebench.fileio import atomic_write_json
+from judgebench.records.manifest import (
+    DatasetEntry,
+    HistoryEntry,
+    ImportStage,
+    Manifest,
+    StageEntry,
+    migrate,
+)
 
 T = TypeVar("T", bound=BaseModel)
+S = TypeVar("S", bound=StageEntry)
 
 MANIFEST = "manifest.json"
 VARIANTS = "variants.jsonl"
@@ -72,33 +81,6 @@ def safe_run_path(path: str | Path, *, base: Path | None = None) -> Path:
             raise RunDirError(f"run path '{path}' escapes {base}")
         return resolved
     return raw
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename: readers see the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are shared like any file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
 
 
 class JsonlAppender:
@@ -186,11 +168,17 @@ def last_per_key(records: Iterable[T], key: Callable[[T], K]) -> dict[K, T]:
     return out
 
 
-class RunDir:
-    """A run folder and its manifest. Stages record what they did under `manifest['stages']`."""
+StageName = Literal["translate", "judge", "report", "bbe"]
 
-    def __init__(self, path: str | Path) -> None:
+
+class RunDir:
+    """A run folder and its typed manifest. Stages record what they did under `manifest.stages`."""
+
+    def __init__(self, path: str | Path | RunDir) -> None:
         self.path = Path(path)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
 
     def file(self, name: str) -> Path:
         return self.path / name
@@ -202,58 +190,77 @@ class RunDir:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
-    def load_manifest(self) -> dict[str, Any]:
+    def load_manifest(self) -> Manifest | None:
+        """The manifest, lifted to this release's layout (None when the run has none yet)."""
         if not self.manifest_path.exists():
-            return {}
+            return None
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RunDirError(f"{self.manifest_path}: not a readable manifest ({exc})") from exc
         if not isinstance(data, dict):
             raise RunDirError(f"{self.manifest_path}: manifest must be a JSON object")
-        return data
+        try:
+            return Manifest.model_validate(migrate(data))
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError too
+            first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+            if first is not None:
+                where = ".".join(str(x) for x in first["loc"])
+                raise RunDirError(f"{self.manifest_path}: field '{where}': {first['msg']}") from None
+            raise RunDirError(f"{self.manifest_path}: {exc}") from None
 
-    def init(self, *, dataset: dict[str, Any] | None = None) -> dict[str, Any]:
+    def manifest(self) -> Manifest:
+        """The manifest, or an empty one for a run that has none yet (nothing is written)."""
+        return self.load_manifest() or Manifest(judgebench_version=__version__, created_at=now_iso())
+
+    def init(self, *, dataset: DatasetEntry | None = None) -> Manifest:
         """Create the folder and manifest, or check that an existing run is for the same dataset."""
         manifest = self.load_manifest()
-        if manifest:
-            if dataset is not None and manifest.get("dataset"):
-                old = manifest["dataset"].get("checksum")
-                if old and old != dataset.get("checksum"):
+        if manifest is not None:
+            if dataset is not None and manifest.dataset is not None:
+                old = manifest.dataset.checksum
+                if old and old != dataset.checksum:
                     raise RunDirError(
-                        f"run {self.path} holds dataset '{manifest['dataset'].get('spec')}' "
-                        f"(checksum {old[:12]}); refusing to mix in '{dataset.get('spec')}' "
-                        f"(checksum {str(dataset.get('checksum'))[:12]}): use a new --run folder"
+                        f"run {self.path} holds dataset '{manifest.dataset.spec}' "
+                        f"(checksum {old[:12]}); refusing to mix in '{dataset.spec}' "
+                        f"(checksum {str(dataset.checksum)[:12]}): use a new --run folder"
                     )
-            if dataset is not None and not manifest.get("dataset"):
-                manifest["dataset"] = dataset
+            if dataset is not None and manifest.dataset is None:
+                manifest.dataset = dataset
                 self.save_manifest(manifest)
             return manifest
         self.path.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "judgebench_version": __version__,
-            "created_at": now_iso(),
-            "dataset": dataset,
-            "stages": {},
-            "history": [],
-        }
+        manifest = Manifest(judgebench_version=__version__, created_at=now_iso(), dataset=dataset)
         self.save_manifest(manifest)
         return manifest
 
-    def save_manifest(self, manifest: dict[str, Any]) -> None:
-        atomic_write_json(self.manifest_path, manifest)
+    def save_manifest(self, manifest: Manifest) -> None:
+        atomic_write_json(self.manifest_path, manifest.model_dump(mode="json"))
 
-    def record_stage(self, stage: str, info: dict[str, Any]) -> dict[str, Any]:
-        """Merge a stage's configuration and totals into the manifest, with the command line."""
-        manifest = self.load_manifest() or self.init()
-        entry = dict(info)
-        entry.setdefault("finished_at", now_iso())
-        entry["judgebench_version"] = __version__
-        entry["command"] = redact_command(sys.argv)
-        manifest.setdefault("stages", {})[stage] = entry
-        manifest.setdefault("history", []).append(
-            {"stage": stage, "at": entry["finished_at"], "command": redact_command(sys.argv)}
+    def _stamp(self, manifest: Manifest, stage: str, entry: S) -> S:
+        stamped = entry.model_copy(
+            update={
+                "finished_at": entry.finished_at or now_iso(),
+                "judgebench_version": __version__,
+                "command": redact_command(sys.argv),
+            }
         )
+        manifest.history.append(
+            HistoryEntry(stage=stage, at=stamped.finished_at, command=redact_command(sys.argv))
+        )
+        return stamped
+
+    def record_stage(self, stage: StageName, entry: StageEntry) -> Manifest:
+        """Record a stage's configuration and totals in the manifest, with the command line."""
+        manifest = self.load_manifest() or self.init()
+        setattr(manifest.stages, stage, self._stamp(manifest, stage, entry))
+        self.save_manifest(manifest)
+        return manifest
+
+    def record_import(self, name: str, entry: ImportStage) -> Manifest:
+        """Record an import of published results (one entry per evaluator)."""
+        manifest = self.load_manifest() or self.init()
+        manifest.stages.imports[name] = self._stamp(manifest, f"import:{name}", entry)
         self.save_manifest(manifest)
         return manifest
 

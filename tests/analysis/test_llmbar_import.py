@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from judgebench.analysis import ReportSettings, analyze_run, import_llmbar_results
+from judgebench.analysis import ReportSettings, analyze_run
+from judgebench.api import import_llmbar_results
 from judgebench.cli import (
     app,
     import_cmd,  # noqa: F401 - registers `judgebench import`
@@ -117,8 +118,9 @@ def test_import_rules(tmp_path: Path) -> None:
         None,
     )
     manifest = run.load_manifest()
-    assert manifest["dataset"]["spec"] == "llmbar" and manifest["dataset"]["items"] == 10
-    assert "import:Toy/Vanilla" in manifest["stages"]
+    assert manifest is not None and manifest.dataset is not None
+    assert manifest.dataset.spec == "llmbar" and manifest.dataset.items == 10
+    assert "Toy/Vanilla" in manifest.stages.imports
     # importing again adds nothing
     assert import_llmbar_results(run, root, "Toy/Vanilla").appended == 0
     assert len(list(read_jsonl(run.file(JUDGMENTS), Judgment))) == 16

@@ -320,11 +320,13 @@ def test_empty_input() -> None:
 
 def test_pairs_are_named_in_the_runs_recorded_condition_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """zh->ls as PROTOCOL names it, from the run's manifest, whatever order lines were written in."""
-    from judgebench.records import Judgment
+    from judgebench.records import Condition, Judgment
+    from judgebench.records.manifest import TranslateStage
 
     run = RunDir(tmp_path)
     run.init()
-    run.record_stage("translate", {"conditions": [{"name": "zh"}, {"name": "ls"}]})
+    zh, ls = Condition(name="zh", language="Chinese"), Condition(name="ls", language="Chinese-English")
+    run.record_stage("translate", TranslateStage(translator="import:x", conditions=[zh, ls]))
     with JsonlAppender(run.file(JUDGMENTS)) as out:
         for cond in ("ls", "en", "zh"):  # written out of order on purpose
             for order, verdict in (("orig", "1"), ("swap", "2")):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from judgebench.analysis import ReportSettings, analyze_run
-from judgebench.analysis.llmbar_import import import_llmbar_results
-from judgebench.bbe.api import bbe_from_run
+from judgebench.api import import_llmbar_results
 from judgebench.bbe.engine import BBEParams
+from judgebench.bbe.sources import bbe_from_run
 from judgebench.rundir import RunDir
 
 LLMBAR = Path(__file__).resolve().parents[2] / ".." / "shared" / "llmbar"

@@ -157,8 +157,11 @@ def test_perturb_formatting_rejudges_through_the_client(tmp_path: Path) -> None:
     assert valid + sum(cal["invalid_neighbours"].values()) <= pert["requested"]
     # the simulated judge ignores formatting: every valid re-judged unit keeps its verdict
     assert cal["sensitivity_plugin"] == 0.0
-    # a second run is answered from the cache
+    # a second run resumes: every neighbour already has its answer, so nothing is asked again (not
+    # even the cache) and the release is the same
     again = runner.invoke(app, args)
     assert again.exit_code == 0, again.output
-    records = [json.loads(x) for x in (run / nb.NEIGHBOURS_FILE).read_text().splitlines()]
-    assert all(r.get("from_cache") for r in records[pert["requested"] :])
+    assert len((run / nb.NEIGHBOURS_FILE).read_text().splitlines()) == pert["requested"]
+    assert json.loads((run / "bbe.json").read_text())["calibrations"] == doc["calibrations"]
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["stages"]["bbe"]["neighbours_judged"] == pert["requested"]

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judgebench.bbe.scores import (
+from judgebench.bbe.scores import load_run
+from judgebench.bbe.tables import (
     arena_label,
     factor_columns,
     load_arena_hard,
-    load_run,
     read_table,
     scoreset_from_table,
 )

@@ -212,5 +212,5 @@ def test_dataset_helpers(tmp_path: Path) -> None:
     assert isinstance(ds, Dataset) and len(ds) == 4 and [i.id for i in ds] == ["n1", "a1", "a2", "x1"]
     assert ds.by_id()["a2"].output_2 == "5"
     entry = ds.manifest_entry()
-    assert entry["checksum"] == ds.checksum and entry["items"] == 4 and entry["spec"] == ds.spec
-    assert entry["files"] == {ds.spec: hashlib.sha256(Path(ds.source).read_bytes()).hexdigest()}
+    assert entry.checksum == ds.checksum and entry.items == 4 and entry.spec == ds.spec
+    assert entry.files == {ds.spec: hashlib.sha256(Path(ds.source).read_bytes()).hexdigest()}

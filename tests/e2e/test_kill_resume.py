@@ -61,7 +61,8 @@ def _command(run: Path, base_url: str) -> list[str]:
 def _check_readable(run: Path, cache: Path) -> int:
     """What a kill may leave: whole records (a torn last line is skipped), a manifest, a sane store."""
     records = list(read_jsonl(run / JUDGMENTS, Judgment))
-    assert RunDir(run).load_manifest()["dataset"]["items"] == ITEMS
+    manifest = RunDir(run).load_manifest()
+    assert manifest is not None and manifest.dataset is not None and manifest.dataset.items == ITEMS
     store = cache / "responses.sqlite"
     if store.exists():
         conn = sqlite3.connect(store)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from judgebench import api
-from judgebench.judge.run import Execution
+from judgebench.api import Execution
 from judgebench.records import Judgment
 from judgebench.rundir import last_per_key, read_jsonl
 from tests.servers.base import Reply, SeenRequest

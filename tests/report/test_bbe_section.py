@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from judgebench.analysis import ReportSettings, analyze_run
-from judgebench.bbe.api import bbe_from_run, default_out, write_outputs
 from judgebench.bbe.engine import BBEParams
+from judgebench.bbe.outputs import default_out, write_outputs
+from judgebench.bbe.sources import bbe_from_run
 from judgebench.report import write_report
 from judgebench.rundir import RunDir
 from tests.bbe.helpers import write_run
@@ -66,7 +67,7 @@ def test_an_unreadable_bbe_json_is_named_not_fatal(tmp_path: Path) -> None:
 
 def test_a_bbe_json_from_a_scores_table_is_not_shown_as_the_runs(tmp_path: Path) -> None:
     """bbe --scores writes bbe.json beside the table; in a run folder it is not the run's A-BB."""
-    from judgebench.bbe.api import bbe_from_table
+    from judgebench.bbe.sources import bbe_from_table
 
     run = write_run(tmp_path / "run", judges={"a": 0.1}, items=10)
     table = run / "scores.csv"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from judgebench import api
-from judgebench.judge.run import Execution
+from judgebench.api import Execution
 from judgebench.records import Variant
 from judgebench.rundir import read_jsonl
 from tests.servers.openai_batch_server import OpenAIBatchServer

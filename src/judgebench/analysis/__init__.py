@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from judgebench.analysis.llmbar_import import import_llmbar_results
 from judgebench.analysis.metrics import (
     Analysis,
     JudgeSummary,
@@ -21,5 +20,4 @@ __all__ = [
     "analyze",
     "analyze_run",
     "assess_readiness",
-    "import_llmbar_results",
 ]

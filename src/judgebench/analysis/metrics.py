@@ -875,11 +875,8 @@ def analyze_run(run: RunDir, settings: ReportSettings | None = None) -> Analysis
     judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
     flagged = {flag.item_id for flag in read_jsonl(run.file(AUDIT), AuditFlag)}
     # the order the run's translate stage recorded (zh, ls, ...): pairs are named zh->ls from it
-    stages = run.load_manifest().get("stages", {})
-    recorded = [
-        c.get("name") for c in (stages.get("translate") or {}).get("conditions", []) if isinstance(c, dict)
-    ]
-    order = [str(c) for c in recorded if c]
+    translated = run.manifest().stages.translate
+    order = translated.condition_names() if translated else []
     return analyze(
         judgments.values(), flagged_items=flagged, settings=settings, condition_order=order or None
     )

@@ -15,10 +15,10 @@ from typing import Any
 
 from judgebench.batch.openai_batch import openai_line, parse_output_line
 from judgebench.errors import InputError, ProviderConfigError
+from judgebench.fileio import atomic_write_text
 from judgebench.models.base import ModelRequest, prompt_hash
 from judgebench.models.client import CallResult, ModelClient
 from judgebench.models.openai import OpenAICompatibleProvider, OpenAIProvider
-from judgebench.rundir import atomic_write_text
 
 __all__ = ["import_batch_output", "write_batch_file"]
 

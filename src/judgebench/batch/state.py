@@ -18,7 +18,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from judgebench.errors import RunDirError
-from judgebench.rundir import atomic_write_json, now_iso
+from judgebench.fileio import atomic_write_json
+from judgebench.rundir import now_iso
 
 BATCHES_JSON = "batches.json"
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field
 from scipy import stats
 
 from judgebench import __version__
@@ -39,22 +40,24 @@ _NOISE, _VERIFY, _HOLDOUT, _HOLDOUT_VERIFY = 1, 2, 3, 4
 MIN_HOLDOUT_UNITS = 20
 
 
-@dataclass
-class BBEParams:
-    """Every knob of `judgebench bbe`; defaults are the documented ones."""
+class BBEParams(BaseModel):
+    """Every knob of `judgebench bbe`; defaults are PROTOCOL §5's algorithm (README)."""
 
-    tau: float
-    delta: float
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tau: float = Field(gt=0)
+    delta: float = Field(gt=0, lt=1)
     split: tuple[float, ...] | None = None
-    alpha: float | None = 1.0  # 1: no shrinkage; None: auto (largest alpha leaving `margin` of tau)
-    margin: float = 0.5
+    # 1: no shrinkage; None: auto (the largest alpha leaving `margin` of tau for the noise)
+    alpha: float | None = Field(default=1.0, gt=0, le=1)
+    margin: float = Field(default=0.5, gt=0, lt=1)
     centre: mech.Centre = "mean"
     jitter: JitterSpec = "none"
-    dim: int | None = None
+    dim: int | None = Field(default=None, ge=1)
     clip: bool = True
     upper_bound: bool = False  # PROTOCOL §5's plug-in estimate; True spends delta_estimate on a bound
     seed: int = 0
-    verify: int | None = None
+    verify: int | None = Field(default=None, ge=1)
     invalid: InvalidPolicy = "skip"
     strategy: Strategy = "max"
 
@@ -66,18 +69,6 @@ class BBEParams:
             )
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-
-    def check(self) -> None:
-        if not self.tau > 0:
-            raise ConfigError(f"--tau must be positive, got {self.tau}")
-        if not 0 < self.delta < 1:
-            raise ConfigError(f"--delta must lie in (0, 1), got {self.delta}")
-        if self.alpha is not None and not 0 < self.alpha <= 1:
-            raise ConfigError(f"--alpha must lie in (0, 1] or be 'auto', got {self.alpha}")
-        if not 0 < self.margin < 1:
-            raise ConfigError(f"--margin must lie in (0, 1), got {self.margin}")
-        if self.verify is not None and self.verify < 1:
-            raise ConfigError("--verify K needs K >= 1")
 
 
 @dataclass
@@ -442,7 +433,6 @@ def run_bbe(
     systems_skipped: dict[str, str] | None = None,
 ) -> BBERun:
     """Calibrate every set; rankings over sets (Judge-LS: judges are systems) or within the one set."""
-    params.check()
     split = params.delta_split()
     outputs = [
         calibrate(ss, params, split, i, schematic=schematic if i == 0 else None) for i, ss in enumerate(sets)

@@ -3,25 +3,22 @@
 Text generators work on any judge's inputs: formatting changes of one answer (markdown emphasis added or
 stripped, bullets <-> sentences, whitespace), reordered rubric criteria, swapped answer order, and a
 language switch taken from the run's variants. Fenced code blocks are never touched: a formatting
-change must not change what an answer says. `perturb_run` re-judges only the perturbed units of one
-judge through the provider layer (cached), as the reference's Algorithm 1 does, and keeps every
-answer in `bbe_neighbours.jsonl` of the run.
+change must not change what an answer says. The api layer (`judgebench.api.rejudge`) re-judges the
+perturbed units of one judge through the judge stage's execution (cached, budgeted, batchable), as
+the reference's Algorithm 1 does, and keeps every answer in `bbe_neighbours.jsonl` of the run.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
-from judgebench.errors import ConfigError, InputError
-from judgebench.records import Item, Judgment, Variant
-from judgebench.records import Perturbation as PerturbationRecord
+from judgebench.errors import ConfigError
+from judgebench.records import Item, Variant
 
 PerturbKind = Literal["formatting", "criteria"]
 PERTURB_KINDS: tuple[str, ...] = ("formatting", "criteria")
@@ -241,80 +238,3 @@ def perturb_item(item: Item, kind: str, rng: np.random.Generator) -> Perturbatio
             item.id, "", "instruction", "criteria_reordered", new, item.output_1, item.output_2
         )
     raise ConfigError(f"unknown perturbation '{kind}'; choose one of {', '.join(PERTURB_KINDS)}")
-
-
-@dataclass
-class PerturbOutcome:
-    judgments: list[Judgment]
-    unperturbable: int
-    requested: int
-    failed: int
-
-
-def perturb_run(
-    run: Path,
-    *,
-    kind: str,
-    model: str,
-    items: Mapping[str, Item],
-    units: list[tuple[str, str]],
-    seed: int,
-    options: Any = None,
-    template_path: str | None = None,
-) -> PerturbOutcome:
-    """Re-judge the given (item, order) units of judge `model` (a spec or configured judge name, as the
-    run records it) with one perturbation each, through the same client and template path as the judge
-    stage (`judgebench.api.CallOptions`, cached); append the answers to `bbe_neighbours.jsonl`
-    (condition = the perturbation kind) and return them."""
-    from judgebench.api import CallOptions
-    from judgebench.judge.plan import PlannedCall
-    from judgebench.judge.run import build_request, to_judgment
-    from judgebench.judge.templates import load_template
-    from judgebench.models.client import CallResult
-    from judgebench.rundir import JsonlAppender
-
-    template = load_template(template_path)
-    calls: list[tuple[PlannedCall, Perturbation]] = []
-    unperturbable = 0
-    for item_id, order in units:
-        item = items.get(item_id)
-        if item is None:
-            raise InputError(f"item '{item_id}' of the run is not in the dataset", item=item_id)
-        rng = np.random.default_rng([seed, *item_id.encode("utf-8"), 0 if order == "orig" else 1])
-        p = perturb_item(item, kind, rng)
-        if p is None:
-            unperturbable += 1
-            continue
-        a, b = (p.output_1, p.output_2) if order == "orig" else (p.output_2, p.output_1)
-        call = PlannedCall(
-            model, item.id, item.subset, "pair", kind, order, item.label, p.instruction, a, b, "English"
-        )
-        calls.append((call, p))
-    call_options = options if isinstance(options, CallOptions) else CallOptions()
-    out: list[Judgment] = []
-    failed = 0
-
-    async def go() -> None:
-        nonlocal failed
-        async with call_options.client(model) as client:
-            caps = client.capabilities
-            completion = caps.completion and not caps.chat
-            requests = [build_request(c, template, client) for c, _ in calls]
-            with JsonlAppender(run / NEIGHBOURS_FILE) as sink:
-
-                def on_result(index: int, result: CallResult) -> None:
-                    nonlocal failed
-                    call, p = calls[index]
-                    j = to_judgment(call, result, template, completion)
-                    record = PerturbationRecord(field=p.field, operation=p.operation)
-                    j = j.model_copy(update={"perturbation": record})
-                    if j.verdict is None:
-                        failed += 1
-                    sink.append(j)
-                    out.append(j)
-
-                await client.map(requests, on_result=on_result)
-
-    if calls:
-        asyncio.run(go())
-    return PerturbOutcome(judgments=out, unperturbable=unperturbable, requested=len(calls), failed=failed)

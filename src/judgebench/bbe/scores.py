@@ -1,4 +1,5 @@
-"""Inputs of a calibration: one judge's base scores per unit and its (unit, neighbour) scores.
+"""Inputs of a calibration: one judge's base scores per unit and its (unit, neighbour) scores, and the
+Judge-LS run as such sets (tables and arena folders: `tables.py`).
 
 Three sources, all normalised by the declared scale (never the observed range):
 - a Judge-LS run (`judgments.jsonl`): each judge is a system, units are (item, order) in `en`, the unit
@@ -13,20 +14,17 @@ Invalid or missing neighbour scores are counted per neighbour kind and reported,
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from judgebench.errors import InputError
-from judgebench.records import Judgment
+from judgebench.records import Judgment, UnitKey
 from judgebench.rundir import JUDGMENTS, last_per_key, read_jsonl
 
 FloatArray = NDArray[np.float64]
@@ -65,6 +63,8 @@ class ScoreSet:
     # units that are not independent share a group (Judge-LS: the two orders of one item share their
     # swap pair); the bound and the holdout split work per group. None: every unit is its own group.
     group_index: IntArray | None = None
+    # Judge-LS: the (item, order) of each unit, by index (empty for tables and arena folders)
+    unit_keys: list[UnitKey] = field(default_factory=list)
 
     def groups(self) -> IntArray:
         """The group of each unit (its own index when the source declares none)."""
@@ -95,46 +95,30 @@ class ScoreSet:
         bad = [i for i, s in enumerate(score) if s is None]
         invalid = Counter(self.invalid_neighbours)
         invalid.update(kind[i] for i in bad)
-        return ScoreSet(
-            **{
-                **self.__dict__,
-                "pair_unit": np.concatenate(
-                    [self.pair_unit, np.asarray([unit[i] for i in ok], dtype=np.int64)]
-                ),
-                "pair_score": np.concatenate(
-                    [self.pair_score, np.asarray([score[i] for i in ok], dtype=np.float64)]
-                ),
-                "pair_kind": [*self.pair_kind, *(kind[i] for i in ok)],
-                "invalid_neighbours": dict(invalid),
-                "invalid_unit_index": np.concatenate(
-                    [self.invalid_unit_index, np.asarray([unit[i] for i in bad], dtype=np.int64)]
-                ),
-                "invalid_kind": [*self.invalid_kind, *(kind[i] for i in bad)],
-            }
+        return replace(
+            self,
+            pair_unit=np.concatenate([self.pair_unit, np.asarray([unit[i] for i in ok], dtype=np.int64)]),
+            pair_score=np.concatenate(
+                [self.pair_score, np.asarray([score[i] for i in ok], dtype=np.float64)]
+            ),
+            pair_kind=[*self.pair_kind, *(kind[i] for i in ok)],
+            invalid_neighbours=dict(invalid),
+            invalid_unit_index=np.concatenate(
+                [self.invalid_unit_index, np.asarray([unit[i] for i in bad], dtype=np.int64)]
+            ),
+            invalid_kind=[*self.invalid_kind, *(kind[i] for i in bad)],
         )
 
     def _filter_pairs(self, keep: NDArray[np.bool_], keep_invalid: NDArray[np.bool_]) -> ScoreSet:
         invalid = Counter(k for k, m in zip(self.invalid_kind, keep_invalid, strict=True) if m)
-        return ScoreSet(
-            name=self.name,
-            scale=self.scale,
-            systems=self.systems,
-            units=self.units,
-            base=self.base,
+        return replace(
+            self,
             pair_unit=self.pair_unit[keep],
             pair_score=self.pair_score[keep],
             pair_kind=[k for k, m in zip(self.pair_kind, keep, strict=True) if m],
             invalid_neighbours=dict(invalid),
-            units_dropped=self.units_dropped,
-            repeat_unit=self.repeat_unit,
-            repeat_score=self.repeat_score,
-            gold=self.gold,
-            aggregate=self.aggregate,
-            score_source=self.score_source,
             invalid_unit_index=self.invalid_unit_index[keep_invalid],
             invalid_kind=[k for k, m in zip(self.invalid_kind, keep_invalid, strict=True) if m],
-            declared_d=self.declared_d,
-            group_index=self.group_index,
         )
 
     def with_invalid_as_worst(self) -> ScoreSet:
@@ -142,17 +126,15 @@ class ScoreSet:
         if len(self.invalid_unit_index) == 0:
             return self
         worst = np.where(self.base[self.invalid_unit_index] >= 0.5, 0.0, 1.0)
-        return ScoreSet(
-            **{
-                **self.__dict__,
-                "pair_unit": np.concatenate([self.pair_unit, self.invalid_unit_index]),
-                "pair_score": np.concatenate([self.pair_score, worst]),
-                "pair_kind": [*self.pair_kind, *(f"{k}(invalid)" for k in self.invalid_kind)],
-            }
+        return replace(
+            self,
+            pair_unit=np.concatenate([self.pair_unit, self.invalid_unit_index]),
+            pair_score=np.concatenate([self.pair_score, worst]),
+            pair_kind=[*self.pair_kind, *(f"{k}(invalid)" for k in self.invalid_kind)],
         )
 
 
-class _Builder:
+class ScoreSetBuilder:
     """Accumulates units, pairs and invalid neighbours, then freezes into a ScoreSet."""
 
     def __init__(self) -> None:
@@ -170,9 +152,17 @@ class _Builder:
         self.repeat_score: list[float] = []
         self.group_ids: dict[str, int] = {}
         self.group_of: list[int] = []
+        self.unit_keys: list[UnitKey] = []
 
     def add_unit(
-        self, system: str, unit: str, score: float, gold: float | None = None, *, group: str | None = None
+        self,
+        system: str,
+        unit: str,
+        score: float,
+        gold: float | None = None,
+        *,
+        group: str | None = None,
+        unit_key: UnitKey | None = None,
     ) -> int:
         idx = len(self.units)
         self.index[(system, unit)] = idx
@@ -181,8 +171,10 @@ class _Builder:
         self.base.append(score)
         if gold is not None:
             self.gold.append(gold)
-        key = group if group is not None else f"\x00unit{idx}"
-        self.group_of.append(self.group_ids.setdefault(key, len(self.group_ids)))
+        group_key = group if group is not None else f"\x00unit{idx}"
+        self.group_of.append(self.group_ids.setdefault(group_key, len(self.group_ids)))
+        if unit_key is not None:
+            self.unit_keys.append(unit_key)
         return idx
 
     def add_pair(self, idx: int, kind: str, score: float | None) -> None:
@@ -212,6 +204,7 @@ class _Builder:
             invalid_unit_index=np.asarray(self.invalid_unit, dtype=np.int64),
             invalid_kind=self.invalid_kind,
             group_index=np.asarray(self.group_of, dtype=np.int64),
+            unit_keys=self.unit_keys,
             **extra,  # type: ignore[arg-type]
         )
 
@@ -255,6 +248,58 @@ def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counter.items())) or "no en judgment"
 
 
+def _use_probs(judge: str, valid: list[Judgment], mode: UnitScoreMode) -> bool:
+    if mode == "prob":
+        if not any(_has_probs(j) for j in valid):
+            raise InputError(f"judge '{judge}' stored no verdict probabilities (prob_a/prob_b)")
+        return True
+    if mode == "auto":
+        return bool(valid) and all(_has_probs(j) for j in valid)
+    return False
+
+
+JudgeTable = dict[tuple[str, str, str], Judgment]  # (item, condition, order) -> last judgment
+
+
+def _judge_set(judge: str, table: JudgeTable, mode: UnitScoreMode, base_condition: str) -> ScoreSet | str:
+    """One judge's ScoreSet, or why it has no scorable unit."""
+    conditions = sorted({c for (_, c, _) in table} - {base_condition})
+    use_probs = _use_probs(judge, [j for j in table.values() if j.verdict in ("1", "2", "tie")], mode)
+    builder = ScoreSetBuilder()
+    dropped: Counter[str] = Counter()
+    for item_id, order in sorted((i, o) for (i, c, o) in table if c == base_condition):
+        j = table[(item_id, base_condition, order)]
+        if j.label not in (1, 2):
+            dropped["no_label"] += 1
+            continue
+        score = unit_score(j, use_probs=use_probs)
+        if score is None:  # a missing call is left out; an invalid answer is wrong in the aggregate
+            dropped["missing" if j.verdict is None else "invalid"] += 1
+            continue
+        gold = 1.0 if j.label == 1 else 0.0
+        key = UnitKey(item_id, order)
+        idx = builder.add_unit(judge, f"{item_id}|{order}", score, gold, group=item_id, unit_key=key)
+        for cond in conditions:
+            nb = table.get((item_id, cond, order))
+            builder.add_pair(idx, cond, None if nb is None else unit_score(nb, use_probs=use_probs))
+        other = table.get((item_id, base_condition, OTHER_ORDER.get(order, "")))
+        builder.add_pair(idx, "swap", None if other is None else unit_score(other, use_probs=use_probs))
+    if not builder.units:
+        return (
+            f"no valid '{base_condition}' pair verdict with a label ({_counts(dropped)}): nothing to "
+            "calibrate" + ("; its accuracy is 0 where it answered" if dropped["invalid"] else "")
+        )
+    labelled_items = {i for (i, c, _), j in table.items() if c == base_condition and j.label in (1, 2)}
+    return builder.build(
+        judge,
+        (0.0, 1.0),
+        aggregate="accuracy",
+        score_source="probabilities" if use_probs else "verdict",
+        units_dropped=dict(dropped),
+        declared_d=2 * len(labelled_items),
+    )
+
+
 def load_run(
     run: Path, *, mode: UnitScoreMode = "auto", base_condition: str = "en", judges: list[str] | None = None
 ) -> LoadedRun:
@@ -268,259 +313,23 @@ def load_run(
     pairs = [j for j in latest.values() if j.kind == "pair"]
     if not pairs:
         raise InputError("no pair judgments in the run", path=str(path))
-    by_judge: dict[str, dict[tuple[str, str, str], Judgment]] = {}
+    by_judge: dict[str, JudgeTable] = {}
     for j in pairs:
         by_judge.setdefault(j.judge, {})[(j.item_id, j.condition, j.order)] = j
-    names = sorted(by_judge) if judges is None else judges
     sets: list[ScoreSet] = []
     skipped: dict[str, str] = {}
-    for judge in names:
+    for judge in sorted(by_judge) if judges is None else judges:
         if judge not in by_judge:
             raise InputError(f"judge '{judge}' has no pair judgments in the run", path=str(path))
         table = by_judge[judge]
-        conditions = sorted({c for (_, c, _) in table} - {base_condition})
-        valid = [j for j in table.values() if j.verdict in ("1", "2", "tie")]
-        if mode == "prob":
-            use_probs = True
-            if not any(_has_probs(j) for j in valid):
-                raise InputError(f"judge '{judge}' stored no verdict probabilities (prob_a/prob_b)")
-        elif mode == "auto":
-            use_probs = bool(valid) and all(_has_probs(j) for j in valid)
-        else:
-            use_probs = False
-        builder = _Builder()
-        dropped: Counter[str] = Counter()
-        base_keys = sorted((i, o) for (i, c, o) in table if c == base_condition)
-        if not base_keys:
+        if not any(c == base_condition for (_, c, _) in table):
             raise InputError(f"judge '{judge}' has no '{base_condition}' pair judgments", path=str(path))
-        for item_id, order in base_keys:
-            j = table[(item_id, base_condition, order)]
-            if j.label not in (1, 2):
-                dropped["no_label"] += 1
-                continue
-            score = unit_score(j, use_probs=use_probs)
-            if score is None:  # a missing call is left out; an invalid answer is wrong in the aggregate
-                dropped["missing" if j.verdict is None else "invalid"] += 1
-                continue
-            gold = 1.0 if j.label == 1 else 0.0
-            idx = builder.add_unit(judge, f"{item_id}|{order}", score, gold, group=item_id)
-            for cond in conditions:
-                nb = table.get((item_id, cond, order))
-                builder.add_pair(idx, cond, None if nb is None else unit_score(nb, use_probs=use_probs))
-            other = table.get((item_id, base_condition, OTHER_ORDER.get(order, "")))
-            builder.add_pair(idx, "swap", None if other is None else unit_score(other, use_probs=use_probs))
-        if not builder.units:
-            skipped[judge] = (
-                f"no valid '{base_condition}' pair verdict with a label ({_counts(dropped)}): nothing to "
-                "calibrate" + ("; its accuracy is 0 where it answered" if dropped["invalid"] else "")
-            )
-            continue
-        labelled_items = {i for (i, c, _), j in table.items() if c == base_condition and j.label in (1, 2)}
-        sets.append(
-            builder.build(
-                judge,
-                (0.0, 1.0),
-                aggregate="accuracy",
-                score_source="probabilities" if use_probs else "verdict",
-                units_dropped=dict(dropped),
-                declared_d=2 * len(labelled_items),
-            )
-        )
+        built = _judge_set(judge, table, mode, base_condition)
+        if isinstance(built, str):
+            skipped[judge] = built
+        else:
+            sets.append(built)
     if not sets:
         reasons = "; ".join(f"{judge}: {why}" for judge, why in skipped.items())
         raise InputError(f"no judge can be calibrated ({reasons})", path=str(path))
     return LoadedRun(sets, skipped)
-
-
-# --- generic tables -------------------------------------------------------------------------------
-
-TABLE_COLUMNS = ("system", "unit", "context", "score")
-
-
-def read_table(path: Path) -> pd.DataFrame:
-    """CSV, TSV, JSONL/NDJSON or a JSON array of row objects."""
-    if not path.exists():
-        raise InputError("file not found", path=str(path))
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(path, lines=True, dtype=False)
-        elif suffix == ".json":
-            frame = pd.read_json(path, dtype=False)
-        elif suffix == ".tsv":
-            frame = pd.read_csv(path, sep="\t", dtype={"system": str, "unit": str, "context": str})
-        else:
-            frame = pd.read_csv(path, dtype={"system": str, "unit": str, "context": str})
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise InputError(f"unreadable table ({exc})", path=str(path)) from exc
-    missing = [c for c in TABLE_COLUMNS if c not in frame.columns]
-    if missing:
-        raise InputError(
-            f"missing column(s) {', '.join(missing)}; expected {', '.join(TABLE_COLUMNS)} (+ factor columns)",
-            path=str(path),
-        )
-    for col in ("system", "unit", "context"):
-        frame[col] = frame[col].astype(str)
-    return frame
-
-
-def factor_columns(frame: pd.DataFrame) -> list[str]:
-    """Numeric columns other than the four required ones: the judge's factor (rubric) scores."""
-    return [c for c in frame.columns if c not in TABLE_COLUMNS and pd.api.types.is_numeric_dtype(frame[c])]
-
-
-def _normalise(
-    value: object, scale: tuple[float, float], *, path: Path, row: int, column: str
-) -> float | None:
-    lo, hi = scale
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    if not math.isfinite(x):
-        return None
-    if x < lo - 1e-9 or x > hi + 1e-9:
-        raise InputError(
-            f"{x} lies outside the declared scale [{lo}, {hi}]", path=str(path), line=row, field=column
-        )
-    return (x - lo) / (hi - lo)
-
-
-def scoreset_from_table(
-    frame: pd.DataFrame, scale: tuple[float, float], *, name: str, column: str = "score", path: Path
-) -> ScoreSet:
-    """Build a ScoreSet from a table's `column` (the overall score or one factor).
-
-    The first `base` row of a (system, unit) is its score; further `base` rows are repeats that measure
-    jitter. A neighbour row whose score is empty or not a number is an invalid neighbour (counted).
-    A table row number in messages counts the header as line 1.
-    """
-    lo, hi = scale
-    if not hi > lo:
-        raise InputError(f"--scale needs MIN < MAX, got {lo} {hi}")
-    builder = _Builder()
-    pending: list[tuple[tuple[str, str], str, float | None]] = []
-    dropped: Counter[str] = Counter()
-    for row_no, (system, unit, context, value) in enumerate(
-        zip(frame["system"], frame["unit"], frame["context"], frame[column], strict=True), start=2
-    ):
-        score = _normalise(value, scale, path=path, row=row_no, column=column)
-        key = (system, unit)
-        if context == "base":
-            if key in builder.index:
-                if score is not None:
-                    builder.repeat_unit.append(builder.index[key])
-                    builder.repeat_score.append(score)
-                continue
-            if score is None:
-                dropped["invalid_base"] += 1
-                continue
-            idx = builder.add_unit(system, unit, score)
-            builder.repeat_unit.append(idx)
-            builder.repeat_score.append(score)
-        else:
-            pending.append((key, context, score))
-    orphans = 0
-    for key, context, score in pending:
-        idx_opt = builder.index.get(key)
-        if idx_opt is None:
-            orphans += 1
-            continue
-        builder.add_pair(idx_opt, context, score)
-    if orphans:
-        dropped["neighbour_without_base"] = orphans
-    if not builder.units:
-        raise InputError(f"no row with context 'base' and a numeric '{column}'", path=str(path))
-    return builder.build(name, scale, aggregate="mean", score_source=column, units_dropped=dict(dropped))
-
-
-# --- arena-hard-auto -------------------------------------------------------------------------------
-
-ARENA_PATTERN = re.compile(r"\[\[([AB<>=]+)\]\]")
-# game 1 shows the baseline as A and the model as B; game 2 swaps them. Likert is the model's score.
-LIKERT_GAME1 = {"A>>B": 1, "A>B": 2, "A=B": 3, "B>A": 4, "B>>A": 5}
-LIKERT_GAME2 = {"A>>B": 5, "A>B": 4, "A=B": 3, "B>A": 2, "B>>A": 1}
-_EQUIV = {"B<<A": "A>>B", "B<A": "A>B", "B=A": "A=B", "A<B": "B>A", "A<<B": "B>>A"}
-
-
-def arena_label(game: dict[str, object]) -> str | None:
-    """The game's 5-way label: its `score`, else the single distinct [[...]] label in its judgment."""
-    raw = game.get("score")
-    if not isinstance(raw, str) or not raw.strip():
-        text = game.get("judgment")
-        if not isinstance(text, str):
-            return None
-        found = {m for m in ARENA_PATTERN.findall(text) if m}
-        if len(found) != 1:
-            return None
-        raw = found.pop()
-    label = raw.strip().strip("[]").strip()
-    label = _EQUIV.get(label, label)
-    return label if label in LIKERT_GAME1 else None
-
-
-def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
-    """arena-hard-auto `model_judgment/<judge>/` folder: Likert 1-5 per (model, question), PROTOCOL §5.
-
-    A unit is (model, question); its score is game 1's verdict against the baseline (the baseline
-    shown as A: A>>B = 1 ... B>>A = 5) and its neighbour is game 2, the same comparison in the swapped
-    order, scored from the model's side so the two are comparable. When game 1 is unreadable, game 2
-    scores the unit and its neighbour is counted invalid. Scale 1..5.
-    """
-    if not folder.is_dir():
-        raise InputError("not a folder of arena-hard-auto judgment files (<model>.jsonl)", path=str(folder))
-    files = sorted(folder.glob("*.jsonl"))
-    if not files:
-        raise InputError("no *.jsonl judgment files", path=str(folder))
-    builder = _Builder()
-    judges: set[str] = set()
-    games: dict[tuple[str, str], list[int | None]] = {}
-    for file in files:
-        with open(file, encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    model = str(record.get("model") or file.stem)
-                    qid = str(record["question_id"])
-                    game_list = record["games"]
-                except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-                    raise InputError(
-                        f"not an arena-hard-auto judgment record ({exc.__class__.__name__}: {exc})",
-                        path=str(file),
-                        line=line_no,
-                    ) from exc
-                if baseline is not None and model == baseline:
-                    continue
-                if record.get("judge"):
-                    judges.add(str(record["judge"]))
-                scores: list[int | None] = []
-                for g, game in enumerate(game_list[:2]):
-                    label = arena_label(game) if isinstance(game, dict) else None
-                    table = LIKERT_GAME1 if g == 0 else LIKERT_GAME2
-                    scores.append(None if label is None else table[label])
-                games[(model, qid)] = scores  # a later record for the same question supersedes
-    if games and all(len(scores) < 2 for scores in games.values()):
-        raise InputError(
-            "no record has a second game: A-BB needs game 2 (the swapped order) as each unit's "
-            "neighbour; arena-hard-auto writes both games per question",
-            path=str(folder),
-        )
-    dropped: Counter[str] = Counter()
-    for (model, qid), scores in sorted(games.items()):
-        normalised = [None if s is None else (s - 1.0) / 4.0 for s in scores]
-        game1 = normalised[0] if normalised else None
-        game2 = normalised[1] if len(normalised) > 1 else None
-        if game1 is not None:
-            builder.add_pair(builder.add_unit(model, qid, game1), "swap", game2)
-        elif game2 is not None:  # game 2 scores the unit; its neighbour (game 1) counts as invalid
-            builder.add_pair(builder.add_unit(model, qid, game2), "swap", None)
-        else:
-            dropped["no_readable_game"] += 1
-    if not builder.units:
-        raise InputError("no game with a readable [[A>B]]-style label", path=str(folder))
-    name = ", ".join(sorted(judges)) or folder.name
-    return builder.build(
-        name, (1.0, 5.0), aggregate="mean", score_source="arena-hard likert", units_dropped=dict(dropped)
-    )

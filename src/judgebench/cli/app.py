@@ -1,4 +1,4 @@
-"""The Typer application object, error handling and options shared by the command modules."""
+"""The Typer application object, its consoles, and how errors become one line and an exit code."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from judgebench import __version__
+from judgebench.cli.exits import ExitCode
 from judgebench.errors import JudgebenchError
 
 app = typer.Typer(
@@ -41,7 +42,7 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except JudgebenchError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(code=exc.exit_code) from None
+            raise typer.Exit(code=ExitCode.ERROR) from None
         except OSError as exc:  # a path that is a folder where a file is expected, unreadable, ...
             names = [str(n) for n in (exc.filename, exc.filename2) if n]  # a rename names both
             where = f"{' -> '.join(names)}: " if names else ""
@@ -49,12 +50,12 @@ def handle_errors(func: F) -> F:
             err_console.print(
                 f"[bold red]error:[/] {escape(where + reason)}", highlight=False, soft_wrap=True
             )
-            raise typer.Exit(code=1) from None
+            raise typer.Exit(code=ExitCode.ERROR) from None
         except KeyboardInterrupt:
             err_console.print(
                 "interrupted: everything received so far is saved; rerun the same command to resume"
             )
-            raise typer.Exit(code=130) from None
+            raise typer.Exit(code=ExitCode.INTERRUPTED) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -74,37 +75,6 @@ def _root(
     """judgebench: Judge-LS language-switching invariance and A-BB bias-bounded evaluation."""
 
 
-# Options shared by every command that calls a model (INTERFACE.md).
-BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Override the provider endpoint.")]
-# Unset flags are None: a judge's own settings in configs/judges.toml, then the defaults, apply.
-TimeoutOpt = Annotated[
-    float | None,
-    typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds (default 120)."),
-]
-MaxRetriesOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--max-retries",
-        min=0,
-        help="Retries after the first attempt on 429/5xx/timeouts/malformed bodies; 0 = none (default 8).",
-    ),
-]
-ConcurrencyOpt = Annotated[
-    int | None, typer.Option("--concurrency", min=1, help="Concurrent requests per judge (default 8).")
-]
-RpmOpt = Annotated[
-    float | None, typer.Option("--rpm", min=0.001, help="Requests-per-minute limit per judge.")
-]
-TpmOpt = Annotated[float | None, typer.Option("--tpm", min=1, help="Tokens-per-minute limit per judge.")]
-RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every stage's files.")]
-DataDirOpt = Annotated[
-    str | None, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
-]
-NoCacheOpt = Annotated[
-    bool, typer.Option("--no-cache", help="Bypass the response cache (answers are still stored).")
-]
-
-
 # click's UsageError and ClickException, found through typer's public BadParameter: typer >= 0.26
 # vendors click privately, older versions use click itself.
 _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
@@ -118,7 +88,7 @@ def main() -> None:
         code = app(standalone_mode=False)
     except typer.Abort:  # Ctrl-C at a prompt, or a refused confirmation
         err_console.print("aborted", highlight=False)
-        sys.exit(1)
+        sys.exit(ExitCode.ERROR)
     except _USAGE_ERROR as exc:
         ctx = getattr(exc, "ctx", None)
         command = ctx.command_path if ctx is not None else "judgebench"
@@ -126,11 +96,11 @@ def main() -> None:
         if message.strip():  # empty for `judgebench` alone: the help was printed
             err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
             err_console.print(f"(see `{command} --help`)", highlight=False)
-        sys.exit(getattr(exc, "exit_code", 2))
+        sys.exit(getattr(exc, "exit_code", ExitCode.USAGE))
     except _CLICK_EXCEPTION as exc:
         message = exc.format_message()  # type: ignore[attr-defined]
         err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-        sys.exit(getattr(exc, "exit_code", 1))
+        sys.exit(getattr(exc, "exit_code", ExitCode.ERROR))
     except BrokenPipeError:  # `judgebench ... | head`
-        sys.exit(0)
-    sys.exit(code if isinstance(code, int) else 0)
+        sys.exit(ExitCode.OK)
+    sys.exit(code if isinstance(code, int) else ExitCode.OK)

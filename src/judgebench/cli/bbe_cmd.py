@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from judgebench.cli.app import BaseUrlOpt, MaxRetriesOpt, TimeoutOpt, app, console, err_console, handle_errors
-from judgebench.errors import ConfigError, JudgebenchError
+from judgebench.cli import options as opt
+from judgebench.cli import render
+from judgebench.cli.app import app, handle_errors
+from judgebench.cli.exits import ExitCode
+from judgebench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from judgebench.bbe.api import PerturbRequest
-    from judgebench.bbe.engine import JitterSpec
-    from judgebench.bbe.mechanism import Centre
-    from judgebench.bbe.schematic import Strategy
-    from judgebench.bbe.scores import InvalidPolicy, UnitScoreMode
-    from judgebench.records.bbe import VerifyBlock
-
-
-class InfeasibleError(JudgebenchError):
-    """bbe.json was written, but some calibration cannot meet (tau, delta)."""
-
-    exit_code = 3
+    from judgebench.api import Centre, JitterSpec
 
 
 def _fractions(text: str | None) -> tuple[float, ...] | None:
@@ -71,8 +62,11 @@ def _jitter(text: str) -> JitterSpec:
         raise ConfigError(f"--jitter '{text}': none, auto or a value in the score's units") from None
 
 
-def _fmt(x: float | None, digits: int = 4) -> str:
-    return "-" if x is None else f"{x:.{digits}g}"
+# BBEParams fields named differently from their flags (for error messages)
+_FLAGS = {"split": "--delta-split", "invalid": "--invalid-neighbours", "upper_bound": "--upper-bound"}
+_FLAGS.update(
+    {name: f"--{name}" for name in ("tau", "delta", "alpha", "margin", "centre", "jitter", "dim", "verify")}
+)
 
 
 @app.command("bbe")
@@ -181,212 +175,78 @@ def bbe_command(
         str | None, typer.Option("--data-dir", help="Local LLMBar copy for --perturb.")
     ] = None,
     template: Annotated[str | None, typer.Option("--template", help="Judge template for --perturb.")] = None,
-    base_url: BaseUrlOpt = None,
-    timeout: TimeoutOpt = None,
-    max_retries: MaxRetriesOpt = None,
+    base_url: opt.BaseUrlOpt = None,
+    timeout: opt.TimeoutOpt = None,
+    max_retries: opt.MaxRetriesOpt = None,
+    concurrency: opt.ConcurrencyOpt = None,
+    rpm: opt.RpmOpt = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Bypass the response cache for --perturb.")
     ] = False,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
+    ] = False,
+    poll_interval: opt.PollIntervalOpt = 30.0,
     out: Annotated[Path | None, typer.Option("--out", help="Where to write bbe.json.")] = None,
     plot: Annotated[bool, typer.Option("--plot/--no-plot", help="Write the plot beside bbe.json.")] = True,
 ) -> None:
     """Average bias-bounded evaluation: calibrated noise and shrinkage so that a bias of the given kind
     moves the scores by more than --tau with probability at most --delta; rankings before and after."""
-    from judgebench.bbe.api import (
-        bbe_from_arena_hard,
-        bbe_from_run,
-        bbe_from_table,
-        default_out,
-        write_outputs,
-    )
-    from judgebench.bbe.engine import BBEParams
+    from judgebench import api  # the library loads when a command runs: --help stays fast
 
-    if run is not None:
-        from judgebench.rundir import safe_run_path
-
-        run = safe_run_path(run)
-    sources = [x is not None for x in (run, scores, arena_hard)]
-    if sum(sources) != 1:
-        raise ConfigError("give exactly one of --run DIR, --scores FILE --scale MIN MAX, --arena-hard DIR")
-    if scores is not None and scale is None:
-        raise ConfigError("--scores needs --scale MIN MAX (the declared range, never the observed one)")
-    if invalid_neighbours not in ("skip", "worst"):
-        raise ConfigError("--invalid-neighbours: skip or worst")
-    if unit_score not in ("auto", "verdict", "prob"):
-        raise ConfigError("--unit-score: auto, verdict or prob")
-    if strategy not in ("formatting", "max", "rms", "mean"):
-        raise ConfigError("--strategy: formatting, max, rms or mean")
     if (perturb is None) != (model is None):
         raise ConfigError("--perturb KIND and --model M go together")
-    if perturb is not None and run is None:
-        raise ConfigError("--perturb re-judges units of a Judge-LS run: give --run DIR")
-    if out is not None and out.is_dir():  # checked before any work: nothing is written then refused
-        raise ConfigError(f"--out {out} is a folder; give the path of the bbe.json to write")
-    params = BBEParams(
-        tau=tau,
-        delta=delta,
-        split=_fractions(delta_split),
-        alpha=_alpha(alpha),
-        margin=margin,
-        centre=_centre(centre),
-        jitter=_jitter(jitter),
-        dim=dim,
-        clip=clip,
-        upper_bound=upper_bound,
-        seed=seed,
-        verify=verify,
-        invalid=cast("InvalidPolicy", invalid_neighbours),
-        strategy=cast("Strategy", strategy),
-    )
-    kinds = [k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None
-    if run is not None:
-        request = None
-        if perturb is not None and model is not None:
-            request = _perturb_request(
-                run,
-                perturb,
-                model,
-                perturb_units,
-                dataset,
-                data_dir,
-                template,
-                base_url,
-                timeout,
-                max_retries,
-                no_cache,
-            )
-        mode = cast("UnitScoreMode", unit_score)
-        result = bbe_from_run(run, params, unit_score_mode=mode, neighbours=kinds, perturb=request)
-    elif scores is not None and scale is not None:
-        fscale = (float(factor_scale[0]), float(factor_scale[1])) if factor_scale else None
-        result = bbe_from_table(
-            scores,
-            (float(scale[0]), float(scale[1])),
-            params,
-            judge=judge,
-            neighbours=kinds,
-            factor_scale=fscale,
-        )
-    else:
-        assert arena_hard is not None
-        result = bbe_from_arena_hard(arena_hard, params, baseline=baseline)
-    target = out or default_out(run=run, scores=scores, arena=arena_hard)
-    outputs = write_outputs(result, target, plot=plot)
-    _print(result)
-    console.print(f"bbe.json: {outputs['bbe_json']}")
-    console.print(f"per-unit scores: {outputs['scores_csv']}")
-    if "plot" in outputs:
-        console.print(f"plot: {outputs['plot']}")
-    bad = [c for c in result.result.calibrations + result.result.factor_calibrations if not c.feasible]
-    if bad:
-        raise InfeasibleError(
-            "; ".join(f"{c.judge}: {c.reason}" for c in bad) + f" (bbe.json written to {target})"
-        )
-
-
-def _perturb_request(
-    run: Path,
-    kind: str,
-    model: str,
-    units: int,
-    dataset: str | None,
-    data_dir: str | None,
-    template: str | None,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-    no_cache: bool,
-) -> PerturbRequest:
-    from judgebench.api import CallOptions, open_dataset
-    from judgebench.bbe.api import PerturbRequest
-    from judgebench.bbe.neighbours import PERTURB_KINDS
-    from judgebench.rundir import RunDir
-
-    if kind not in PERTURB_KINDS:
-        raise ConfigError(
-            f"--perturb {kind}: choose {', '.join(PERTURB_KINDS)} (zh/ls/swap are in the run already)"
-        )
-    run_dir = RunDir(run)
-    ds = open_dataset(run_dir, dataset, data_dir)
-    if template is None:
-        recorded = ((run_dir.load_manifest().get("stages") or {}).get("judge") or {}).get("template") or {}
-        path = recorded.get("path")
-        template = path if path and path != "default" else None
-    return PerturbRequest(
-        kind=kind,
-        model=model,
-        units=units or None,
-        items=ds.by_id(),
-        options=CallOptions(
-            base_url=base_url, timeout=timeout, max_retries=max_retries, use_cache=not no_cache
+    fields: dict[str, Any] = {
+        "tau": tau,
+        "delta": delta,
+        "split": _fractions(delta_split),
+        "alpha": _alpha(alpha),
+        "margin": margin,
+        "centre": _centre(centre),
+        "jitter": _jitter(jitter),
+        "dim": dim,
+        "clip": clip,
+        "upper_bound": upper_bound,
+        "seed": seed,
+        "verify": verify,
+        "invalid": invalid_neighbours,
+        "strategy": strategy,
+    }
+    perturbation = None
+    if perturb is not None:
+        perturbation = {
+            "kind": perturb,
+            "model": model,
+            "units": perturb_units or None,
+            "dataset": dataset,
+            "data_dir": data_dir,
+            "template_path": template,
+        }
+    outcome = api.bbe(
+        params=api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
+        run=run,
+        scores=scores,
+        scale=scale,
+        factor_scale=factor_scale,
+        arena_hard=arena_hard,
+        baseline=baseline,
+        judge=judge,
+        neighbours=[k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None,
+        unit_score=unit_score,
+        perturb=perturbation,
+        out=out,
+        plot=plot,
+        options=opt.call_options(
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=concurrency,
+            rpm=rpm,
+            no_cache=no_cache,
         ),
-        template=template,
+        execution=opt.execution(batch=batch, poll_interval=poll_interval),
     )
-
-
-def _verify_text(v: VerifyBlock) -> str:
-    text = f"{v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
-    h = v.holdout
-    if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
-        text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
-    elif h is not None:
-        text += "; holdout: infeasible from half the units"
-    return text
-
-
-def _print(result: object) -> None:
-    from judgebench.bbe.engine import BBERun
-
-    assert isinstance(result, BBERun)
-    res = result.result
-    table = Table(
-        title=f"A-BB (tau {res.tau}, delta {res.delta} = {res.delta_sensitivity:.3g} sensitivity + "
-        f"{res.delta_noise:.3g} noise + {res.delta_estimate:.3g} estimate; normalised units)"
-    )
-    for col in ("judge", "d", "Δ plug-in/used", "α", "σ", "ok", "r unit P/S", "invalid", "verify [95% CI]"):
-        table.add_column(col, overflow="fold")
-    for c in res.calibrations + res.factor_calibrations:
-        v = c.verify
-        table.add_row(
-            c.judge,
-            str(c.d),
-            f"{_fmt(c.sensitivity_plugin, 3)}/{_fmt(c.sensitivity, 3)}",
-            _fmt(c.alpha, 3),
-            _fmt(c.sigma, 3),
-            "yes" if c.feasible else "[red]no[/]",
-            f"{_fmt(c.correlation.pearson, 2)}/{_fmt(c.correlation.spearman, 2)}",
-            str(sum(c.invalid_neighbours.values())),
-            "-" if v is None else _verify_text(v),
-        )
-    console.print(table)
-    if res.systems:
-        st = Table(title="systems: aggregate and rank, raw -> bias-bounded")
-        for col in ("system", "units", "raw", "bias-bounded", "rank raw", "rank bias-bounded"):
-            st.add_column(col, overflow="fold")
-        for row in res.systems[:50]:
-            st.add_row(
-                row.system,
-                str(row.units),
-                _fmt(row.raw),
-                _fmt(row.bias_bounded),
-                str(row.rank_raw),
-                "-" if row.rank_bias_bounded is None else str(row.rank_bias_bounded),
-            )
-        console.print(st)
-    rc = res.rank_correlation
-    if rc is not None:
-        console.print(
-            f"rank correlation raw vs bias-bounded: Spearman {_fmt(rc.spearman, 3)}, "
-            f"Kendall {_fmt(rc.kendall, 3)}"
-        )
-    for name, why in res.judges_skipped.items():
-        err_console.print(f"note: judge {name} not calibrated: {why}", highlight=False)
-    for name, why in res.factors_skipped.items():
-        err_console.print(f"note: factor {name} not bias-bounded: {why}")
-    for c in res.calibrations:
-        if c.invalid_neighbours:
-            counts = ", ".join(f"{k} {n}" for k, n in sorted(c.invalid_neighbours.items()))
-            err_console.print(
-                f"note: {c.judge}: invalid or missing neighbour judgments ({counts}) "
-                f"{'skipped' if c.invalid_neighbour_policy == 'skip' else 'scored as the largest change'}"
-            )
+    render.bbe(outcome)
+    if outcome.infeasible:
+        render.note(f"error: {'; '.join(outcome.infeasible)} (bbe.json written to {outcome.out})")
+        raise typer.Exit(code=ExitCode.INCOMPLETE)

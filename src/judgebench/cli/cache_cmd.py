@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from judgebench.cli.app import app, console, handle_errors
-from judgebench.models.cache import default_cache
+from judgebench.cli.exits import ExitCode
 
 cache_app = typer.Typer(help="Inspect or clear the response cache (JUDGEBENCH_CACHE_DIR moves it).")
 app.add_typer(cache_app, name="cache")
@@ -17,8 +17,9 @@ app.add_typer(cache_app, name="cache")
 @handle_errors
 def cache_info() -> None:
     """Where the cache is, how big, and how many answers per model."""
-    with default_cache() as cache:
-        info = cache.info()
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    info = api.cache_info()
     console.print(f"{info['path']}: {info['entries']:,} answers, {info['size_bytes'] / 1e6:.1f} MB")
     for spec, count in info["by_model"].items():
         console.print(f"  {spec}: {count:,}")
@@ -31,10 +32,10 @@ def cache_clear(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete stored answers: the next run pays for them again."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
     if not yes and not typer.confirm(
         f"Delete {'all' if model is None else model} cached answers?", default=False
     ):
-        raise typer.Exit(code=1)
-    with default_cache() as cache:
-        removed = cache.clear(spec=model)
-    console.print(f"removed {removed:,} answer(s)")
+        raise typer.Exit(code=ExitCode.ERROR)
+    console.print(f"removed {api.cache_clear(model):,} answer(s)")

@@ -5,23 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from judgebench.cli.app import DataDirOpt, app, console, err_console, handle_errors
-from judgebench.data import (
-    LLMBAR_SUBSETS,
-    OTHER_SETS,
-    Dataset,
-    llmbar_root,
-    load_dataset,
-    sample_path,
-)
+from judgebench.cli import options as opt
+from judgebench.cli import render
+from judgebench.cli.app import app, err_console, handle_errors
 from judgebench.errors import ConfigError
 
 data_app = typer.Typer(
@@ -94,30 +86,6 @@ def reported_warnings() -> Iterator[None]:
         err_console.print(f"[yellow]warning:[/] {warning.message}", highlight=False, soft_wrap=True)
 
 
-def _table(dataset: Dataset) -> Table:
-    by_subset: dict[str, Counter[int | None]] = {}
-    for item in dataset.items:
-        by_subset.setdefault(item.subset, Counter())[item.label] += 1
-    unlabelled = any(counts[None] for counts in by_subset.values())
-    table = Table(title=f"{dataset.spec}: {len(dataset)} items", title_justify="left")
-    table.add_column("subset")
-    for name in ("items", "label 1", "label 2", *(("unlabelled",) if unlabelled else ())):
-        table.add_column(name, justify="right")
-
-    def row(name: str, counts: Counter[int | None], style: str | None = None) -> None:
-        cells = [str(counts.total()), str(counts[1]), str(counts[2])]
-        table.add_row(name, *cells, *((str(counts[None]),) if unlabelled else ()), style=style)
-
-    total: Counter[int | None] = Counter()
-    for name, counts in by_subset.items():
-        row(name, counts)
-        total.update(counts)
-    if len(by_subset) > 1:
-        table.add_section()
-        row("all", total, style="bold")
-    return table
-
-
 SHOW_HELP = (
     "Load a dataset, validate every item, and print its size, subsets, labels and checksum.\n\n"
     'With --json the object is {"items", "subsets", "labels", "spec", "subset", "source", "checksum"}.\n\n'
@@ -131,14 +99,16 @@ SHOW_HELP = (
 @handle_errors
 def show_command(
     spec: SpecArg,
-    data_dir: DataDirOpt = None,
+    data_dir: opt.DataDirOpt = None,
     as_json: JsonOpt = False,
     subset: SubsetOpt = None,
     field: FieldOpt = None,
 ) -> None:
     """`data show`: the library's Dataset.describe() as a table or JSON (help: SHOW_HELP)."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
     with reported_warnings():
-        dataset = load_dataset(spec, data_dir=data_dir, mapping=parse_fields(field), subset=subset)
+        dataset = api.show_dataset(spec, data_dir=data_dir, mapping=parse_fields(field), subset=subset)
     if as_json:
         info = dataset.describe()
         info.update(
@@ -146,29 +116,13 @@ def show_command(
         )
         typer.echo(json.dumps(info, ensure_ascii=False, indent=2))
         return
-    console.print(_table(dataset))
-    console.print(f"source:   {dataset.source}", highlight=False, soft_wrap=True)
-    console.print(f"checksum: sha256:{dataset.checksum}", highlight=False, soft_wrap=True)
+    render.dataset(dataset)
 
 
 @data_app.command("list")
 @handle_errors
-def list_command(data_dir: DataDirOpt = None) -> None:
+def list_command(data_dir: opt.DataDirOpt = None) -> None:
     """List the named datasets and whether each is available here (bundled, cached or local)."""
-    root = llmbar_root(data_dir)
-    where = "local copy" if data_dir is not None else "download cache"
-    table = Table(title="datasets", title_justify="left")
-    for name in ("SPEC", "what", "available"):
-        table.add_column(name)
-    table.add_row("sample", "bundled sample set", "yes" if sample_path().is_file() else "missing")
-    absent = "missing" if data_dir is not None else "downloads on use"
-    have = all((root / rel).is_file() for rel in LLMBAR_SUBSETS.values())
-    table.add_row("llmbar", "LLMBar: 5 subsets", where if have else absent)
-    for name, rel in OTHER_SETS.items():
-        table.add_row(f"llmbar:{name}", "other LLMBar set", where if (root / rel).is_file() else absent)
-    console.print(table)
-    console.print(f"LLMBar {where}: {root}", highlight=False, soft_wrap=True)
-    if data_dir is None and not have:
-        console.print(
-            "offline? pass --data-dir DIR (the folder that holds LLMBar's Dataset/)", highlight=False
-        )
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    render.dataset_list(api.list_datasets(data_dir))

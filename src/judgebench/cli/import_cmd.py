@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from judgebench.cli.app import RunOpt, app, console, handle_errors
+from judgebench.cli import options as opt
+from judgebench.cli.app import app, console, handle_errors
 
 import_app = typer.Typer(
     name="import",
@@ -19,7 +20,7 @@ app.add_typer(import_app, name="import")
 @import_app.command("llmbar-results")
 @handle_errors
 def llmbar_results(
-    run: RunOpt,
+    run: opt.RunOpt,
     data_dir: Annotated[
         str, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
     ],
@@ -28,10 +29,9 @@ def llmbar_results(
     ],
 ) -> None:
     """Turn LLMBar's published per-item verdicts (result.json) into `en` pair judgments of judge NAME."""
-    from judgebench.analysis.llmbar_import import import_llmbar_results
-    from judgebench.rundir import RunDir, safe_run_path
+    from judgebench import api  # the library loads when a command runs: --help stays fast
 
-    summary = import_llmbar_results(RunDir(safe_run_path(run)), data_dir, evaluator)
+    summary = api.import_llmbar_results(run, data_dir, evaluator)
     subsets = ", ".join(f"{name} {count}" for name, count in summary.subsets.items())
     console.print(
         f"imported {summary.judgments} judgments of '{summary.judge}' ({subsets}); "

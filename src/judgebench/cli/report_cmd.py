@@ -5,17 +5,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
-from judgebench.cli.app import RunOpt, app, console, handle_errors
-from judgebench.errors import ConfigError, RunDirError
-from judgebench.rundir import JUDGMENTS, RunDir, safe_run_path
+from judgebench.cli import options as opt
+from judgebench.cli.app import app, console, handle_errors
 
 
 @app.command("report")
 @handle_errors
 def report_command(
-    run: RunOpt,
+    run: opt.RunOpt,
     bootstrap: Annotated[
         int | None,
         typer.Option("--bootstrap", min=0, help="Item-clustered bootstrap replicates (0 turns it off)."),
@@ -58,13 +56,8 @@ def report_command(
     ] = False,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
-    from judgebench.analysis import ReportSettings, analyze_run
-    from judgebench.report import write_report
+    from judgebench import api  # the library loads when a command runs: --help stays fast
 
-    run_dir = RunDir(safe_run_path(run))
-    if not run_dir.path.is_dir():
-        raise RunDirError(f"run folder {run_dir.path} does not exist")
-    run_dir.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
     overrides: dict[str, Any] = {
         "bootstrap_samples": bootstrap,
         "seed": seed,
@@ -73,18 +66,5 @@ def report_command(
         "max_position_increase": max_position_increase,
         "min_detectable_effect": min_effect,
     }
-    try:
-        settings = ReportSettings(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as exc:
-        raise ConfigError(f"invalid report settings: {exc.errors()[0]['msg']}") from None
-    analysis = analyze_run(run_dir, settings)
-    paths = write_report(run_dir, analysis, console, html=not no_html)
-    if run_dir.exists():
-        run_dir.record_stage(
-            "report",
-            {
-                "settings": settings.model_dump(),
-                "records": len(analysis.records),
-                "outputs": [str(p) for p in paths.all()],
-            },
-        )
+    settings = {k: v for k, v in overrides.items() if v is not None}
+    api.report(run, console=console, settings=settings, html=not no_html)

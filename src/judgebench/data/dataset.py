@@ -19,6 +19,7 @@ from judgebench.data.llmbar import load_llmbar
 from judgebench.errors import ConfigError, InputError
 from judgebench.paths import data_dir as bundled_data_dir
 from judgebench.records import Item
+from judgebench.records.manifest import DatasetEntry
 
 SAMPLE_SPEC = "sample"
 LLMBAR_SPEC = "llmbar"
@@ -80,16 +81,17 @@ class Dataset:
             labels["none"] = counts[None]
         return {"items": len(self.items), "subsets": self.subsets(), "labels": labels}
 
-    def manifest_entry(self) -> dict[str, Any]:
+    def manifest_entry(self, data_dir: str | None = None) -> DatasetEntry:
         """What a run manifest records about its dataset (RunDir.init(dataset=...))."""
-        return {
-            "spec": self.spec,
-            "subset": self.subset,
-            "source": self.source,
-            "checksum": self.checksum,
-            "items": len(self.items),
-            "files": dict(self.files),
-        }
+        return DatasetEntry(
+            spec=self.spec,
+            subset=self.subset,
+            source=self.source,
+            checksum=self.checksum,
+            items=len(self.items),
+            files=dict(self.files),
+            data_dir=data_dir,
+        )
 
 
 def select_subset(items: list[Item], subset: str, *, shown: str) -> list[Item]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from judgebench.conditions import SOURCE, Condition
-from judgebench.records import CallKey, Item, Kind, Variant
+from judgebench.records import CallKey, Item, Kind, Perturbation, Variant
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class PlannedCall:
     output_a: str
     output_b: str
     language: str | None
+    # set on bbe's re-judged neighbours: what was changed, recorded with the judgment
+    perturbation: Perturbation | None = None
 
     @property
     def key(self) -> CallKey:

@@ -6,6 +6,7 @@ serialised one per line (JSONL) or as a document; their JSON is the contract of 
 
 from __future__ import annotations
 
+from judgebench.records.conditions import Condition, ConditionAudit
 from judgebench.records.items import TEXT_FIELDS, AuditFlag, Item, Label, TranslationFailure, Variant
 from judgebench.records.judgments import CallKey, Judgment, Kind, Perturbation, UnitKey, Usage, Winner
 from judgebench.records.metrics import MetricRecord
@@ -14,6 +15,8 @@ __all__ = [
     "TEXT_FIELDS",
     "AuditFlag",
     "CallKey",
+    "Condition",
+    "ConditionAudit",
     "Item",
     "Judgment",
     "Kind",

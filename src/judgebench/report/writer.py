@@ -18,6 +18,7 @@ import pandas as pd
 from rich.console import Console
 
 from judgebench import __version__
+from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.records import MetricRecord
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
@@ -27,16 +28,7 @@ from judgebench.report.markdown import render_markdown
 from judgebench.report.plots import PLOT_TITLES, make_plots
 from judgebench.report.sections import ReportMeta, build_sections
 from judgebench.report.tables import print_sections
-from judgebench.rundir import (
-    METRICS_CSV,
-    METRICS_JSON,
-    REPORT_HTML,
-    REPORT_MD,
-    RunDir,
-    atomic_write_json,
-    atomic_write_text,
-    now_iso,
-)
+from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir, now_iso
 
 if TYPE_CHECKING:
     from judgebench.analysis import Analysis

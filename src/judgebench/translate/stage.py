@@ -12,20 +12,21 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from judgebench.conditions import SOURCE, Condition, load_conditions
 from judgebench.errors import InputError
+from judgebench.fileio import atomic_write_text
 from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import TEXT_FIELDS, AuditFlag, Item, TranslationFailure, Variant
+from judgebench.records.outcomes import TranslateOutcome
 from judgebench.rundir import (
     AUDIT,
     TRANSLATION_FAILURES,
     VARIANTS,
     JsonlAppender,
     RunDir,
-    atomic_write_text,
     last_per_key,
     read_jsonl,
 )
@@ -33,21 +34,6 @@ from judgebench.translate.audit import AuditRules, audit_all, summarize
 from judgebench.translate.translator import TranslatorSettings, translate_item
 
 VariantKey = tuple[str, str]
-
-
-class TranslateOutcome(BaseModel):
-    items: int
-    conditions: list[str]
-    already_done: int
-    translated: int
-    failed: list[TranslationFailure]
-    provider_calls: int
-    cache_hits: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    # provider calls with no price in configs/prices.toml (their cost is not in cost_usd)
-    unpriced_calls: int = 0
 
 
 def read_variants(path: Path) -> dict[VariantKey, Variant]:

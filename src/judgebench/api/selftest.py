@@ -16,8 +16,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from judgebench.analysis import ReportSettings
+from judgebench.api.bbe import bbe
+from judgebench.api.datasets import run_folder
+from judgebench.api.judge import judge
+from judgebench.api.options import CallOptions
+from judgebench.api.report import report
+from judgebench.api.translate import translate
+from judgebench.bbe.engine import BBEParams
 from judgebench.data.llmbar import LLMBAR_SUBSETS
 from judgebench.models.sim import SimScenario, load_scenario
 from judgebench.records import MetricRecord
@@ -128,23 +135,16 @@ def run_selftest(
     seed: int = 0, *, items: int = 400, run_dir: Path | None = None, verify: int = 400
 ) -> SelftestResult:
     """Run translate (import) -> judge -> report -> bbe on two simulated judges and check recovery."""
-    from judgebench import api
-    from judgebench.analysis import ReportSettings, analyze_run
-    from judgebench.rundir import RunDir
-
-    base = run_dir or Path(tempfile.mkdtemp(prefix="judgebench-selftest-"))
+    base = run_folder(run_dir).path if run_dir else Path(tempfile.mkdtemp(prefix="judgebench-selftest-"))
     base.mkdir(parents=True, exist_ok=True)
     data, variants = base / "selftest_items.jsonl", base / "selftest_variants.jsonl"
     synthetic_items(items, data, variants)
     run = base / "run"
-    api.translate(run, dataset=str(data), variants_file=variants)
+    translate(run, dataset=str(data), variants_file=variants)
     judges = {BIASED: f"sim:{BIASED}/{seed * 2 + 1}", UNBIASED: f"sim:{UNBIASED}/{seed * 2 + 2}"}
-    api.judge(run, models=list(judges.values()), options=api.CallOptions(use_cache=False, concurrency=64))
+    judge(run, models=list(judges.values()), options=CallOptions(use_cache=False, concurrency=64))
     settings = ReportSettings(confidence=CONFIDENCE, bootstrap_samples=200, seed=seed)
-    analysis = analyze_run(RunDir(run), settings)
-    from judgebench.report.writer import write_report
-
-    write_report(RunDir(run), analysis, None)
+    analysis = report(run, settings=settings).analysis
     result = SelftestResult(run_dir=run)
     for name, spec in judges.items():
         scenario = load_scenario(name)
@@ -200,9 +200,8 @@ def run_selftest(
 
 
 def _bbe_check(run: Path, seed: int, verify: int) -> Check:
-    from judgebench.api import bbe_run
-
-    outcome: Any = bbe_run(run, tau=0.5, delta=0.01, seed=seed, verify=verify)
+    params = BBEParams(tau=0.5, delta=0.01, seed=seed, verify=verify, alpha=None)
+    outcome = bbe(params=params, run=run).result
     worst: Check | None = None
     for block in outcome.calibrations:
         v = block.verify

@@ -1,4 +1,4 @@
-"""LLMBar's published per-item verdicts (`result.json`) as judgments, so `report` runs on them.
+"""LLMBar's published per-item verdicts (`result.json`) read as judgments, so `report` runs on them.
 
 Why: LLMBar publishes both the verdicts and the statistics computed from them, which makes them a
 golden fixture for the metric code and lets users compare their judges with GPT-4 / ChatGPT on the
@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgebench.data import LLMBAR_SUBSETS, llmbar_root, load_dataset
+from judgebench.data.dataset import Dataset
+from judgebench.data.llmbar import LLMBAR_SUBSETS, llmbar_root
 from judgebench.errors import InputError
 from judgebench.records import Item, Judgment, Winner
-from judgebench.rundir import JUDGMENTS, JsonlAppender, RunDir, last_per_key, now_iso, read_jsonl
+from judgebench.rundir import now_iso
 
 ORDERS = (("swap = False", "orig"), ("swap = True", "swap"))
 LETTER = {("orig", "1"): "A", ("orig", "2"): "B", ("swap", "1"): "B", ("swap", "2"): "A"}
@@ -113,15 +114,14 @@ def _judgments(entry: dict[str, Any], item: Item, evaluator: str, path: Path, in
     return out
 
 
-def import_llmbar_results(run: RunDir, data_dir: str | Path, evaluator: str) -> ImportSummary:
-    """Append the en pair judgments of LLMBar evaluator `evaluator` (e.g. `GPT-4/Vanilla`) to the run.
-
-    Lines already in judgments.jsonl with the same call key and verdict are not written again, so a
-    repeated import is a no-op. The dataset is recorded in (or checked against) the run manifest.
-    """
+def published_judgments(
+    dataset: Dataset, data_dir: str | Path, evaluator: str
+) -> tuple[list[Judgment], ImportSummary]:
+    """Every en pair judgment LLMBar published for `evaluator` (e.g. `GPT-4/Vanilla`) on `dataset`
+    (LLMBar loaded from `data_dir`), with what was read; an evaluator with no result.json is an error
+    that lists the published ones."""
     evaluator = evaluator.strip().strip("/")
     root = llmbar_root(data_dir)
-    dataset = load_dataset("llmbar", data_dir=data_dir)
     by_subset: dict[str, list[Item]] = {}
     for item in dataset.items:
         by_subset.setdefault(item.subset, []).append(item)
@@ -148,29 +148,6 @@ def import_llmbar_results(run: RunDir, data_dir: str | Path, evaluator: str) -> 
             f"no result.json for evaluator '{evaluator}' under {root / 'Dataset' / 'LLMBar'}; "
             f"published: {', '.join(known) if known else 'none'}"
         )
-    run.init(dataset=dataset.manifest_entry())
-    latest = last_per_key(
-        (j for j in read_jsonl(run.file(JUDGMENTS), Judgment) if j.judge == evaluator), lambda j: j.call_key()
-    )
-    existing = {(key, j.verdict, j.raw) for key, j in latest.items()}
-    with JsonlAppender(run.file(JUDGMENTS)) as out:
-        for judgment in new:
-            if (judgment.call_key(), judgment.verdict, judgment.raw) in existing:
-                continue
-            out.append(judgment)
-            summary.appended += 1
     summary.judgments = len(new)
     summary.invalid = sum(j.verdict == "invalid" for j in new)
-    run.record_stage(
-        f"import:{evaluator}",
-        {
-            "source": "llmbar result.json",
-            "evaluator": evaluator,
-            "judgments": summary.judgments,
-            "appended": summary.appended,
-            "invalid": summary.invalid,
-            "files": summary.files,
-            "missing_subsets": summary.missing_subsets,
-        },
-    )
-    return summary
+    return new, summary

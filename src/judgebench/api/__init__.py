@@ -1,0 +1,69 @@
+"""The library: every stage as one function over a run folder, each taking a typed request and
+returning a typed result. The CLI parses flags, calls one of these and renders what it returns;
+tests and notebooks call them directly.
+
+    translate() -> judge() -> report(), bbe();  run_pipeline() does all four;  selftest().
+
+This package is the only stage orchestrator: nothing below it imports it.
+"""
+
+from __future__ import annotations
+
+from judgebench.analysis import ReportSettings
+from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe
+from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
+from judgebench.api.datasets import open_dataset, run_folder
+from judgebench.api.estimate import Estimate
+from judgebench.api.imports import import_llmbar_results
+from judgebench.api.judge import JudgeRequest, JudgeResult, judge
+from judgebench.api.options import CallOptions
+from judgebench.api.pipeline import PipelineRequest, PipelineResult, run_pipeline
+from judgebench.api.report import ReportRequest, ReportResult, report
+from judgebench.api.requests import build_request
+from judgebench.api.selftest import Check, SelftestResult, run_selftest
+from judgebench.api.translate import TranslateRequest, TranslateResult, translate
+from judgebench.bbe.engine import BBEParams, JitterSpec
+from judgebench.bbe.mechanism import Centre
+from judgebench.data import Dataset
+from judgebench.execution import Execution
+from judgebench.translate.translator import TranslatorSettings
+
+__all__ = [
+    "BBEOutcome",
+    "BBEParams",
+    "BBERequest",
+    "CallOptions",
+    "Centre",
+    "Check",
+    "Dataset",
+    "DatasetList",
+    "Estimate",
+    "Execution",
+    "JitterSpec",
+    "JudgeRequest",
+    "JudgeResult",
+    "PerturbRequest",
+    "PipelineRequest",
+    "PipelineResult",
+    "ReportRequest",
+    "ReportResult",
+    "ReportSettings",
+    "SelftestResult",
+    "TranslateRequest",
+    "TranslateResult",
+    "TranslatorSettings",
+    "bbe",
+    "build_request",
+    "cache_clear",
+    "cache_info",
+    "import_llmbar_results",
+    "judge",
+    "list_datasets",
+    "open_dataset",
+    "report",
+    "run_folder",
+    "run_pipeline",
+    "run_selftest",
+    "show_dataset",
+    "translate",
+]

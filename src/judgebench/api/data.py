@@ -1,0 +1,67 @@
+"""Looking at datasets and the response store before spending calls (`data show|list`, `cache`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from judgebench.data import LLMBAR_SUBSETS, OTHER_SETS, Dataset, llmbar_root, load_dataset, sample_path
+from judgebench.models.cache import default_cache
+
+
+def show_dataset(
+    spec: str,
+    *,
+    data_dir: str | None = None,
+    mapping: dict[str, str] | None = None,
+    subset: str | None = None,
+) -> Dataset:
+    """Load and validate a dataset (every item), as `data show` prints it."""
+    return load_dataset(spec, data_dir=data_dir, mapping=mapping, subset=subset)
+
+
+class DatasetAvailability(BaseModel):
+    spec: str
+    what: str
+    available: str  # "yes", "local copy", "download cache", "downloads on use", "missing"
+
+
+class DatasetList(BaseModel):
+    root: Path
+    local: bool  # a --data-dir was given
+    complete: bool  # LLMBar's five subsets are all there
+    datasets: list[DatasetAvailability]
+
+
+def list_datasets(data_dir: str | None = None) -> DatasetList:
+    """The named datasets and whether each is available here (bundled, cached or local)."""
+    root = llmbar_root(data_dir)
+    where = "local copy" if data_dir is not None else "download cache"
+    absent = "missing" if data_dir is not None else "downloads on use"
+    have = all((root / rel).is_file() for rel in LLMBAR_SUBSETS.values())
+    rows = [
+        DatasetAvailability(
+            spec="sample",
+            what="bundled sample set",
+            available="yes" if sample_path().is_file() else "missing",
+        ),
+        DatasetAvailability(spec="llmbar", what="LLMBar: 5 subsets", available=where if have else absent),
+    ]
+    for name, rel in OTHER_SETS.items():
+        available = where if (root / rel).is_file() else absent
+        rows.append(DatasetAvailability(spec=f"llmbar:{name}", what="other LLMBar set", available=available))
+    return DatasetList(root=root, local=data_dir is not None, complete=have, datasets=rows)
+
+
+def cache_info() -> dict[str, Any]:
+    """Where the response store is, how big, and how many answers per model."""
+    with default_cache() as cache:
+        return cache.info()
+
+
+def cache_clear(model: str | None = None) -> int:
+    """Delete stored answers (all, or one model spec's); returns how many."""
+    with default_cache() as cache:
+        return cache.clear(spec=model)

@@ -1,0 +1,54 @@
+"""The run's dataset: loaded as given or as the manifest recorded it, and the items a stage takes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgebench.data import Dataset, load_dataset
+from judgebench.data.dataset import select_subset
+from judgebench.errors import RunDirError
+from judgebench.records import Item
+from judgebench.records.manifest import DatasetEntry
+from judgebench.rundir import RunDir, safe_run_path
+
+
+def load_run_dataset(run: RunDir, dataset: str | None, data_dir: str | None) -> tuple[Dataset, DatasetEntry]:
+    """The run's dataset, as given or as its manifest recorded it, plus the manifest entry to record.
+
+    Nothing is written: a command validates all of its inputs before it touches the run folder.
+    """
+    recorded = run.manifest().dataset
+    if dataset is None:
+        if recorded is None:
+            raise RunDirError(
+                f"run {run.path} has no dataset yet: pass --dataset SPEC (e.g. sample or llmbar)"
+            )
+        dataset = recorded.spec
+        data_dir = data_dir or recorded.data_dir
+    loaded = load_dataset(dataset, data_dir=data_dir)
+    entry = loaded.manifest_entry(data_dir=str(Path(data_dir).resolve()) if data_dir else None)
+    if recorded is not None and recorded.checksum and recorded.checksum != entry.checksum:
+        raise RunDirError(
+            f"run {run.path} holds dataset '{recorded.spec}' (checksum {recorded.checksum[:12]}); refusing "
+            f"to mix in '{entry.spec}' (checksum {str(entry.checksum)[:12]}): use a new --run folder"
+        )
+    return loaded, entry
+
+
+def open_dataset(run: RunDir, dataset: str | None, data_dir: str | None) -> Dataset:
+    """Load the run's dataset and record it in the manifest (creating the run folder)."""
+    loaded, entry = load_run_dataset(run, dataset, data_dir)
+    run.init(dataset=entry)
+    return loaded
+
+
+def pick_items(items: Sequence[Item], subset: str | None, limit: int | None, shown: str) -> list[Item]:
+    """--subset then --limit: the same selection in every stage, on the run's whole dataset."""
+    chosen = select_subset(list(items), subset, shown=shown) if subset else list(items)
+    return chosen[:limit] if limit is not None else chosen
+
+
+def run_folder(path: str | Path) -> RunDir:
+    """The run folder a command was given; a path that climbs out with '..' or names a file is refused."""
+    return RunDir(safe_run_path(path))

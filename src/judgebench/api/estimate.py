@@ -1,0 +1,118 @@
+"""What a --dry-run prints: calls, tokens and cost of a stage, live and batch, before anything is paid."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from judgebench.judge.plan import PlannedCall
+from judgebench.judge.templates import JudgeTemplate
+from judgebench.models.base import ModelRequest, ModelSpec
+from judgebench.models.config import resolve_judge
+from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
+from judgebench.records import Condition, Item, Usage
+from judgebench.translate.translator import TranslatorSettings, planned_messages
+
+# A judge's answer is a short JSON object; the reply budget is an upper bound, not an estimate.
+JUDGE_OUTPUT_TOKENS_ESTIMATE = 80
+
+
+class Estimate(BaseModel):
+    """One stage and model of a dry run: calls still to make, their tokens and cost."""
+
+    stage: str
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    token_method: str
+    cost_live_usd: float | None
+    cost_batch_usd: float | None
+    already_done: int = 0
+
+    def scaled(self, calls: int, already_done: int) -> Estimate:
+        """The same per-call figures for another number of calls (a plan known only in part)."""
+        share = calls / self.calls if self.calls else 0.0
+        return self.model_copy(
+            update={
+                "calls": calls,
+                "already_done": already_done,
+                "input_tokens": int(self.input_tokens * share),
+                "output_tokens": int(self.output_tokens * share),
+                "cost_live_usd": None if self.cost_live_usd is None else self.cost_live_usd * share,
+                "cost_batch_usd": None if self.cost_batch_usd is None else self.cost_batch_usd * share,
+            }
+        )
+
+
+def priced(stage: str, model: str, usage: Usage, calls: int, method: str, done: int) -> Estimate:
+    """An estimate with its live and batch prices from configs/prices.toml (None: unpriced)."""
+    spec = ModelSpec.parse(model)
+    prices = PriceTable.load()
+    return Estimate(
+        stage=stage,
+        model=model,
+        calls=calls,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        token_method=method,
+        cost_live_usd=prices.cost(spec.provider, spec.model, usage),
+        cost_batch_usd=prices.cost(spec.provider, spec.model, usage, batch=True),
+        already_done=done,
+    )
+
+
+def estimate_translation(
+    items: Sequence[Item],
+    conditions: Sequence[Condition],
+    translator: str,
+    done: int,
+    settings: TranslatorSettings | None = None,
+) -> Estimate:
+    """Calls and tokens of translating `items` when every answer is valid (re-asks not counted)."""
+    settings = settings or TranslatorSettings()
+    spec, _, _ = resolve_judge(translator)
+    calls = 0
+    usage = Usage()
+    method = "heuristic"
+    for item in items:
+        for messages in planned_messages(item, conditions, settings):
+            calls += 1
+            n, method = estimate_tokens_with_method("\n".join(m.content for m in messages), spec)
+            usage.input_tokens += n
+        body = item.instruction + item.output_1 + item.output_2
+        # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
+        usage.output_tokens += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
+    return priced("translate", spec.text, usage, calls, method, done)
+
+
+def _prompt_text(request: ModelRequest) -> str:
+    return request.prompt or "\n".join(m.content for m in request.messages or [])
+
+
+def estimate_judging(
+    plan: Sequence[PlannedCall], todo: Sequence[PlannedCall], template: JudgeTemplate, models: Sequence[str]
+) -> list[Estimate]:
+    """Per judge: the calls of `todo` (the pending part of `plan`) with their tokens and cost."""
+    out: list[Estimate] = []
+    for name in models:
+        spec, _, _ = resolve_judge(name)
+        completion = spec.provider == "local"  # replaced by the provider's declared traits (issue 14)
+        mine = [c for c in todo if c.judge == name]
+        usage = Usage(output_tokens=JUDGE_OUTPUT_TOKENS_ESTIMATE * len(mine))
+        method = "heuristic"
+        for call in mine:
+            request = template.render(
+                instruction=call.instruction,
+                output_a=call.output_a,
+                output_b=call.output_b,
+                language=call.language,
+                completion=completion,
+            )
+            n, method = estimate_tokens_with_method(_prompt_text(request), spec)
+            usage.input_tokens += n
+        done = sum(1 for c in plan if c.judge == name) - len(mine)
+        estimate = priced("judge", spec.text, usage, len(mine), method, done)
+        out.append(estimate.model_copy(update={"model": name}))
+    return out

@@ -1,0 +1,47 @@
+"""`judgebench import llmbar-results`: LLMBar's published verdicts appended to a run as judgments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from judgebench.api.datasets import run_folder
+from judgebench.data import load_dataset
+from judgebench.data.llmbar_results import ImportSummary, published_judgments
+from judgebench.records import Judgment
+from judgebench.records.manifest import ImportStage
+from judgebench.rundir import JUDGMENTS, JsonlAppender, last_per_key, read_jsonl
+
+
+def import_llmbar_results(run_dir: str | Path, data_dir: str | Path, evaluator: str) -> ImportSummary:
+    """Append the en pair judgments of LLMBar evaluator `evaluator` (e.g. `GPT-4/Vanilla`) to the run.
+
+    Lines already in judgments.jsonl with the same call key and verdict are not written again, so a
+    repeated import is a no-op. The dataset (and the local copy it came from) is recorded in, or
+    checked against, the run manifest.
+    """
+    run = run_folder(run_dir)
+    dataset = load_dataset("llmbar", data_dir=str(data_dir))
+    new, summary = published_judgments(dataset, data_dir, evaluator)
+    run.init(dataset=dataset.manifest_entry(data_dir=str(Path(data_dir).resolve())))
+    latest = last_per_key(
+        (j for j in read_jsonl(run.file(JUDGMENTS), Judgment) if j.judge == summary.judge),
+        lambda j: j.call_key(),
+    )
+    existing = {(key, j.verdict, j.raw) for key, j in latest.items()}
+    with JsonlAppender(run.file(JUDGMENTS)) as out:
+        for judgment in new:
+            if (judgment.call_key(), judgment.verdict, judgment.raw) in existing:
+                continue
+            out.append(judgment)
+            summary.appended += 1
+    entry = ImportStage(
+        source="llmbar result.json",
+        evaluator=summary.judge,
+        judgments=summary.judgments,
+        appended=summary.appended,
+        invalid=summary.invalid,
+        files=summary.files,
+        missing_subsets=summary.missing_subsets,
+    )
+    run.record_import(summary.judge, entry)
+    return summary

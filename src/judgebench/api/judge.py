@@ -1,0 +1,236 @@
+"""The judge stage: every planned (item, condition, order) and tie-probe for each judge; resumable."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
+from judgebench.api.estimate import Estimate, estimate_judging
+from judgebench.api.options import CallOptions
+from judgebench.api.requests import build_request
+from judgebench.api.spending import arm_budget, refuse_batch
+from judgebench.conditions import SOURCE, select_conditions
+from judgebench.errors import ConfigError, InputError, RunDirError
+from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
+from judgebench.judge.plan import PlannedCall, plan_calls
+from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.models.client import ModelClient
+from judgebench.models.config import resolve_judge_full
+from judgebench.models.pricing import PriceTable
+from judgebench.progress import ProgressReporter
+from judgebench.records.manifest import DatasetEntry, JudgeEntry, JudgeStage, Manifest, TemplateEntry
+from judgebench.records.outcomes import JudgeOutcome
+from judgebench.rundir import JUDGMENTS, VARIANTS, RunDir
+from judgebench.translate.stage import read_variants
+
+
+class JudgeRequest(BaseModel):
+    """What `judgebench judge` asks for (INTERFACE.md); defaults are the CLI's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[str] = Field(default_factory=lambda: ["local"])
+    # the dataset of a run with no translate stage (en only); else the run's own
+    dataset: str | None = None
+    data_dir: str | None = None
+    template_path: Path | None = None
+    # comma-separated or a list; None: en plus every condition the run translated
+    conditions: str | list[str] | None = None
+    tie_probes: bool = True
+    limit: int | None = Field(default=None, ge=1)
+    subset: str | None = None
+    dry_run: bool = False
+    # USD, shared by all judges: stop scheduling paid calls before the budget would be passed
+    max_cost: float | None = None
+
+
+class JudgeResult(BaseModel):
+    outcomes: dict[str, JudgeOutcome] = Field(default_factory=dict)
+    planned: int = 0
+    notes: list[str] = Field(default_factory=list)
+    estimates: list[Estimate] = Field(default_factory=list)
+
+
+class JudgePlan(BaseModel):
+    """The calls of one judge invocation and the dataset entry to record (nothing written yet)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    calls: list[PlannedCall]
+    notes: list[str]
+    dataset: DatasetEntry
+
+
+def _wanted_conditions(run: RunDir, manifest: Manifest, conditions: str | list[str] | None) -> list[str]:
+    if isinstance(conditions, str):
+        wanted = [c.strip() for c in conditions.split(",") if c.strip()]
+        if not wanted:
+            raise ConfigError(
+                f"run {run.path}: --conditions '{conditions}' names no condition; e.g. --conditions en,zh,ls"
+            )
+        return wanted
+    if conditions:
+        return list(conditions)
+    translated = manifest.stages.translate
+    return [SOURCE, *(translated.condition_names() if translated else [])]
+
+
+def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
+    """The plan and the dataset's manifest entry; reads only, so bad input leaves the run as it was."""
+    manifest = run.manifest()
+    if request.dataset is None and manifest.dataset is None:
+        raise RunDirError(
+            f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset"
+        )
+    ds, entry = load_run_dataset(run, request.dataset, request.data_dir)
+    items = pick_items(ds.items, request.subset, request.limit, ds.spec)
+    wanted = _wanted_conditions(run, manifest, request.conditions)
+    others = [w for w in wanted if w != SOURCE]
+    targets = select_conditions(others) if others else []
+    variants = read_variants(run.file(VARIANTS))
+    if targets and not variants:
+        raise RunDirError(
+            f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
+            "run `judgebench translate` first"
+        )
+    calls, notes = plan_calls(
+        items,
+        variants,
+        targets,
+        request.models,
+        include_source=SOURCE in wanted,
+        tie_probes=request.tie_probes,
+    )
+    if not calls:
+        more = f" and {len(notes) - 1} more like it" if len(notes) > 1 else ""
+        why = f": {notes[0]}{more}" if notes else ""
+        raise ConfigError(f"run {run.path}: nothing to judge for conditions {', '.join(wanted)}{why}")
+    return JudgePlan(calls=calls, notes=notes, dataset=entry)
+
+
+def _check_models(models: Sequence[str]) -> None:
+    if not models:
+        raise ConfigError("no judge given: pass --model PROVIDER:MODEL (e.g. local or openai:gpt-4.1-mini)")
+    if len(set(models)) != len(models):
+        raise ConfigError("the same --model is given twice")
+
+
+def _clients(
+    request: JudgeRequest, options: CallOptions, execution: Execution, prices: PriceTable
+) -> dict[str, ModelClient]:
+    """One client per judge, checked for batch support and armed with the shared budget. Records
+    name the judge by what the user typed (a configured name resolves to its spec)."""
+    clients = {name: options.client(name, prices) for name in request.models}
+    for name, client in clients.items():
+        client.name = name
+    if execution.batch:
+        refuse_batch(list(clients.values()))
+    arm_budget(list(clients.values()), request.max_cost)
+    return clients
+
+
+def _run_plan(
+    run: RunDir,
+    plan: Sequence[PlannedCall],
+    clients: Mapping[str, ModelClient],
+    template: JudgeTemplate,
+    *,
+    execution: Execution,
+    progress: bool | None,
+) -> dict[str, JudgeOutcome]:
+    # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
+    defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
+    total = len(pending_calls(plan, existing_judgments(run.file(JUDGMENTS))))
+
+    async def go() -> dict[str, JudgeOutcome]:
+        try:
+            with ProgressReporter(total, f"judge {', '.join(clients)}", enabled=progress) as bar:
+                return await execute_plan(
+                    plan,
+                    clients,
+                    template,
+                    run.file(JUDGMENTS),
+                    progress=bar,
+                    request_defaults=defaults,
+                    execution=execution,
+                )
+        finally:
+            for client in clients.values():
+                await client.aclose()
+
+    return asyncio.run(go())
+
+
+def _record(
+    run: RunDir,
+    request: JudgeRequest,
+    plan: JudgePlan,
+    template: JudgeTemplate,
+    clients: Mapping[str, ModelClient],
+    *,
+    outcomes: Mapping[str, JudgeOutcome],
+    execution: Execution,
+) -> None:
+    previous = run.manifest().stages.judge
+    judges = dict(previous.judges) if previous else {}
+    for name, client in clients.items():
+        judges[name] = JudgeEntry(
+            spec=client.spec.text,
+            settings=client.settings.model_dump(),
+            outcome=outcomes[name],
+            stats=client.stats.model_dump(),
+        )
+    entry = JudgeStage(
+        judges=judges,
+        template=TemplateEntry(
+            name=template.name,
+            hash=template.digest(),
+            path=str(request.template_path or "default"),
+            tell_condition=template.tell_condition,
+        ),
+        conditions=sorted({c.condition for c in plan.calls if c.kind == "pair"}),
+        tie_probes=request.tie_probes,
+        planned=len(plan.calls),
+        notes=plan.notes,
+        mode=execution.mode,
+        max_cost_usd=request.max_cost,
+    )
+    run.record_stage("judge", entry)
+
+
+def judge(
+    run_dir: str | Path,
+    request: JudgeRequest | None = None,
+    *,
+    options: CallOptions | None = None,
+    execution: Execution | None = None,
+    **fields: Any,
+) -> JudgeResult:
+    """Judge every planned (item, condition, order) and tie-probe for each model; resumable.
+
+    `execution` chooses live calls, the provider Batch API, a vLLM batch file to write, or a batch
+    output to import; `max_cost` (USD, shared by all judges) stops scheduling paid calls before the
+    budget would be exceeded, leaving a resumable run."""
+    req = build_request(JudgeRequest, request, fields)
+    _check_models(req.models)
+    options = options or CallOptions()
+    execution = execution or Execution()
+    run = run_folder(run_dir)
+    template = load_template(req.template_path)
+    plan = plan_judging(run, req)
+    if req.dry_run:
+        todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
+        estimates = estimate_judging(plan.calls, todo, template, req.models)
+        return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
+    if execution.import_file is not None and not Path(execution.import_file).is_file():
+        raise InputError("--import-batch: not a file", path=str(execution.import_file))
+    clients = _clients(req, options, execution, PriceTable.load())
+    run.init(dataset=plan.dataset)
+    outcomes = _run_plan(run, plan.calls, clients, template, execution=execution, progress=options.progress)
+    _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
+    return JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)

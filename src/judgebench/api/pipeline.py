@@ -1,0 +1,188 @@
+"""`judgebench run`: translate -> judge -> bbe -> report in one call, estimated and confirmed first."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
+from judgebench.api.datasets import run_folder
+from judgebench.api.estimate import Estimate
+from judgebench.api.judge import JudgeRequest, JudgeResult, judge
+from judgebench.api.options import CallOptions
+from judgebench.api.report import report
+from judgebench.api.requests import build_request
+from judgebench.api.translate import TranslateRequest, TranslateResult, translate
+from judgebench.bbe.engine import BBEParams
+from judgebench.data.dataset import sample_variants_path
+from judgebench.errors import ConfigError, JudgebenchError
+from judgebench.execution import Execution
+from judgebench.rundir import VARIANTS, RunDir
+from judgebench.translate.stage import read_variants
+
+Confirm = Callable[[Sequence[Estimate]], bool]
+
+
+class PipelineRequest(BaseModel):
+    """What `judgebench run` asks for; with no field set: the bundled sample on the embedded model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str = "sample"
+    data_dir: str | None = None
+    models: list[str] = Field(default_factory=lambda: ["local"])
+    translator: str | None = None  # default: the first judge
+    # machine-translate the sample instead of using its bundled variants
+    machine_translate: bool = False
+    conditions: str = "zh,ls"
+    limit: int | None = Field(default=None, ge=1)
+    tau: float = 0.5
+    delta: float = 0.01
+    max_cost: float | None = None
+    template_path: Path | None = None
+    dry_run: bool = False
+
+
+class PipelineResult(BaseModel):
+    run_dir: Path
+    translate: TranslateResult | None = None
+    judge: JudgeResult | None = None
+    report_html: Path | None = None
+    bbe: BBEOutcome | None = None
+    bbe_error: str | None = None  # why the A-BB step gave no release (the report stands without it)
+    estimates: list[Estimate] = Field(default_factory=list)
+    seconds: dict[str, float] = Field(default_factory=dict)
+
+
+def default_run_dir(dataset: str) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    slug = "".join(ch if ch.isalnum() else "-" for ch in Path(dataset).stem)[:40]
+    return Path("runs") / f"{stamp}-{slug}"
+
+
+def _has_variants(path: Path) -> bool:
+    variants = RunDir(path).file(VARIANTS)
+    return variants.is_file() and bool(read_variants(variants))
+
+
+def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> list[Estimate]:
+    """The judge calls `run` will still make, per judge, before it has made any.
+
+    A run that holds its variants is planned exactly (every condition and the tie-probes, pending
+    calls only). Before translation only `en` can be planned: the whole study is the en plan of a
+    fresh run times (2 orders x conditions + 2 tie-probes) / 2 per item, less the en calls this run
+    already holds (with no variants, nothing else can have been judged yet)."""
+    base = JudgeRequest(models=req.models, limit=req.limit, dry_run=True)
+    if _has_variants(path):
+        return judge(path, base, options=options).estimates
+    en_only = base.model_copy(
+        update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": "en", "tie_probes": False}
+    )
+    per_item = 2 * (1 + len([c for c in req.conditions.split(",") if c.strip()])) + 2
+    done = (
+        {e.model: e.already_done for e in judge(path, en_only, options=options).estimates}
+        if path.exists()
+        else {}
+    )
+    with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
+        whole_en = judge(Path(tmp) / "fresh", en_only, options=options).estimates
+    out = []
+    for est in whole_en:
+        total = int(est.calls * per_item / 2)
+        pending = max(0, total - done.get(est.model, 0))
+        out.append(est.scaled(pending, total - pending))
+    return out
+
+
+def _estimates(path: Path, req: PipelineRequest, options: CallOptions, translator: str) -> list[Estimate]:
+    estimates: list[Estimate] = []
+    if not _bundled(req):
+        est = translate(path, _translate_request(req, translator, dry_run=True), options=options).estimate
+        if est is not None:
+            estimates.append(est)
+    return estimates + _judge_estimates(path, req, options)
+
+
+def _bundled(req: PipelineRequest) -> bool:
+    return req.dataset == "sample" and not req.machine_translate
+
+
+def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool = False) -> TranslateRequest:
+    if _bundled(req):
+        return TranslateRequest(
+            dataset=req.dataset,
+            variants_file=sample_variants_path(),
+            conditions=req.conditions,
+            limit=req.limit,
+        )
+    return TranslateRequest(
+        dataset=req.dataset,
+        data_dir=req.data_dir,
+        translator=translator,
+        conditions=req.conditions,
+        limit=req.limit,
+        dry_run=dry_run,
+        max_cost=req.max_cost,
+    )
+
+
+def run_pipeline(
+    run_dir: str | Path | None = None,
+    request: PipelineRequest | None = None,
+    *,
+    options: CallOptions | None = None,
+    execution: Execution | None = None,
+    confirm: Confirm | None = None,
+    **fields: Any,
+) -> PipelineResult:
+    """translate -> judge -> bbe -> report (bbe reads only the judgments, so the report can show it).
+
+    The offline default needs no machine translation unless `machine_translate` is set. Before any
+    paid call, `confirm(estimates)` must return True (the CLI asks; --yes skips). `dry_run` stops after
+    the estimates of the whole study: nothing is called and no run folder is made. `run_dir` None:
+    a new folder under ./runs/."""
+    req = build_request(PipelineRequest, request, fields)
+    options = options or CallOptions()
+    execution = execution or Execution()
+    path = run_folder(run_dir).path if run_dir else default_run_dir(req.dataset)
+    translator = req.translator or req.models[0]
+    result = PipelineResult(run_dir=path, estimates=_estimates(path, req, options, translator))
+    if req.dry_run:
+        return result
+    paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]
+    if paid and confirm is not None and not confirm(result.estimates):
+        raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")
+    clock = time.perf_counter()
+    result.translate = translate(
+        path, _translate_request(req, translator), options=options, execution=execution
+    )
+    result.seconds["translate"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    spent = result.translate.outcome.cost_usd if result.translate.outcome else 0.0
+    judging = JudgeRequest(
+        models=req.models,
+        limit=req.limit,
+        template_path=req.template_path,
+        max_cost=None if req.max_cost is None else max(0.0, req.max_cost - spent),
+    )
+    result.judge = judge(path, judging, options=options, execution=execution)
+    result.seconds["judge"] = time.perf_counter() - clock
+    # bbe reads only the judgments; it runs before the report so that report.html shows its rankings.
+    # Judge-LS sensitivities (0.3-0.6) need shrinkage at (0.5, 0.01): alpha auto.
+    clock = time.perf_counter()
+    try:
+        params = BBEParams(tau=req.tau, delta=req.delta, alpha=None)
+        result.bbe = bbe(BBERequest(params=params, run=path))
+    except JudgebenchError as exc:  # e.g. no judge with a valid verdict: the report stands without it
+        result.bbe_error = str(exc)
+    result.seconds["bbe"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    result.report_html = report(path).paths.report_html
+    result.seconds["report"] = time.perf_counter() - clock
+    return result

@@ -1,0 +1,59 @@
+"""The report stage: every metric of the run's judgments, written as metrics.json/.csv, report.md/.html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from rich.console import Console
+
+from judgebench.analysis import Analysis, ReportSettings, analyze_run
+from judgebench.api.datasets import run_folder
+from judgebench.api.requests import build_request
+from judgebench.errors import RunDirError
+from judgebench.records.manifest import ReportStage
+from judgebench.report.writer import ReportPaths, write_report
+from judgebench.rundir import JUDGMENTS
+
+
+class ReportRequest(BaseModel):
+    """What `judgebench report` asks for: the report's settings and whether to write the HTML."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    settings: ReportSettings = Field(default_factory=ReportSettings)
+    html: bool = True
+
+
+class ReportResult(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    analysis: Analysis
+    paths: ReportPaths
+
+
+def report(
+    run_dir: str | Path,
+    request: ReportRequest | None = None,
+    *,
+    console: Console | None = None,
+    **fields: Any,
+) -> ReportResult:
+    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html;
+    with a console, print the terminal tables there too."""
+    req = build_request(ReportRequest, request, fields)
+    run = run_folder(run_dir)
+    if not run.path.is_dir():
+        raise RunDirError(f"run folder {run.path} does not exist")
+    run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
+    analysis = analyze_run(run, req.settings)
+    paths = write_report(run, analysis, console, html=req.html)
+    if run.exists():
+        entry = ReportStage(
+            settings=req.settings.model_dump(),
+            records=len(analysis.records),
+            outputs=[str(p) for p in paths.all()],
+        )
+        run.record_stage("report", entry)
+    return ReportResult(analysis=analysis, paths=paths)

@@ -1,0 +1,227 @@
+"""The translate stage: make (or import) the variants of the run's items in each condition, audit them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
+from judgebench.api.estimate import Estimate, estimate_translation
+from judgebench.api.options import CallOptions
+from judgebench.api.requests import build_request
+from judgebench.api.spending import arm_budget, refuse_batch
+from judgebench.batch import batch_rounds
+from judgebench.conditions import load_conditions, select_conditions
+from judgebench.data import Dataset
+from judgebench.errors import ConfigError
+from judgebench.execution import Execution
+from judgebench.models.base import provider_class
+from judgebench.models.client import ModelClient
+from judgebench.models.config import resolve_judge_full
+from judgebench.models.pricing import PriceTable
+from judgebench.progress import ProgressReporter
+from judgebench.records import Condition, Item, Variant
+from judgebench.records.manifest import TranslateStage
+from judgebench.records.outcomes import TranslateOutcome
+from judgebench.rundir import VARIANTS, RunDir
+from judgebench.translate.stage import (
+    import_variants,
+    load_variants_file,
+    prune_failures,
+    read_variants,
+    translate_items,
+    write_audit,
+)
+from judgebench.translate.translator import TranslatorSettings
+
+
+class TranslateRequest(BaseModel):
+    """What `judgebench translate` asks for (INTERFACE.md); defaults are the CLI's."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    dataset: str | None = None
+    data_dir: str | None = None
+    translator: str = "local"
+    # comma-separated or a list; None: zh, ls
+    conditions: str | list[str] | None = None
+    # import ready-made variants instead of calling a translator (the audit still runs)
+    variants_file: Path | None = None
+    limit: int | None = Field(default=None, ge=1)
+    subset: str | None = None
+    dry_run: bool = False
+    settings: TranslatorSettings = Field(default_factory=TranslatorSettings)
+    # USD: stop scheduling paid calls before this budget would be passed
+    max_cost: float | None = None
+
+
+class TranslateResult(BaseModel):
+    outcome: TranslateOutcome | None = None
+    imported: int = 0
+    audit_summary: dict[str, Any] = Field(default_factory=dict)
+    flags: int = 0
+    estimate: Estimate | None = None
+    # imported lines left out because their item or condition was not selected
+    skipped_variants: int = 0
+
+
+def _import_lines(
+    request: TranslateRequest, ds: Dataset, items: Sequence[Item], chosen: Sequence[Condition]
+) -> tuple[list[Variant], int]:
+    """The variants file's lines for the selected items and conditions, and how many were left out."""
+    assert request.variants_file is not None
+    names = [c.name for c in load_conditions().values()]
+    variants = load_variants_file(request.variants_file, ds.by_id(), names)
+    wanted = {i.id for i in items}
+    selected = {c.name for c in chosen}
+    kept = [v for v in variants if v.item_id in wanted and v.condition in selected]
+    return kept, len(variants) - len(kept)
+
+
+def _untranslated(run: RunDir, items: Sequence[Item], chosen: Sequence[Condition]) -> list[Item]:
+    existing = read_variants(run.file(VARIANTS))
+    return [i for i in items if any((i.id, c.name) not in existing for c in chosen)]
+
+
+async def _translate_by_batch(
+    run: RunDir,
+    items: Sequence[Item],
+    conditions: Sequence[Condition],
+    client: ModelClient,
+    settings: TranslatorSettings,
+    mode: Execution,
+) -> TranslateOutcome:
+    """Translate through the Batch API: each round submits what the stage could not answer from the
+    cache; the last pass (all answers stored) writes the records. Totals come from the client."""
+
+    def complete() -> set[str]:
+        held = read_variants(run.file(VARIANTS))
+        return {i.id for i in items if all((i.id, c.name) in held for c in conditions)}
+
+    done_before = complete()
+    outcome: TranslateOutcome = await batch_rounds(
+        client,
+        lambda view: translate_items(run, items, conditions, view, settings),
+        run.path,
+        poll_interval=mode.poll_interval,
+        log=mode.log,
+    )
+    prune_failures(run)
+    stats = client.stats
+    # earlier passes already wrote the variants whose answers came back in earlier rounds
+    return outcome.model_copy(
+        update={
+            "already_done": len(done_before),
+            "translated": len(complete() - done_before),
+            "provider_calls": stats.calls,
+            "cache_hits": stats.cache_hits,
+            "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens,
+            "cost_usd": round(stats.cost_usd, 6),
+        }
+    )
+
+
+async def _translate_live_or_batch(
+    run: RunDir,
+    items: Sequence[Item],
+    chosen: Sequence[Condition],
+    client: ModelClient,
+    request: TranslateRequest,
+    *,
+    mode: Execution,
+    progress: bool | None,
+) -> TranslateOutcome:
+    try:
+        if mode.batch:
+            return await _translate_by_batch(run, items, chosen, client, request.settings, mode)
+        pending = len(_untranslated(run, items, chosen))
+        with ProgressReporter(pending, f"translate {client.name}", enabled=progress) as bar:
+            return await translate_items(run, items, chosen, client, request.settings, progress=bar)
+    finally:
+        await client.aclose()
+
+
+def _record(
+    run: RunDir,
+    request: TranslateRequest,
+    result: TranslateResult,
+    translator: str,
+    chosen: Sequence[Condition],
+) -> None:
+    """Every condition the run now holds variants for (a later `--conditions ja` adds, never
+    replaces), in the configured order (zh before ls): the report names pairs zh->ls from it."""
+    held = {v.condition for v in read_variants(run.file(VARIANTS)).values()}
+    entry = TranslateStage(
+        translator=translator,
+        conditions=[cond for name, cond in load_conditions().items() if name in held],
+        last_conditions=[c.name for c in chosen],
+        subset=request.subset,
+        skipped_variants=result.skipped_variants,
+        limit=request.limit,
+        imported=result.imported,
+        outcome=result.outcome,
+        audit=result.audit_summary,
+        settings=dict(request.settings.__dict__),
+    )
+    run.record_stage("translate", entry)
+
+
+def translate(
+    run_dir: str | Path,
+    request: TranslateRequest | None = None,
+    *,
+    options: CallOptions | None = None,
+    execution: Execution | None = None,
+    **fields: Any,
+) -> TranslateResult:
+    """Make (or import) the zh/ls/... variants of the run's items and audit them.
+
+    With `execution.batch` every call goes through the provider's Batch API in rounds (a re-ask or a
+    piece depends on an earlier answer); `max_cost` stops scheduling paid calls at the budget."""
+    req = build_request(TranslateRequest, request, fields)
+    options = options or CallOptions()
+    mode = execution or Execution()
+    run = run_folder(run_dir)
+    # validate every input before the run folder is created or changed
+    ds, entry = load_run_dataset(run, req.dataset, req.data_dir)
+    chosen = select_conditions(req.conditions)
+    items = pick_items(ds.items, req.subset, req.limit, ds.spec)
+    result = TranslateResult()
+    variants: list[Variant] = []
+    if req.variants_file is not None:
+        variants, result.skipped_variants = _import_lines(req, ds, items, chosen)
+    elif not provider_class(resolve_judge_full(req.translator).spec.provider).translates:
+        raise ConfigError(
+            f"{req.translator}: this provider only judges, it cannot translate; pass --translator MODEL "
+            "(e.g. local) or --variants FILE"
+        )
+    if req.dry_run:
+        if req.variants_file is not None:
+            return result.model_copy(update={"imported": len(variants)})
+        todo = _untranslated(run, items, chosen)
+        estimate = estimate_translation(todo, chosen, req.translator, len(items) - len(todo), req.settings)
+        return result.model_copy(update={"estimate": estimate})
+    client = None if req.variants_file is not None else options.client(req.translator, PriceTable.load())
+    if client is not None:
+        if mode.batch:
+            refuse_batch([client])
+        arm_budget([client], req.max_cost)
+    run.init(dataset=entry)
+    if client is None:
+        import_variants(run, variants)
+        result.imported = len(variants)
+        translator = f"import:{Path(str(req.variants_file)).name}"
+    else:
+        translator = client.name
+        result.outcome = asyncio.run(
+            _translate_live_or_batch(run, items, chosen, client, req, mode=mode, progress=options.progress)
+        )
+    flags, result.audit_summary = write_audit(run, ds.by_id(), chosen)
+    result.flags = len(flags)
+    _record(run, req, result, translator, chosen)
+    return result

@@ -1,0 +1,111 @@
+"""Flags shared by several commands, declared once, and the library options they build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from judgebench.cli.app import err_console
+from judgebench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from judgebench import api
+
+RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every stage's files.")]
+DataDirOpt = Annotated[
+    str | None, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
+]
+LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")]
+SubsetOpt = Annotated[str | None, typer.Option("--subset", help="Only this subset (and those below it).")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD.")
+]
+TemplateOpt = Annotated[
+    str | None, typer.Option("--template", help="Judge template TOML (with answer format).")
+]
+
+# Options shared by every command that calls a model (INTERFACE.md). Unset flags are None: a
+# judge's own settings in configs/judges.toml, then the defaults, apply.
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Override the provider endpoint.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds (default 120)."),
+]
+MaxRetriesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-retries",
+        min=0,
+        help="Retries after the first attempt on 429/5xx/timeouts/malformed bodies; 0 = none (default 8).",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int | None, typer.Option("--concurrency", min=1, help="Concurrent requests per judge (default 8).")
+]
+RpmOpt = Annotated[
+    float | None, typer.Option("--rpm", min=0.001, help="Requests-per-minute limit per judge.")
+]
+TpmOpt = Annotated[float | None, typer.Option("--tpm", min=1, help="Tokens-per-minute limit per judge.")]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Bypass the response cache (answers are still stored).")
+]
+BatchOpt = Annotated[
+    bool, typer.Option("--batch", help="Send the calls through the provider's Batch API and wait.")
+]
+PollIntervalOpt = Annotated[float, typer.Option("--poll-interval", help="Seconds between batch polls.")]
+
+
+def call_options(
+    *,
+    base_url: str | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    concurrency: int | None = None,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    no_cache: bool = False,
+) -> api.CallOptions:
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    return api.CallOptions(
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=max_retries,
+        concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
+        use_cache=not no_cache,
+    )
+
+
+def _log(message: str) -> None:
+    err_console.print(message, highlight=False, soft_wrap=True)
+
+
+def execution(
+    *,
+    batch: bool = False,
+    poll_interval: float = 30.0,
+    batch_failed: str = "resubmit",
+    reask: int = 0,
+    write_batch: Path | None = None,
+    import_batch: Path | None = None,
+) -> api.Execution:
+    """How the calls are made; --batch, --write-batch and --import-batch exclude each other."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    if sum([batch, write_batch is not None, import_batch is not None]) > 1:
+        raise ConfigError("--batch, --write-batch and --import-batch exclude each other")
+    if batch_failed not in ("resubmit", "live"):
+        raise ConfigError("--batch-failed: resubmit or live")
+    return api.Execution(
+        batch=batch,
+        poll_interval=poll_interval,
+        batch_failed="live" if batch_failed == "live" else "resubmit",
+        reask=reask,
+        write_requests=write_batch,
+        import_file=import_batch,
+        log=_log,
+    )

@@ -1,0 +1,313 @@
+"""Everything the CLI prints: typed library results rendered as rich tables and lines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from judgebench.cli.app import console, err_console
+
+if TYPE_CHECKING:
+    from judgebench.api import (
+        BBEOutcome,
+        Dataset,
+        DatasetList,
+        Estimate,
+        JudgeResult,
+        PipelineResult,
+        SelftestResult,
+        TranslateResult,
+    )
+    from judgebench.records.bbe import BBEResult, VerifyBlock
+
+
+def note(message: str) -> None:
+    err_console.print(message, highlight=False, soft_wrap=True)
+
+
+def _usd(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.4f}"
+
+
+def estimates(rows: Sequence[Estimate]) -> None:
+    table = Table(title="dry run: nothing was called")
+    for col in ("stage", "model", "calls", "done", "input tok", "output tok", "tokens by", "live", "batch"):
+        table.add_column(col, justify="right" if col not in {"stage", "model", "tokens by"} else "left")
+    for e in rows:
+        table.add_row(
+            e.stage,
+            e.model,
+            f"{e.calls:,}",
+            f"{e.already_done:,}",
+            f"{e.input_tokens:,}",
+            f"{e.output_tokens:,}",
+            e.token_method,
+            _usd(e.cost_live_usd),
+            _usd(e.cost_batch_usd),
+        )
+    console.print(table)
+
+
+# --- translate -------------------------------------------------------------------------------------
+
+
+def _cost(usd: float, unpriced: int) -> str:
+    if unpriced == 0:
+        return f"${usd:.4f}"
+    return f"${usd:.4f} + {unpriced} unpriced call(s)"
+
+
+def translation(result: TranslateResult, run: str, variants: str | None) -> None:
+    if result.outcome is not None:
+        o = result.outcome
+        console.print(
+            f"translated {o.translated} item(s), {o.already_done} already done, {len(o.failed)} failed; "
+            f"{o.provider_calls} provider call(s), {o.cache_hits} from cache, "
+            f"{o.input_tokens + o.output_tokens:,} tokens, {_cost(o.cost_usd, o.unpriced_calls)}"
+        )
+        if o.failed:
+            err_console.print(
+                f"[red]{len(o.failed)} item(s) could not be translated[/] (kept in "
+                f"{run}/translation_failures.jsonl; rerun the command to retry only them)",
+                highlight=False,
+            )
+            for failure in o.failed[:20]:
+                note(f"  {failure.item_id}: {failure.reason}")
+            if len(o.failed) > 20:
+                note(f"  ... and {len(o.failed) - 20} more")
+    else:
+        console.print(f"imported {result.imported} variant(s) from {variants}")
+    table = Table(title=f"audit: {result.flags} flag(s)")
+    table.add_column("rule")
+    table.add_column("condition")
+    table.add_column("flags", justify="right")
+    per_condition = result.audit_summary.get("by_condition_rule") or {}
+    if isinstance(per_condition, dict):
+        for cond, rules in sorted(per_condition.items()):
+            for rule, count in sorted(rules.items()):
+                table.add_row(rule, cond, str(count))
+    console.print(table)
+    flagged = result.audit_summary.get("flagged_items")
+    if flagged is not None:
+        share = result.audit_summary.get("flagged_share")
+        pct = f" ({share:.1%})" if isinstance(share, float) else ""
+        console.print(f"flagged items (excluded from the filtered tables): {flagged}{pct}")
+    console.print(f"wrote {run}/variants.jsonl and {run}/audit.jsonl")
+
+
+# --- judge -----------------------------------------------------------------------------------------
+
+
+def judging(result: JudgeResult, run: str) -> bool:
+    """The per-judge table and the failed calls; True when some call failed."""
+    table = Table(title=f"judge: {result.planned} planned call(s)")
+    columns = ("judge", "planned", "done before", "verdicts", "invalid", "missing", "provider calls")
+    for col in (*columns, "cached", "tokens", "cost"):
+        table.add_column(col, justify="left" if col == "judge" else "right")
+    failed = False
+    for name, o in result.outcomes.items():
+        table.add_row(
+            name,
+            str(o.planned),
+            str(o.already_done),
+            str(o.verdicts),
+            str(o.invalid),
+            str(o.missing),
+            str(o.provider_calls),
+            str(o.cache_hits),
+            f"{o.input_tokens + o.output_tokens:,}",
+            f"${o.cost_usd:.4f}",
+        )
+        if o.failures:
+            failed = True
+            err_console.print(
+                f"[red]{name}: {len(o.failures)} call(s) failed[/] (rerun the command to retry only them)"
+            )
+            for f in o.failures[:10]:
+                note(f"  {f.key}: {f.error}")
+    console.print(table)
+    console.print(f"wrote {run}/judgments.jsonl")
+    return failed
+
+
+# --- bbe -------------------------------------------------------------------------------------------
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def _verify_text(v: VerifyBlock) -> str:
+    text = f"{v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    h = v.holdout
+    if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
+        text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
+    elif h is not None:
+        text += "; holdout: infeasible from half the units"
+    return text
+
+
+def _calibrations(res: BBEResult) -> None:
+    table = Table(
+        title=f"A-BB (tau {res.tau}, delta {res.delta} = {res.delta_sensitivity:.3g} sensitivity + "
+        f"{res.delta_noise:.3g} noise + {res.delta_estimate:.3g} estimate; normalised units)"
+    )
+    for col in ("judge", "d", "Δ plug-in/used", "α", "σ", "ok", "r unit P/S", "invalid", "verify [95% CI]"):
+        table.add_column(col, overflow="fold")
+    for c in res.calibrations + res.factor_calibrations:
+        table.add_row(
+            c.judge,
+            str(c.d),
+            f"{_fmt(c.sensitivity_plugin, 3)}/{_fmt(c.sensitivity, 3)}",
+            _fmt(c.alpha, 3),
+            _fmt(c.sigma, 3),
+            "yes" if c.feasible else "[red]no[/]",
+            f"{_fmt(c.correlation.pearson, 2)}/{_fmt(c.correlation.spearman, 2)}",
+            str(sum(c.invalid_neighbours.values())),
+            "-" if c.verify is None else _verify_text(c.verify),
+        )
+    console.print(table)
+
+
+def _systems(res: BBEResult) -> None:
+    if not res.systems:
+        return
+    table = Table(title="systems: aggregate and rank, raw -> bias-bounded")
+    for col in ("system", "units", "raw", "bias-bounded", "rank raw", "rank bias-bounded"):
+        table.add_column(col, overflow="fold")
+    for row in res.systems[:50]:
+        table.add_row(
+            row.system,
+            str(row.units),
+            _fmt(row.raw),
+            _fmt(row.bias_bounded),
+            str(row.rank_raw),
+            "-" if row.rank_bias_bounded is None else str(row.rank_bias_bounded),
+        )
+    console.print(table)
+
+
+def _bbe_notes(res: BBEResult) -> None:
+    for name, why in res.judges_skipped.items():
+        note(f"note: judge {name} not calibrated: {why}")
+    for name, why in res.factors_skipped.items():
+        note(f"note: factor {name} not bias-bounded: {why}")
+    for c in res.calibrations:
+        if c.invalid_neighbours:
+            counts = ", ".join(f"{k} {n}" for k, n in sorted(c.invalid_neighbours.items()))
+            policy = "skipped" if c.invalid_neighbour_policy == "skip" else "scored as the largest change"
+            note(f"note: {c.judge}: invalid or missing neighbour judgments ({counts}) {policy}")
+
+
+def bbe(outcome: BBEOutcome) -> None:
+    res = outcome.result
+    _calibrations(res)
+    _systems(res)
+    rc = res.rank_correlation
+    if rc is not None:
+        console.print(
+            f"rank correlation raw vs bias-bounded: Spearman {_fmt(rc.spearman, 3)}, "
+            f"Kendall {_fmt(rc.kendall, 3)}"
+        )
+    _bbe_notes(res)
+    console.print(f"bbe.json: {outcome.outputs['bbe_json']}")
+    console.print(f"per-unit scores: {outcome.outputs['scores_csv']}")
+    if "plot" in outcome.outputs:
+        console.print(f"plot: {outcome.outputs['plot']}")
+
+
+# --- run and selftest ------------------------------------------------------------------------------
+
+
+def pipeline(result: PipelineResult) -> list[str]:
+    """The end of `judgebench run`; returns the problems that make it exit non-zero."""
+    problems: list[str] = []
+    outcome = result.translate.outcome if result.translate is not None else None
+    if outcome is not None and outcome.failed:
+        problems.append(
+            f"{len(outcome.failed)} item(s) could not be translated (judged in en only; "
+            f"see {result.run_dir}/translation_failures.jsonl)"
+        )
+        for failure in outcome.failed[:5]:
+            note(f"  {failure.item_id}: {failure.reason}")
+    if result.judge is not None:
+        for name, o in result.judge.outcomes.items():
+            console.print(f"{name}: {o.verdicts} verdicts, {o.invalid} invalid, {o.missing} missing")
+            if o.failures:
+                problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
+    if result.bbe_error is not None:
+        note(f"bbe: {result.bbe_error}")
+    timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
+    console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})")
+    console.print(f"report: {result.report_html}")
+    return problems
+
+
+def selftest(result: SelftestResult, seed: int) -> None:
+    table = Table(title=f"selftest (seed {seed}): {'PASS' if result.passed else 'FAIL'}")
+    for col in ("judge", "check", "planted", "observed", "interval", "ok"):
+        table.add_column(col)
+
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    for c in result.checks:
+        interval = "-" if c.low is None else f"[{f(c.low)}, {f(c.high)}]"
+        table.add_row(
+            c.judge.removeprefix("sim:"),
+            c.what,
+            f(c.expected),
+            f(c.observed),
+            interval,
+            "[green]yes[/]" if c.passed else f"[red]no[/] {c.detail}",
+        )
+    console.print(table)
+    console.print(f"run folder: {result.run_dir}")
+
+
+# --- data ------------------------------------------------------------------------------------------
+
+
+def dataset(ds: Dataset) -> None:
+    by_subset: dict[str, dict[int | None, int]] = {}
+    for item in ds.items:
+        counts = by_subset.setdefault(item.subset, {})
+        counts[item.label] = counts.get(item.label, 0) + 1
+    unlabelled = any(counts.get(None) for counts in by_subset.values())
+    table = Table(title=f"{ds.spec}: {len(ds)} items", title_justify="left")
+    table.add_column("subset")
+    for name in ("items", "label 1", "label 2", *(("unlabelled",) if unlabelled else ())):
+        table.add_column(name, justify="right")
+
+    def row(name: str, counts: dict[int | None, int], style: str | None = None) -> None:
+        cells = [str(sum(counts.values())), str(counts.get(1, 0)), str(counts.get(2, 0))]
+        table.add_row(name, *cells, *((str(counts.get(None, 0)),) if unlabelled else ()), style=style)
+
+    total: dict[int | None, int] = {}
+    for name, counts in by_subset.items():
+        row(name, counts)
+        for label, n in counts.items():
+            total[label] = total.get(label, 0) + n
+    if len(by_subset) > 1:
+        table.add_section()
+        row("all", total, style="bold")
+    console.print(table)
+    console.print(f"source:   {ds.source}", highlight=False, soft_wrap=True)
+    console.print(f"checksum: sha256:{ds.checksum}", highlight=False, soft_wrap=True)
+
+
+def dataset_list(listing: DatasetList) -> None:
+    table = Table(title="datasets", title_justify="left")
+    for name in ("SPEC", "what", "available"):
+        table.add_column(name)
+    for row in listing.datasets:
+        table.add_row(row.spec, row.what, row.available)
+    console.print(table)
+    where = "local copy" if listing.local else "download cache"
+    console.print(f"LLMBar {where}: {listing.root}", highlight=False, soft_wrap=True)
+    if not listing.local and not listing.complete:
+        console.print(
+            "offline? pass --data-dir DIR (the folder that holds LLMBar's Dataset/)", highlight=False
+        )

@@ -1,0 +1,184 @@
+"""The run's manifest (`manifest.json`): what each stage did, with which settings, from which command.
+
+It is typed so that a stage reads what an earlier one recorded by attribute, never by chained
+`.get()`; `schema_version` says which layout a file has, and `migrate` lifts every layout an earlier
+release wrote to this one (ordered steps, one per version), so old run folders keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgebench.records.conditions import Condition
+from judgebench.records.outcomes import JudgeOutcome, TranslateOutcome
+
+SCHEMA_VERSION = 2
+
+ExecutionModeName = Literal["live", "batch", "write-batch-file", "import-batch"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetEntry(_Record):
+    """The dataset a run is about; a later stage refuses to mix in another (checksum)."""
+
+    spec: str
+    subset: str | None = None
+    source: str | None = None
+    checksum: str | None = None
+    items: int | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+    # the local copy it was read from (None: bundled, downloaded or a plain file path)
+    data_dir: str | None = None
+
+
+class StageEntry(_Record):
+    """Fields every stage records; `RunDir.record_stage` fills them."""
+
+    finished_at: str = ""
+    judgebench_version: str = ""
+    command: list[str] = Field(default_factory=list)
+
+
+class TranslateStage(StageEntry):
+    translator: str
+    # every condition the run holds variants for, in the configured order (the report names
+    # pairs such as zh->ls from it)
+    conditions: list[Condition]
+    last_conditions: list[str] = Field(default_factory=list)
+    subset: str | None = None
+    skipped_variants: int = 0
+    limit: int | None = None
+    imported: int = 0
+    outcome: TranslateOutcome | None = None
+    audit: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+    def condition_names(self) -> list[str]:
+        return [c.name for c in self.conditions]
+
+
+class TemplateEntry(_Record):
+    name: str
+    hash: str
+    path: str  # "default" for the bundled template
+    tell_condition: bool = False
+
+    def user_path(self) -> str | None:
+        """The template file a later stage should load (None: the bundled default)."""
+        return None if self.path == "default" else self.path
+
+
+class JudgeEntry(_Record):
+    """One judge of the run: its spec, the settings it ran with, and its last invocation's totals."""
+
+    spec: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    outcome: JudgeOutcome
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+
+class JudgeStage(StageEntry):
+    judges: dict[str, JudgeEntry] = Field(default_factory=dict)
+    template: TemplateEntry
+    conditions: list[str] = Field(default_factory=list)
+    tie_probes: bool = True
+    planned: int = 0
+    notes: list[str] = Field(default_factory=list)
+    mode: ExecutionModeName = "live"
+    max_cost_usd: float | None = None
+
+
+class ReportStage(StageEntry):
+    settings: dict[str, Any] = Field(default_factory=dict)
+    records: int = 0
+    outputs: list[str] = Field(default_factory=list)
+
+
+class BBEStage(StageEntry):
+    out: str
+    feasible: bool
+    calibrations: int
+    neighbours_judged: int = 0
+
+
+class ImportStage(StageEntry):
+    """Published results brought in as judgments (`judgebench import llmbar-results`)."""
+
+    source: str
+    evaluator: str
+    judgments: int
+    appended: int
+    invalid: int
+    files: list[str] = Field(default_factory=list)
+    missing_subsets: list[str] = Field(default_factory=list)
+
+
+class Stages(_Record):
+    translate: TranslateStage | None = None
+    judge: JudgeStage | None = None
+    report: ReportStage | None = None
+    bbe: BBEStage | None = None
+    imports: dict[str, ImportStage] = Field(default_factory=dict)
+
+
+class HistoryEntry(_Record):
+    stage: str
+    at: str
+    command: list[str] = Field(default_factory=list)
+
+
+class Manifest(_Record):
+    schema_version: int = SCHEMA_VERSION
+    judgebench_version: str = ""
+    created_at: str = ""
+    dataset: DatasetEntry | None = None
+    stages: Stages = Field(default_factory=Stages)
+    history: list[HistoryEntry] = Field(default_factory=list)
+
+    def judge_names(self) -> list[str]:
+        return list(self.stages.judge.judges) if self.stages.judge else []
+
+
+# --- migrations: one step per schema version, applied in order -----------------------------------
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Release 0.1.0 (no schema_version): `import:NAME` stages lived beside the others, and the
+    report stage counted its records as `metrics` when run from the library, `records` from the CLI."""
+    stages = dict(data.get("stages") or {})
+    imports = {
+        key.removeprefix("import:"): value for key, value in stages.items() if key.startswith("import:")
+    }
+    stages = {key: value for key, value in stages.items() if not key.startswith("import:")}
+    report = stages.get("report")
+    if isinstance(report, dict) and "metrics" in report:
+        report = dict(report)
+        report.setdefault("records", report.pop("metrics"))
+        stages["report"] = report
+    stages["imports"] = imports
+    return {**data, "stages": stages, "schema_version": 2}
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Lift a manifest of any earlier layout to SCHEMA_VERSION (a file with no version is 1).
+
+    Raises ValueError for a layout newer than this release knows."""
+    version = int(data.get("schema_version", 1))
+    if version > SCHEMA_VERSION:
+        raise ValueError(
+            f"written by a newer judgebench (manifest schema {version}; this release reads up to "
+            f"{SCHEMA_VERSION}): upgrade judgebench to use this run"
+        )
+    while version < SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version += 1
+    return data
