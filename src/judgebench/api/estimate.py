@@ -46,7 +46,7 @@ class Estimate(BaseModel):
         )
 
 
-def priced(stage: str, model: str, usage: Usage, calls: int, method: str, done: int) -> Estimate:
+def priced(stage: str, model: str, usage: Usage, *, calls: int, method: str, done: int) -> Estimate:
     """An estimate with its live and batch prices from configs/prices.toml (None: unpriced)."""
     spec = ModelSpec.parse(model)
     prices = PriceTable.load()
@@ -84,7 +84,7 @@ def estimate_translation(
         body = item.instruction + item.output_1 + item.output_2
         # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
         usage.output_tokens += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
-    return priced("translate", spec.text, usage, calls, method, done)
+    return priced("translate", spec.text, usage, calls=calls, method=method, done=done)
 
 
 def _prompt_text(request: ModelRequest) -> str:
@@ -113,6 +113,6 @@ def estimate_judging(
             n, method = estimate_tokens_with_method(_prompt_text(request), spec)
             usage.input_tokens += n
         done = sum(1 for c in plan if c.judge == name) - len(mine)
-        estimate = priced("judge", spec.text, usage, len(mine), method, done)
+        estimate = priced("judge", spec.text, usage, calls=len(mine), method=method, done=done)
         out.append(estimate.model_copy(update={"model": name}))
     return out

@@ -92,6 +92,7 @@ async def _translate_by_batch(
     items: Sequence[Item],
     conditions: Sequence[Condition],
     client: ModelClient,
+    *,
     settings: TranslatorSettings,
     mode: Execution,
 ) -> TranslateOutcome:
@@ -138,7 +139,7 @@ async def _translate_live_or_batch(
 ) -> TranslateOutcome:
     try:
         if mode.batch:
-            return await _translate_by_batch(run, items, chosen, client, request.settings, mode)
+            return await _translate_by_batch(run, items, chosen, client, settings=request.settings, mode=mode)
         pending = len(_untranslated(run, items, chosen))
         with ProgressReporter(pending, f"translate {client.name}", enabled=progress) as bar:
             return await translate_items(run, items, chosen, client, request.settings, progress=bar)

@@ -160,7 +160,10 @@ def parse_label(value: Any) -> Label:
     raise ValueError(f"label is {_type_name(value)}; expected {LABEL_HELP}")
 
 
-def _text(value: Any, field: str, err: Callable[..., InputError], *, allow_empty: bool = False) -> str:
+_ErrorMaker = Callable[..., InputError]  # message, field= -> an InputError naming file, line, item
+
+
+def _text(value: Any, field: str, err: _ErrorMaker, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise err(f"'{field}' must be a string, got {_type_name(value)}", field=field)
     size = len(value.encode("utf-8"))
@@ -173,6 +176,150 @@ def _text(value: Any, field: str, err: Callable[..., InputError], *, allow_empty
     if not allow_empty and not value.strip():
         raise err(f"'{field}' is empty" + (" (whitespace only)" if value else ""), field=field)
     return value
+
+
+class _ItemReader:
+    """Reads validated Items from one file's records; every error names the file, line, item, field."""
+
+    def __init__(
+        self,
+        path: str,
+        fields: dict[str, str],
+        *,
+        ignore: frozenset[str],
+        columns: Iterable[str] | None,
+        default_subset: str,
+        allow_empty_outputs: bool,
+    ) -> None:
+        self.path = path
+        self.fields = fields
+        self.ignore = ignore
+        self.default_subset = default_subset
+        self.allow_empty_outputs = allow_empty_outputs
+        self._seen_keys: dict[tuple[str, ...], dict[str, str | None]] = {}
+        self.fixed = self.resolver(columns, 1) if columns is not None else None
+        self.labelled = False
+
+    def resolver(self, keys: Iterable[str], line: int | None) -> dict[str, str | None]:
+        """Which key holds each field; records of one file nearly always share their keys (cached)."""
+        key = tuple(keys)
+        if key not in self._seen_keys:
+            try:
+                self._seen_keys[key] = {
+                    field: None if field in self.ignore else resolve_column(field, key, self.fields)
+                    for field in FIELDS
+                }
+            except AmbiguousFieldError as exc:
+                raise InputError(str(exc), path=self.path, line=line, field=exc.field) from None
+        return self._seen_keys[key]
+
+    def columns_of(self, row: RawRecord, data: Mapping[str, Any]) -> dict[str, str | None]:
+        return self.fixed or self.resolver(data.keys(), row.line)
+
+    def find_labels(self, rows: list[RawRecord]) -> None:
+        """A file is labelled if any record carries a label; then every record must have one."""
+        for row in rows:
+            if isinstance(row.data, dict):
+                name = self.columns_of(row, row.data)["label"]
+                if name is not None and row.data.get(name) not in (None, ""):
+                    self.labelled = True
+                    return
+        if "label" in self.fields:
+            raise InputError(
+                f"the mapped label column '{self.fields['label']}' is in no record",
+                path=self.path,
+                field="label",
+            )
+
+    def _item_id(
+        self, row: RawRecord, data: Mapping[str, Any], cols: dict[str, str | None], default: str
+    ) -> str:
+        id_col = cols["id"]
+        if id_col is None or data.get(id_col) in (None, ""):
+            return default
+        raw_id = data[id_col]
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+            raise InputError(
+                f"'{id_col}' must be a string or an integer, got {_type_name(raw_id)}",
+                path=self.path,
+                line=row.line,
+                item=default,
+                field="id",
+            )
+        item_id = str(raw_id)
+        if not item_id.strip():
+            raise InputError("'id' is empty (whitespace only)", path=self.path, line=row.line, field="id")
+        return item_id
+
+    def _texts(
+        self, data: Mapping[str, Any], cols: dict[str, str | None], err: _ErrorMaker
+    ) -> dict[str, str]:
+        texts: dict[str, str] = {}
+        for field in REQUIRED:
+            col = cols[field]
+            if col is None:
+                looked = ", ".join(candidates(field, self.fields))
+                raise err(
+                    f"missing field '{field}' (looked for: {looked}; name another column with "
+                    f"--field {field}=NAME)",
+                    field=field,
+                )
+            allow = self.allow_empty_outputs and field != "instruction"
+            texts[field] = _text(data[col], field, err, allow_empty=allow)
+        return texts
+
+    def _subset(self, data: Mapping[str, Any], cols: dict[str, str | None], err: _ErrorMaker) -> str:
+        sub_col = cols["subset"]
+        if sub_col is None or data.get(sub_col) in (None, ""):
+            return self.default_subset
+        raw_subset = data[sub_col]
+        if isinstance(raw_subset, bool) or not isinstance(raw_subset, str | int):
+            raise err(f"'{sub_col}' must be a string, got {_type_name(raw_subset)}", field="subset")
+        return str(raw_subset).strip() or self.default_subset
+
+    def _label(self, data: Mapping[str, Any], cols: dict[str, str | None], err: _ErrorMaker) -> Label | None:
+        if not self.labelled:
+            return None
+        label_col = cols["label"]
+        value = data.get(label_col) if label_col is not None else None
+        if value is None or value == "":
+            raise err(
+                "missing label (other items in this file have one; every item needs 1 or 2)", field="label"
+            )
+        try:
+            return parse_label(value)
+        except ValueError as exc:
+            raise err(str(exc), field="label") from None
+
+    def item(self, row: RawRecord, default_id: str) -> Item:
+        if not isinstance(row.data, dict):
+            raise InputError(
+                f"expected a JSON object with the item's fields, got {_type_name(row.data)}",
+                path=self.path,
+                line=row.line,
+                item=default_id,
+            )
+        data: dict[str, Any] = row.data
+        cols = self.columns_of(row, data)
+        item_id = self._item_id(row, data, cols, default_id)
+
+        def err(message: str, *, field: str | None = None) -> InputError:
+            return InputError(message, path=self.path, line=row.line, item=item_id, field=field)
+
+        texts = self._texts(data, cols, err)
+        used = {col for col in cols.values() if col is not None}
+        metadata = {key: value for key, value in data.items() if key not in used}
+        if isinstance(metadata.get("metadata"), dict):
+            metadata = {**metadata.pop("metadata"), **metadata}
+        return Item(
+            id=item_id,
+            subset=self._subset(data, cols, err),
+            instruction=texts["instruction"],
+            output_1=texts["output_1"],
+            output_2=texts["output_2"],
+            label=self._label(data, cols, err),
+            metadata=metadata,
+        )
 
 
 def build_items(
@@ -194,132 +341,33 @@ def build_items(
     is a legitimate loser); user files are strict, since a blank cell is far more often an export bug.
     Keys the mapping does not use are kept in `metadata`.
     """
-    skipped = frozenset(ignore)
-    fields = check_mapping(mapping)
     rows = list(records)
     if not rows:
         raise InputError("the file holds no items", path=path)
-
-    seen_keys: dict[tuple[str, ...], dict[str, str | None]] = {}
-
-    def resolver(keys: Iterable[str], line: int | None) -> dict[str, str | None]:
-        """Which key holds each field; records of one file nearly always share their keys (cached)."""
-        key = tuple(keys)
-        if key not in seen_keys:
-            try:
-                seen_keys[key] = {
-                    field: None if field in skipped else resolve_column(field, key, fields)
-                    for field in FIELDS
-                }
-            except AmbiguousFieldError as exc:
-                raise InputError(str(exc), path=path, line=line, field=exc.field) from None
-        return seen_keys[key]
-
-    fixed = resolver(columns, 1) if columns is not None else None
-    labelled = False
-    for row in rows:
-        if isinstance(row.data, dict):
-            cols = fixed or resolver(row.data.keys(), row.line)
-            name = cols["label"]
-            if name is not None and row.data.get(name) not in (None, ""):
-                labelled = True
-                break
-    if not labelled and "label" in fields:
-        raise InputError(
-            f"the mapped label column '{fields['label']}' is in no record", path=path, field="label"
-        )
-
+    reader = _ItemReader(
+        path,
+        check_mapping(mapping),
+        ignore=frozenset(ignore),
+        columns=columns,
+        default_subset=default_subset,
+        allow_empty_outputs=allow_empty_outputs,
+    )
+    reader.find_labels(rows)
     items: list[Item] = []
     first_seen: dict[str, RawRecord] = {}
     for row in rows:
-        where_item = default_id(row.index)
-
-        if not isinstance(row.data, dict):
-            raise InputError(
-                f"expected a JSON object with the item's fields, got {_type_name(row.data)}",
-                path=path,
-                line=row.line,
-                item=where_item,
-            )
-        data: dict[str, Any] = row.data
-        cols = fixed or resolver(data.keys(), row.line)
-
-        item_id = where_item
-        id_col = cols["id"]
-        if id_col is not None and data.get(id_col) not in (None, ""):
-            raw_id = data[id_col]
-            if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-                raise InputError(
-                    f"'{id_col}' must be a string or an integer, got {_type_name(raw_id)}",
-                    path=path,
-                    line=row.line,
-                    item=where_item,
-                    field="id",
-                )
-            item_id = str(raw_id)
-            if not item_id.strip():
-                raise InputError("'id' is empty (whitespace only)", path=path, line=row.line, field="id")
-
-        def err_item(
-            message: str, *, field: str | None = None, _row: RawRecord = row, _i: str = item_id
-        ) -> InputError:
-            return InputError(message, path=path, line=_row.line, item=_i, field=field)
-
-        texts: dict[str, str] = {}
-        for field in REQUIRED:
-            col = cols[field]
-            if col is None:
-                looked = ", ".join(candidates(field, fields))
-                raise err_item(
-                    f"missing field '{field}' (looked for: {looked}; name another column with "
-                    f"--field {field}=NAME)",
-                    field=field,
-                )
-            allow = allow_empty_outputs and field != "instruction"
-            texts[field] = _text(data[col], field, err_item, allow_empty=allow)
-
-        subset = default_subset
-        sub_col = cols["subset"]
-        if sub_col is not None and data.get(sub_col) not in (None, ""):
-            raw_subset = data[sub_col]
-            if isinstance(raw_subset, bool) or not isinstance(raw_subset, str | int):
-                raise err_item(f"'{sub_col}' must be a string, got {_type_name(raw_subset)}", field="subset")
-            subset = str(raw_subset).strip() or default_subset
-
-        label: Label | None = None
-        label_col = cols["label"]
-        if labelled:
-            value = data.get(label_col) if label_col is not None else None
-            if value is None or value == "":
-                raise err_item(
-                    "missing label (other items in this file have one; every item needs 1 or 2)",
-                    field="label",
-                )
-            try:
-                label = parse_label(value)
-            except ValueError as exc:
-                raise err_item(str(exc), field="label") from None
-
-        used = {col for col in cols.values() if col is not None}
-        metadata = {key: value for key, value in data.items() if key not in used}
-        if isinstance(metadata.get("metadata"), dict):
-            metadata = {**metadata.pop("metadata"), **metadata}
-
-        if item_id in first_seen:
-            before = first_seen[item_id]
+        item = reader.item(row, default_id(row.index))
+        if item.id in first_seen:
+            before = first_seen[item.id]
             where = f"line {before.line}" if before.line is not None else f"record {before.index}"
             here = f"line {row.line}" if row.line is not None else f"record {row.index}"
-            raise err_item(f"duplicate id '{item_id}': first at {where}, again at {here}", field="id")
-        first_seen[item_id] = row
-        items.append(
-            Item(
-                id=item_id,
-                subset=subset,
-                instruction=texts["instruction"],
-                output_1=texts["output_1"],
-                output_2=texts["output_2"],
-                label=label,
-                metadata=metadata,
+            raise InputError(
+                f"duplicate id '{item.id}': first at {where}, again at {here}",
+                path=path,
+                line=row.line,
+                item=item.id,
+                field="id",
             )
-        )
+        first_seen[item.id] = row
+        items.append(item)
     return items

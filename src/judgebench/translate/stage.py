@@ -55,6 +55,66 @@ def _same_text(text: str) -> str:
     return text.replace("\r\n", "\n").strip()
 
 
+def _variant_line(file: Path, number: int, line: bytes) -> Variant:
+    """One line of a variants file as a Variant (its provenance set to the file)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"bytes that are not UTF-8 at byte {exc.start}", path=str(file), line=number
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON ({exc.msg})", path=str(file), line=number) from None
+    if not isinstance(data, dict):
+        raise InputError("a line must be a JSON object", path=str(file), line=number)
+    data.pop("source", None)
+    try:
+        return Variant.model_validate({**data, "source": f"import:{file.name}"})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(map(str, err["loc"]))
+        raise InputError(
+            err["msg"], path=str(file), line=number, item=data.get("item_id"), field=field
+        ) from None
+
+
+def _check_source_line(file: Path, number: int, variant: Variant, item: Item) -> None:
+    """INTERFACE: en is the dataset itself and need not be listed; listed, it must be the dataset
+    (line endings and surrounding whitespace aside)."""
+    for name in TEXT_FIELDS:
+        if _same_text(getattr(variant, name)) != _same_text(getattr(item, name)):
+            raise InputError(
+                "an 'en' line must repeat the dataset's text (en is the dataset itself), "
+                "and this one differs",
+                path=str(file),
+                line=number,
+                item=variant.item_id,
+                field=name,
+            )
+
+
+def _check_target_line(file: Path, number: int, variant: Variant, known_conditions: Sequence[str]) -> None:
+    if variant.condition not in known_conditions:
+        raise InputError(
+            f"condition '{variant.condition}' is not one of {', '.join(known_conditions)}",
+            path=str(file),
+            line=number,
+            item=variant.item_id,
+            field="condition",
+        )
+    for fname in TEXT_FIELDS:
+        if len(getattr(variant, fname)) > 1_000_000:
+            raise InputError(
+                "field longer than 1,000,000 characters",
+                path=str(file),
+                line=number,
+                item=variant.item_id,
+                field=fname,
+            )
+
+
 def load_variants_file(
     path: str | Path, items: Mapping[str, Item], known_conditions: Sequence[str]
 ) -> list[Variant]:
@@ -72,27 +132,7 @@ def load_variants_file(
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
             continue
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"bytes that are not UTF-8 at byte {exc.start}", path=str(file), line=number
-            ) from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON ({exc.msg})", path=str(file), line=number) from None
-        if not isinstance(data, dict):
-            raise InputError("a line must be a JSON object", path=str(file), line=number)
-        data.pop("source", None)
-        try:
-            variant = Variant.model_validate({**data, "source": f"import:{file.name}"})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(map(str, err["loc"]))
-            raise InputError(
-                err["msg"], path=str(file), line=number, item=data.get("item_id"), field=field
-            ) from None
+        variant = _variant_line(file, number, line)
         if variant.item_id not in items:
             raise InputError(
                 "unknown item_id (not in the run's dataset)",
@@ -101,27 +141,8 @@ def load_variants_file(
                 item=variant.item_id,
             )
         if variant.condition == SOURCE:
-            # INTERFACE: en is the dataset itself and need not be listed; listed, it must be the dataset
-            item = items[variant.item_id]
-            for name in TEXT_FIELDS:  # line endings and surrounding whitespace aside
-                if _same_text(getattr(variant, name)) != _same_text(getattr(item, name)):
-                    raise InputError(
-                        "an 'en' line must repeat the dataset's text (en is the dataset itself), "
-                        "and this one differs",
-                        path=str(file),
-                        line=number,
-                        item=variant.item_id,
-                        field=name,
-                    )
+            _check_source_line(file, number, variant, items[variant.item_id])
             continue
-        if variant.condition not in known_conditions:
-            raise InputError(
-                f"condition '{variant.condition}' is not one of {', '.join(known_conditions)}",
-                path=str(file),
-                line=number,
-                item=variant.item_id,
-                field="condition",
-            )
         key = (variant.item_id, variant.condition)
         if key in seen:
             raise InputError(
@@ -130,16 +151,8 @@ def load_variants_file(
                 line=number,
                 item=variant.item_id,
             )
+        _check_target_line(file, number, variant, known_conditions)
         seen[key] = number
-        for fname in TEXT_FIELDS:
-            if len(getattr(variant, fname)) > 1_000_000:
-                raise InputError(
-                    "field longer than 1,000,000 characters",
-                    path=str(file),
-                    line=number,
-                    item=variant.item_id,
-                    field=fname,
-                )
         out.append(variant)
     return out
 
