@@ -25,11 +25,9 @@ ALL = "all"
 
 
 def _bounds(rec: MetricRecord) -> tuple[float | None, float | None, str]:
-    extra = rec.model_extra or {}
-    low, high = extra.get("boot_low"), extra.get("boot_high")
-    if low is not None and high is not None:
-        return float(low), float(high), "item-clustered bootstrap"
-    return rec.ci_low, rec.ci_high, str(extra.get("ci_method") or "interval")
+    if rec.boot_low is not None and rec.boot_high is not None:
+        return rec.boot_low, rec.boot_high, "item-clustered bootstrap"
+    return rec.ci_low, rec.ci_high, str(rec.ci_method or "interval")
 
 
 def _pct(x: float | None) -> str:
@@ -84,7 +82,7 @@ def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> l
             fails.append(False)
             passes.append(False)
         else:
-            method = str((inc.model_extra or {}).get("ci_method") or "interval")
+            method = str(inc.ci_method or "interval")
             fail = inc.ci_low > settings.max_position_increase
             ok = inc.ci_high <= settings.max_position_increase
             word = "above" if fail else ("within" if ok else "not clearly within")

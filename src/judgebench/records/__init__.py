@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from judgebench.records.items import TEXT_FIELDS, AuditFlag, Item, Label, TranslationFailure, Variant
 from judgebench.records.judgments import CallKey, Judgment, Kind, Perturbation, UnitKey, Usage, Winner
-from judgebench.records.metrics import MetricRecord
+from judgebench.records.metrics import Metric, MetricRecord
 
 __all__ = [
     "TEXT_FIELDS",
@@ -18,6 +18,7 @@ __all__ = [
     "Judgment",
     "Kind",
     "Label",
+    "Metric",
     "MetricRecord",
     "Perturbation",
     "TranslationFailure",

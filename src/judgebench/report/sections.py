@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from judgebench.records import MetricRecord
 
@@ -146,17 +146,6 @@ def count(value: float | int | None) -> str:
     return f"{int(value):,}"
 
 
-def extra(record: MetricRecord | None, name: str) -> Any:
-    """An extra field of a metric record (ci_method, boot_low, p_adj, mde, b, c, ...), or None."""
-    if record is None:
-        return None
-    return (record.model_extra or {}).get(name)
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 # ---------------------------------------------------------------- record lookup
 
 
@@ -239,7 +228,7 @@ def value_cell(record: MetricRecord | None, *, with_ci: bool = True) -> Cell:
 
 
 def boot_cell(record: MetricRecord | None) -> Cell:
-    text = interval(_float(extra(record, "boot_low")), _float(extra(record, "boot_high")))
+    text = "" if record is None else interval(record.boot_low, record.boot_high)
     return Cell(text or DASH, None if text else "muted")
 
 
@@ -257,8 +246,8 @@ def judge_cell(judge: str) -> Cell:
 
 def underpowered_cell(record: MetricRecord | None) -> Cell:
     """The 80%-power minimum detectable effect, flagged where it exceeds the user's threshold."""
-    mde = _float(extra(record, "mde"))
-    flag = extra(record, "underpowered")
+    mde = record.mde if record is not None else None
+    flag = record is not None and record.underpowered
     if mde is None:
         return Cell("underpowered", "warn") if flag else Cell(DASH, "muted")
     text = f"{pct(mde)} pts"
@@ -266,10 +255,10 @@ def underpowered_cell(record: MetricRecord | None) -> Cell:
 
 
 def p_cells(record: MetricRecord | None) -> list[Cell]:
-    p = record.p if record is not None else None
-    p_adj = _float(extra(record, "p_adj"))
-    significant = bool(extra(record, "significant"))  # p_adj below 1 - confidence
-    return [Cell(pvalue(p)), Cell(pvalue(p_adj), "strong" if significant else None)]
+    if record is None:
+        return [Cell(DASH), Cell(DASH)]
+    # significant: p_adj below 1 - confidence
+    return [Cell(pvalue(record.p)), Cell(pvalue(record.p_adj), "strong" if record.significant else None)]
 
 
 # ---------------------------------------------------------------- sections
@@ -495,8 +484,8 @@ def _flips(index: MetricIndex, conditions: list[str], analysis: Analysis) -> Sec
                     judge_cell(judge),
                     Cell(pair),
                     n_cell(rec),
-                    Cell(count(_float(extra(rec, "b")))),
-                    Cell(count(_float(extra(rec, "c")))),
+                    Cell(count(rec.b)),
+                    Cell(count(rec.c)),
                     Cell(DASH if rec.value is None else f"{rec.value:+g}"),
                     *p_cells(rec),
                     underpowered_cell(rec),
@@ -597,8 +586,7 @@ def _position(index: MetricIndex, conditions: list[str]) -> Section:
 def _increase_cell(paired: MetricRecord | None, rec: MetricRecord, ref: MetricRecord | None) -> Cell:
     """The paired increase (same items, with its interval; bootstrap where computed), else the difference."""
     if paired is not None and paired.value is not None:
-        low = _float(extra(paired, "boot_low"))
-        high = _float(extra(paired, "boot_high"))
+        low, high = paired.boot_low, paired.boot_high
         if low is None or high is None:
             low, high = paired.ci_low, paired.ci_high
         return Cell(signed_ci(paired.value, low, high))
