@@ -22,14 +22,9 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from judgebench.analysis import ReportSettings, analyze, analyze_run
-from judgebench.analysis.metrics import (
-    _ece_matrices,
-    _frame,
-    _Layout,
-    _pair_flags,
-    condition_pairs,
-    subset_groups,
-)
+from judgebench.analysis.calibration import ece_matrices
+from judgebench.analysis.frame import Layout, condition_pairs, judgment_frame, pair_flags
+from judgebench.analysis.subsets import subset_groups
 from judgebench.records import AuditFlag, Judgment, MetricRecord
 from judgebench.rundir import AUDIT, JUDGMENTS, JsonlAppender, RunDir
 from tests.analysis.builders import pair, probe
@@ -260,9 +255,9 @@ def test_ece_bootstrap_matrices_reproduce_the_estimate() -> None:
         for i in range(40)
         for o in ("orig", "swap")
     ]
-    frame = _frame(js)
-    layout = _Layout(frame, set())
-    keys, gap, count = _ece_matrices(layout, _pair_flags(frame))
+    frame = judgment_frame(js)
+    layout = Layout(frame, set())
+    keys, gap, count = ece_matrices(layout, pair_flags(frame))
     ones = np.ones((1, len(layout.items)))
     ece = np.abs(ones @ gap).reshape(len(keys), 10).sum(axis=1) / (ones @ count)[0]
     recs = analyze(js, settings=ReportSettings(bootstrap_samples=0)).records

@@ -14,14 +14,12 @@ or a Wald interval for paired proportions when the bootstrap is switched off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from judgebench.records import MetricRecord
+from judgebench.analysis.model import ALL, MEAN_JUDGE, SOURCE, ReadinessVerdict, ReportSettings, is_comparison
+from judgebench.records import Metric, MetricRecord
 
-if TYPE_CHECKING:
-    from judgebench.analysis.metrics import ReadinessVerdict, ReportSettings
-
-ALL = "all"
+WANTED = (Metric.FLIP_RATE, Metric.POSITION_INCONSISTENCY_INCREASE)
 
 
 def _bounds(rec: MetricRecord) -> tuple[float | None, float | None, str]:
@@ -40,20 +38,18 @@ def _pp(x: float | None) -> str:
 
 def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> list[ReadinessVerdict]:
     """One verdict per judge and non-en condition that has an en->c flip rate (subset `all`)."""
-    from judgebench.analysis.metrics import MEAN_JUDGE, VS, ReadinessVerdict
-
     level = 100.0 * settings.confidence
-    wanted = {"flip_rate", "position_inconsistency_increase"}
+    prefix = f"{SOURCE}->"
     table: dict[tuple[str, str, str], MetricRecord] = {}
     for rec in records:
-        if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in wanted:
+        if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in WANTED:
             continue
-        if rec.judge == MEAN_JUDGE or VS in rec.judge or not rec.condition.startswith("en->"):
+        if rec.judge == MEAN_JUDGE or is_comparison(rec.judge) or not rec.condition.startswith(prefix):
             continue
-        table[(rec.judge, rec.condition.removeprefix("en->"), rec.metric)] = rec
+        table[(rec.judge, rec.condition.removeprefix(prefix), rec.metric)] = rec
     verdicts: list[ReadinessVerdict] = []
     for (judge, target, metric), flip in table.items():
-        if metric != "flip_rate":
+        if metric != Metric.FLIP_RATE:
             continue
         reasons: list[str] = []
         fails: list[bool] = []
@@ -74,7 +70,7 @@ def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> l
             )
             fails.append(fail)
             passes.append(ok)
-        inc = table.get((judge, target, "position_inconsistency_increase"))
+        inc = table.get((judge, target, Metric.POSITION_INCONSISTENCY_INCREASE))
         if inc is None or inc.value is None or inc.ci_low is None or inc.ci_high is None:
             reasons.append(
                 f"position inconsistency increase en->{target} unknown (no items valid in both orders)"
