@@ -16,11 +16,13 @@ from judgebench.records import MetricRecord
 ALL = "all"  # the subset of every item
 MEAN_JUDGE = "mean"  # the judge of records averaged over judges
 VS = " vs "  # joins two judges in a judge-vs-judge record: `J1 vs J2`
+PAIR_SEP = "->"  # joins two conditions in a pair record: `en->zh`
 
 
 __all__ = [
     "ALL",
     "MEAN_JUDGE",
+    "PAIR_SEP",
     "SOURCE",
     "VS",
     "Analysis",
@@ -44,7 +46,7 @@ def comparison_name(first: str, second: str) -> str:
 
 def pair_name(first: str, second: str) -> str:
     """A condition pair as flip, McNemar and increase records name it: `en->zh`."""
-    return f"{first}->{second}"
+    return f"{first}{PAIR_SEP}{second}"
 
 
 class ReportSettings(BaseModel):

@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from judgebench.analysis.model import ALL, MEAN_JUDGE, SOURCE, ReadinessVerdict, ReportSettings, is_comparison
+from judgebench.analysis.model import (
+    ALL,
+    MEAN_JUDGE,
+    SOURCE,
+    ReadinessVerdict,
+    ReportSettings,
+    is_comparison,
+    pair_name,
+)
 from judgebench.records import Metric, MetricRecord
 
 WANTED = (Metric.FLIP_RATE, Metric.POSITION_INCONSISTENCY_INCREASE)
@@ -39,7 +47,7 @@ def _pp(x: float | None) -> str:
 def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> list[ReadinessVerdict]:
     """One verdict per judge and non-en condition that has an en->c flip rate (subset `all`)."""
     level = 100.0 * settings.confidence
-    prefix = f"{SOURCE}->"
+    prefix = pair_name(SOURCE, "")
     table: dict[tuple[str, str, str], MetricRecord] = {}
     for rec in records:
         if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in WANTED:
