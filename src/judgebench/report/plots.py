@@ -21,6 +21,7 @@ from matplotlib.patches import Patch
 from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis
 from judgebench.analysis.subsets import leaf_subsets
 from judgebench.records import Metric, MetricRecord
+from judgebench.records.metrics import tie_probe_metric
 from judgebench.report.index import MetricIndex
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
@@ -268,7 +269,7 @@ def _tie_probe(index: MetricIndex, conditions: list[str]) -> Figure | None:
         for target in targets:
             en = index.get(judge, Metric.TIE_PROBE_EN, target)
             tie = index.get(judge, Metric.TIE_PROBE_TIE, target)
-            other = index.get(judge, Metric.TIE_PROBE_ZH, target)
+            other = index.get(judge, tie_probe_metric(target), target)
             vals = [r.value for r in (en, tie, other) if r is not None and r.value is not None]
             if len(vals) != 3:
                 continue
