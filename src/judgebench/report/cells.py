@@ -9,8 +9,6 @@ from judgebench.analysis.model import MEAN_JUDGE
 from judgebench.records import MetricRecord
 from judgebench.report.model import DASH, Cell
 
-# ---------------------------------------------------------------- formatting
-
 
 def pct(value: float | None, digits: int = 1) -> str:
     """A proportion as a percentage without the sign (column headers carry the unit)."""
@@ -84,9 +82,9 @@ def n_cell(record: MetricRecord | None) -> Cell:
 
 
 def judge_cell(judge: str) -> Cell:
-    return Cell(
-        "mean of judges" if judge == MEAN_JUDGE else judge, "muted" if judge == MEAN_JUDGE else "strong"
-    )
+    if judge == MEAN_JUDGE:
+        return Cell("mean of judges", "muted")
+    return Cell(judge, "strong")
 
 
 def underpowered_cell(record: MetricRecord | None) -> Cell:
