@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from judgebench.analysis import ReportSettings, analyze_run
-from judgebench.api import import_llmbar_results
+from judgebench.analysis import ReportSettings
+from judgebench.api import analyze_run, import_llmbar_results
 from judgebench.cli import (
     app,
     import_cmd,  # noqa: F401 - registers `judgebench import`
@@ -57,12 +57,12 @@ def test_published_statistics_reproduced(tmp_path: Path, evaluator: str) -> None
         k_false, n_items, _ = _ratio(published["correct_False"])
         k_true, _, _ = _ratio(published["correct_True"])
         assert acc.n == 2 * n_items
-        assert (acc.model_extra or {})["k"] == k_false + k_true
+        assert acc.extras()["k"] == k_false + k_true
         assert 100 * acc.value == pytest.approx(float(published["correct_average"].rstrip("%")), abs=1e-9)  # type: ignore[operator]
         k_equal, n_equal, pct_equal = _ratio(published["equal"])
         pos = recs[("position_inconsistency", subset)]
         assert pos.n == n_equal
-        assert (pos.model_extra or {})["k"] == n_equal - k_equal
+        assert pos.extras()["k"] == n_equal - k_equal
         assert 100 * (1 - pos.value) == pytest.approx(pct_equal, abs=1e-9)  # type: ignore[operator]
 
 

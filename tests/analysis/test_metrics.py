@@ -21,15 +21,11 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from judgebench.analysis import ReportSettings, analyze, analyze_run
-from judgebench.analysis.metrics import (
-    _ece_matrices,
-    _frame,
-    _Layout,
-    _pair_flags,
-    condition_pairs,
-    subset_groups,
-)
+from judgebench.analysis import ReportSettings, analyze
+from judgebench.analysis.calibration import ece_matrices
+from judgebench.analysis.frame import Layout, condition_pairs, judgment_frame, pair_flags
+from judgebench.analysis.subsets import subset_groups
+from judgebench.api import analyze_run
 from judgebench.records import AuditFlag, Judgment, MetricRecord
 from judgebench.rundir import AUDIT, JUDGMENTS, JsonlAppender, RunDir
 from tests.analysis.builders import pair, probe
@@ -125,7 +121,7 @@ def test_proportions(records: list[MetricRecord], metric: str, condition: str, k
     assert rec.value == pytest.approx(k / n)
     low, high = wilson(k, n)
     assert rec.ci_low == pytest.approx(low) and rec.ci_high == pytest.approx(high)
-    assert (rec.model_extra or {}).get("ci_method") == "wilson"
+    assert rec.extras().get("ci_method") == "wilson"
 
 
 def test_tie_half_accuracy_normal_interval(records: list[MetricRecord]) -> None:
@@ -140,7 +136,7 @@ def test_tie_half_accuracy_normal_interval(records: list[MetricRecord]) -> None:
 
 def test_mcnemar(records: list[MetricRecord]) -> None:
     rec = find(records, "mcnemar", "en->zh")
-    extra = rec.model_extra or {}
+    extra = rec.extras()
     assert (extra["b"], extra["c"], rec.value, rec.n) == (2, 0, 2.0, 6)
     assert rec.p == pytest.approx(sps.binomtest(2, 2, 0.5).pvalue)
     assert rec.ci_low is None and rec.ci_high is None
@@ -153,7 +149,7 @@ def test_mcnemar(records: list[MetricRecord]) -> None:
 def test_tie_probe_binomial(records: list[MetricRecord]) -> None:
     rec = find(records, "tie_probe_en_share", "zh")
     assert rec.p == pytest.approx(sps.binomtest(1, 4, 0.5).pvalue)
-    extra = rec.model_extra or {}
+    extra = rec.extras()
     assert extra["mde"] == pytest.approx((sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * 0.5 / 2)
     assert extra["underpowered"] is True
 
@@ -162,7 +158,7 @@ def test_position_increase_is_paired(records: list[MetricRecord]) -> None:
     # items valid in both orders in en and zh: Natural/0 (consistent en, inconsistent zh) and
     # Adversarial/Neighbor/0 (inconsistent en, consistent zh)
     rec = find(records, "position_inconsistency_increase", "en->zh")
-    extra = rec.model_extra or {}
+    extra = rec.extras()
     assert (rec.value, rec.n, extra["b"], extra["c"], rec.p) == (0.0, 2, 1, 1, 1.0)
     assert rec.ci_low is not None and rec.ci_low <= 0.0 <= rec.ci_high  # type: ignore[operator]
 
@@ -184,7 +180,7 @@ def test_mean_over_judges(records: list[MetricRecord]) -> None:
 
 def test_judge_comparison(records: list[MetricRecord]) -> None:
     rec = find(records, "flip_rate_diff", "en->zh", judge="J vs K")
-    extra = rec.model_extra or {}
+    extra = rec.extras()
     assert (rec.value, rec.n, extra["b"], extra["c"]) == (0.5, 6, 3, 0)
     assert rec.p == pytest.approx(sps.binomtest(3, 3, 0.5).pvalue)
     assert extra["ci_method"] == "bootstrap"
@@ -199,9 +195,9 @@ def test_bootstrap_fields(records: list[MetricRecord]) -> None:
         ("flip_rate", "en->zh"),
         ("position_inconsistency", "zh"),
     ):
-        extra = find(records, metric, cond).model_extra or {}
+        extra = find(records, metric, cond).extras()
         assert 0.0 <= extra["boot_low"] <= extra["boot_high"] <= 1.0
-    k = find(records, "strict_accuracy", "en", judge="K").model_extra or {}
+    k = find(records, "strict_accuracy", "en", judge="K").extras()
     assert k["boot_low"] == k["boot_high"] == 1.0
 
 
@@ -214,7 +210,7 @@ def test_filtered_tables_drop_flagged_items() -> None:
     assert (full.value, full.n) == (0.5, 8)
     assert filt.value == pytest.approx(4 / 6) and filt.n == 6
     assert find(recs, "flip_rate", "en->zh", filtered=True).n == 4
-    assert "boot_low" not in (full.model_extra or {})
+    assert "boot_low" not in full.extras()
 
 
 def test_bh_within_family(records: list[MetricRecord]) -> None:
@@ -226,7 +222,7 @@ def test_bh_within_family(records: list[MetricRecord]) -> None:
     ps = [r.p for r in fam]
     from judgebench.analysis.stats import bh_adjust
 
-    assert [(r.model_extra or {})["p_adj"] for r in fam] == pytest.approx(bh_adjust(ps))  # type: ignore[arg-type]
+    assert [r.extras()["p_adj"] for r in fam] == pytest.approx(bh_adjust(ps))  # type: ignore[arg-type]
 
 
 def test_calibration(records: list[MetricRecord]) -> None:
@@ -247,7 +243,7 @@ def test_calibration(records: list[MetricRecord]) -> None:
     assert not [r for r in records if r.metric in ("brier", "ece", "mean_confidence")]
     boot = analyze(js, settings=ReportSettings(bootstrap_samples=300)).records
     ece = find(boot, "ece", "en")
-    assert (ece.model_extra or {})["ci_method"] == "bootstrap"
+    assert ece.extras()["ci_method"] == "bootstrap"
     assert ece.ci_low is not None and ece.ci_high is not None and 0.0 <= ece.ci_low <= ece.ci_high <= 1.0
 
 
@@ -260,9 +256,9 @@ def test_ece_bootstrap_matrices_reproduce_the_estimate() -> None:
         for i in range(40)
         for o in ("orig", "swap")
     ]
-    frame = _frame(js)
-    layout = _Layout(frame, set())
-    keys, gap, count = _ece_matrices(layout, _pair_flags(frame))
+    frame = judgment_frame(js)
+    layout = Layout(frame, set())
+    keys, gap, count = ece_matrices(layout, pair_flags(frame))
     ones = np.ones((1, len(layout.items)))
     ece = np.abs(ones @ gap).reshape(len(keys), 10).sum(axis=1) / (ones @ count)[0]
     recs = analyze(js, settings=ReportSettings(bootstrap_samples=0)).records
@@ -356,7 +352,7 @@ def test_mcnemar_with_no_valid_pair_has_p_one_and_joins_no_family() -> None:
     js += [pair("J", i, "zh", o, "invalid", LABELS[i]) for i in LABELS for o in ("orig", "swap")]
     recs = analyze(js, settings=ReportSettings(bootstrap_samples=0)).records
     rec = find(recs, "mcnemar", "en->zh")
-    extra = rec.model_extra or {}
+    extra = rec.extras()
     assert (rec.n, rec.value, rec.p, extra["b"], extra["c"]) == (0, 0.0, 1.0, 0, 0)
     assert extra.get("p_adj") is None and extra.get("significant") is None
     assert extra.get("underpowered") is None  # it tests nothing
@@ -388,7 +384,7 @@ def test_significance_follows_the_confidence_level(confidence: float, significan
             js.append(pair("J", i, "zh", o, str(LABELS[i]) if right_in_zh else wrong, LABELS[i]))
     recs = analyze(js, settings=ReportSettings(bootstrap_samples=0, confidence=confidence)).records
     rec = find(recs, "mcnemar", "en->zh")
-    extra = rec.model_extra or {}
+    extra = rec.extras()
     assert (extra["b"], extra["c"]) == (5, 0)
     assert rec.p == pytest.approx(0.0625)
     assert extra["significant"] is significant

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from judgebench.analysis import ReportSettings, analyze_run
-from judgebench.api import import_llmbar_results
+from judgebench.analysis import ReportSettings
+from judgebench.api import analyze_run, import_llmbar_results
 from judgebench.bbe.engine import BBEParams
 from judgebench.bbe.sources import bbe_from_run
 from judgebench.rundir import RunDir

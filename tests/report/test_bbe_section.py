@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from judgebench.analysis import ReportSettings, analyze_run
+from judgebench.analysis import ReportSettings
+from judgebench.api import analyze_run
 from judgebench.bbe.engine import BBEParams
 from judgebench.bbe.outputs import default_out, write_outputs
 from judgebench.bbe.sources import bbe_from_run

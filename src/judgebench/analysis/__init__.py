@@ -1,15 +1,13 @@
-"""The report's numbers: every PROTOCOL §4 metric with intervals, tests, bootstrap and readiness verdicts."""
+"""The report's numbers: every PROTOCOL §4 metric with intervals, tests, bootstrap and readiness verdicts.
+
+`analyze` (pipeline.py) is the pure entry: judgments in, an `Analysis` out; no module here reads
+or writes a file (the api layer reads the run folder: `judgebench.api.analyze_run`).
+"""
 
 from __future__ import annotations
 
-from judgebench.analysis.metrics import (
-    Analysis,
-    JudgeSummary,
-    ReadinessVerdict,
-    ReportSettings,
-    analyze,
-    analyze_run,
-)
+from judgebench.analysis.model import Analysis, JudgeSummary, ReadinessVerdict, ReportSettings
+from judgebench.analysis.pipeline import analyze
 from judgebench.analysis.readiness import assess_readiness
 
 __all__ = [
@@ -18,6 +16,5 @@ __all__ = [
     "ReadinessVerdict",
     "ReportSettings",
     "analyze",
-    "analyze_run",
     "assess_readiness",
 ]

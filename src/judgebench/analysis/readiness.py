@@ -14,22 +14,26 @@ or a Wald interval for paired proportions when the bootstrap is switched off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from judgebench.records import MetricRecord
+from judgebench.analysis.model import (
+    ALL,
+    MEAN_JUDGE,
+    SOURCE,
+    ReadinessVerdict,
+    ReportSettings,
+    is_comparison,
+    pair_name,
+)
+from judgebench.records import Metric, MetricRecord
 
-if TYPE_CHECKING:
-    from judgebench.analysis.metrics import ReadinessVerdict, ReportSettings
-
-ALL = "all"
+WANTED = (Metric.FLIP_RATE, Metric.POSITION_INCONSISTENCY_INCREASE)
 
 
 def _bounds(rec: MetricRecord) -> tuple[float | None, float | None, str]:
-    extra = rec.model_extra or {}
-    low, high = extra.get("boot_low"), extra.get("boot_high")
-    if low is not None and high is not None:
-        return float(low), float(high), "item-clustered bootstrap"
-    return rec.ci_low, rec.ci_high, str(extra.get("ci_method") or "interval")
+    if rec.boot_low is not None and rec.boot_high is not None:
+        return rec.boot_low, rec.boot_high, "item-clustered bootstrap"
+    return rec.ci_low, rec.ci_high, str(rec.ci_method or "interval")
 
 
 def _pct(x: float | None) -> str:
@@ -42,20 +46,18 @@ def _pp(x: float | None) -> str:
 
 def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> list[ReadinessVerdict]:
     """One verdict per judge and non-en condition that has an en->c flip rate (subset `all`)."""
-    from judgebench.analysis.metrics import MEAN_JUDGE, VS, ReadinessVerdict
-
     level = 100.0 * settings.confidence
-    wanted = {"flip_rate", "position_inconsistency_increase"}
+    prefix = pair_name(SOURCE, "")
     table: dict[tuple[str, str, str], MetricRecord] = {}
     for rec in records:
-        if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in wanted:
+        if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in WANTED:
             continue
-        if rec.judge == MEAN_JUDGE or VS in rec.judge or not rec.condition.startswith("en->"):
+        if rec.judge == MEAN_JUDGE or is_comparison(rec.judge) or not rec.condition.startswith(prefix):
             continue
-        table[(rec.judge, rec.condition.removeprefix("en->"), rec.metric)] = rec
+        table[(rec.judge, rec.condition.removeprefix(prefix), rec.metric)] = rec
     verdicts: list[ReadinessVerdict] = []
     for (judge, target, metric), flip in table.items():
-        if metric != "flip_rate":
+        if metric != Metric.FLIP_RATE:
             continue
         reasons: list[str] = []
         fails: list[bool] = []
@@ -76,7 +78,7 @@ def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> l
             )
             fails.append(fail)
             passes.append(ok)
-        inc = table.get((judge, target, "position_inconsistency_increase"))
+        inc = table.get((judge, target, Metric.POSITION_INCONSISTENCY_INCREASE))
         if inc is None or inc.value is None or inc.ci_low is None or inc.ci_high is None:
             reasons.append(
                 f"position inconsistency increase en->{target} unknown (no items valid in both orders)"
@@ -84,7 +86,7 @@ def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> l
             fails.append(False)
             passes.append(False)
         else:
-            method = str((inc.model_extra or {}).get("ci_method") or "interval")
+            method = str(inc.ci_method or "interval")
             fail = inc.ci_low > settings.max_position_increase
             ok = inc.ci_high <= settings.max_position_increase
             word = "above" if fail else ("within" if ok else "not clearly within")

@@ -8,13 +8,30 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
-from judgebench.analysis import Analysis, ReportSettings, analyze_run
+from judgebench.analysis import Analysis, ReportSettings, analyze
 from judgebench.api.datasets import run_folder
 from judgebench.api.requests import build_request
 from judgebench.errors import RunDirError
+from judgebench.records import AuditFlag, Judgment
 from judgebench.records.manifest import ReportStage
 from judgebench.report.writer import ReportPaths, write_report
-from judgebench.rundir import JUDGMENTS
+from judgebench.rundir import AUDIT, JUDGMENTS, RunDir, last_per_key, read_jsonl
+
+
+def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
+    """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
+    and pairs named (zh->ls) in the order the run's translate stage recorded."""
+    run = RunDir(run_dir)
+    path = run.file(JUDGMENTS)
+    if not path.exists():
+        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
+    judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
+    flagged = {flag.item_id for flag in read_jsonl(run.file(AUDIT), AuditFlag)}
+    translated = run.manifest().stages.translate
+    order = translated.condition_names() if translated else None
+    return analyze(
+        judgments.values(), flagged_items=flagged, settings=settings, condition_order=order or None
+    )
 
 
 class ReportRequest(BaseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from judgebench.records.conditions import Condition, ConditionAudit
 from judgebench.records.items import TEXT_FIELDS, AuditFlag, Item, Label, TranslationFailure, Variant
 from judgebench.records.judgments import CallKey, Judgment, Kind, Perturbation, UnitKey, Usage, Winner
-from judgebench.records.metrics import MetricRecord
+from judgebench.records.metrics import Metric, MetricRecord
 
 __all__ = [
     "TEXT_FIELDS",
@@ -21,6 +21,7 @@ __all__ = [
     "Judgment",
     "Kind",
     "Label",
+    "Metric",
     "MetricRecord",
     "Perturbation",
     "TranslationFailure",

@@ -1,17 +1,107 @@
-"""The report's numbers as records: one metric of one judge, condition, subset and table."""
+"""The report's numbers as records: one metric of one judge, condition, subset and table.
+
+`Metric` is the one registry of the metric names analysis emits; `MetricRecord` declares every field a
+record can carry. A StrEnum equals its string, so code names metrics by member and metrics.json holds
+the same plain names as ever (INTERFACE.md).
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+
+TIE_PROBE_PREFIX = "tie_probe_"
+
+
+class Metric(StrEnum):
+    """Every metric name in metrics.json. Per condition unless noted; pairs are named `a->b`."""
+
+    # accuracy over answered pair judgments (an invalid answer is wrong)
+    STRICT_ACCURACY = "strict_accuracy"
+    TIE_HALF_ACCURACY = "tie_half_accuracy"
+    # answer distribution
+    POSITION_A_RATE = "position_a_rate"
+    TIE_RATE = "tie_rate"
+    INVALID_RATE = "invalid_rate"
+    MISSING_RATE = "missing_rate"
+    # stated confidence against strict correctness
+    MEAN_CONFIDENCE = "mean_confidence"
+    BRIER = "brier"
+    ECE = "ece"
+    # language flips, per condition pair
+    FLIP_RATE = "flip_rate"
+    GOLD_FLIP_RATE = "gold_flip_rate"
+    FLIP_REVERSAL_RATE = "flip_reversal_rate"
+    FLIP_TO_TIE_RATE = "flip_to_tie_rate"
+    FLIP_FROM_TIE_RATE = "flip_from_tie_rate"
+    MCNEMAR = "mcnemar"
+    # position: per condition; the increase per pair en->c
+    POSITION_INCONSISTENCY = "position_inconsistency"
+    POSITION_INCONSISTENCY_INCREASE = "position_inconsistency_increase"
+    # tie-probes, per target condition; the share of outcome X is `tie_probe_X` (`tie_probe_metric`)
+    TIE_PROBE_EN = "tie_probe_en"
+    TIE_PROBE_ZH = "tie_probe_zh"
+    TIE_PROBE_TIE = "tie_probe_tie"
+    TIE_PROBE_INVALID_RATE = "tie_probe_invalid_rate"
+    TIE_PROBE_EN_SHARE = "tie_probe_en_share"
+    # judge vs judge (judge `J1 vs J2`): first minus second on the units both answered validly
+    FLIP_RATE_DIFF = "flip_rate_diff"
+    POSITION_INCONSISTENCY_DIFF = "position_inconsistency_diff"
+
+
+def tie_probe_metric(outcome: str) -> str:
+    """The tie-probe share of one outcome: `en`, `tie` or the target (tie_probe_zh, tie_probe_ja, ...).
+
+    Only zh is a `Metric` member; another target's name is built here, the one place that spells it."""
+    return TIE_PROBE_PREFIX + outcome
+
+
+class CIMethod(StrEnum):
+    """How a record's ci_low / ci_high were computed."""
+
+    WILSON = "wilson"
+    NORMAL = "normal"
+    WALD = "wald"
+    BOOTSTRAP = "bootstrap"
+    MEAN_OVER_JUDGES = "mean_over_judges"  # no interval: the unweighted mean over judges
+
+
+class PFamily(StrEnum):
+    """The family within which a record's p is Benjamini-Hochberg adjusted (per subset and table)."""
+
+    MCNEMAR = "mcnemar"
+    POSITION_INCREASE = "position_increase"
+    TIE_PROBE = "tie_probe"
+    JUDGE_COMPARISON = "judge_comparison"
+
+
+CORE_FIELDS: tuple[str, ...] = (
+    "judge",
+    "metric",
+    "condition",
+    "subset",
+    "filtered",
+    "value",
+    "n",
+    "ci_low",
+    "ci_high",
+    "p",
+)
 
 
 class MetricRecord(BaseModel):
-    """One number of the report with its n and interval (or p). Extra fields are welcome."""
+    """One number of the report with its n and interval (or p).
 
-    model_config = ConfigDict(extra="allow")
+    The INTERFACE fields always appear in metrics.json (null where they do not apply); the optional
+    fields after them are written only where they apply (None = absent).
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     judge: str
-    metric: str
+    metric: str  # a Metric, or tie_probe_<target> for a target other than zh
     condition: str
     subset: str
     filtered: bool
@@ -20,3 +110,27 @@ class MetricRecord(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     p: float | None = None
+    ci_method: CIMethod | None = None
+    k: int | None = None  # a proportion's numerator (value = k / n)
+    b: int | None = None  # McNemar-style discordant counts: the first side only ...
+    c: int | None = None  # ... and the second side only
+    boot_low: float | None = None  # item-clustered bootstrap interval beside the main one
+    boot_high: float | None = None
+    p_family: PFamily | None = None
+    p_adj: float | None = None  # Benjamini-Hochberg within p_family
+    significant: bool | None = None  # p_adj below 1 - confidence
+    mde: float | None = None  # smallest effect the test detects at the set power
+    underpowered: bool | None = None  # a null result whose mde exceeds the user's threshold
+
+    @model_serializer(mode="wrap")
+    def _only_fields_that_apply(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in CORE_FIELDS or v is not None}
+
+    def extras(self) -> dict[str, Any]:
+        """The optional fields this record carries (those that apply), by name."""
+        return {
+            name: value
+            for name in type(self).model_fields
+            if name not in CORE_FIELDS and (value := getattr(self, name)) is not None
+        }

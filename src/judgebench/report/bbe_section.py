@@ -12,7 +12,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from judgebench.records.bbe import BBEResult
-from judgebench.report.sections import DASH, Cell, Section, Table, judge_cell, pct
+from judgebench.report.cells import judge_cell, pct
+from judgebench.report.model import DASH, Cell, Section, Table
 from judgebench.rundir import BBE_JSON, JUDGMENTS, RunDir
 
 PLOT_KEY = "bbe"

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from html import escape
 
+from judgebench.report.model import Cell, ReportMeta, Section, Table
 from judgebench.report.plots import PLOT_TITLES
-from judgebench.report.sections import Cell, ReportMeta, Section, Table
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 

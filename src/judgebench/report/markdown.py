@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from judgebench.report.sections import Cell, ReportMeta, Section, Table
+from judgebench.report.model import Cell, ReportMeta, Section, Table
 
 
 def _escape(text: str) -> str:

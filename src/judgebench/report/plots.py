@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.artist import Artist
@@ -19,11 +18,11 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from judgebench.records import MetricRecord
-from judgebench.report.sections import MEAN, MetricIndex, leaf_subsets
-
-if TYPE_CHECKING:
-    from judgebench.analysis import Analysis
+from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis
+from judgebench.analysis.subsets import leaf_subsets
+from judgebench.records import Metric, MetricRecord
+from judgebench.records.metrics import tie_probe_metric
+from judgebench.report.index import MetricIndex
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE: tuple[str, ...] = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
@@ -71,7 +70,7 @@ def _png(fig: Figure) -> bytes:
 
 def _label(judge: str, width: int = 18) -> str:
     """Long model specs wrap at the provider colon, then at `width`, so tick labels never collide."""
-    if judge == MEAN:
+    if judge == MEAN_JUDGE:
         return "mean of\njudges"
     if len(judge) <= width:
         return judge
@@ -168,14 +167,14 @@ def _series_handles(colors: dict[str, str]) -> list[Artist]:
 
 
 def _accuracy(index: MetricIndex, conditions: list[str]) -> Figure | None:
-    conds = index.conditions("strict_accuracy", conditions)
+    conds = index.conditions(Metric.STRICT_ACCURACY, conditions)
     if not conds:
         return None
     judges = index.rows_judges()
     colors = _colors(conds)
-    panels = [("strict_accuracy", "Strict accuracy (Wilson 95% CI)")]
-    if index.has("tie_half_accuracy"):
-        panels.append(("tie_half_accuracy", "Tie-half accuracy (normal 95% CI)"))
+    panels = [(Metric.STRICT_ACCURACY, "Strict accuracy (Wilson 95% CI)")]
+    if index.has(Metric.TIE_HALF_ACCURACY):
+        panels.append((Metric.TIE_HALF_ACCURACY, "Tie-half accuracy (normal 95% CI)"))
     # panels stacked, each full width: side by side, the bars and their labels would not fit
     fig = _figure(_group_width(len(judges), len(conds)), 0.8 + 3.4 * len(panels))
     axes = fig.subplots(len(panels), 1, sharey=True, squeeze=False)[:, 0]
@@ -199,7 +198,7 @@ def _accuracy(index: MetricIndex, conditions: list[str]) -> Figure | None:
 
 
 def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figure | None:
-    pairs = index.pairs("flip_rate", conditions)
+    pairs = index.pairs(Metric.FLIP_RATE, conditions)
     if not pairs:
         return None
     judges = index.rows_judges()
@@ -208,7 +207,7 @@ def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figur
     ax = fig.subplots()
 
     def get(judge: str, pair: str) -> MetricRecord | None:
-        return index.get(judge, "flip_rate", pair)
+        return index.get(judge, Metric.FLIP_RATE, pair)
 
     values = _grouped_bars(ax, judges, pairs, get, colors, alpha=0.45)
     if not values:
@@ -218,7 +217,7 @@ def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figur
     reversal_drawn = False
     for s_index, pair in enumerate(pairs):
         for g_index, judge in enumerate(judges):
-            rec = index.get(judge, "flip_reversal_rate", pair)
+            rec = index.get(judge, Metric.FLIP_REVERSAL_RATE, pair)
             if rec is None or rec.value is None:
                 continue
             x = g_index - 0.4 + width * (s_index + 0.5)
@@ -240,7 +239,7 @@ def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figur
 
 
 def _position(index: MetricIndex, conditions: list[str]) -> Figure | None:
-    conds = index.conditions("position_inconsistency", conditions)
+    conds = index.conditions(Metric.POSITION_INCONSISTENCY, conditions)
     if not conds:
         return None
     judges = index.rows_judges()
@@ -249,7 +248,7 @@ def _position(index: MetricIndex, conditions: list[str]) -> Figure | None:
     colors = _colors(conds)
 
     def get(judge: str, cond: str) -> MetricRecord | None:
-        return index.get(judge, "position_inconsistency", cond)
+        return index.get(judge, Metric.POSITION_INCONSISTENCY, cond)
 
     values = _grouped_bars(ax, judges, conds, get, colors)
     if not values:
@@ -262,15 +261,15 @@ def _position(index: MetricIndex, conditions: list[str]) -> Figure | None:
 
 
 def _tie_probe(index: MetricIndex, conditions: list[str]) -> Figure | None:
-    targets = index.conditions("tie_probe_tie", conditions)
+    targets = index.conditions(Metric.TIE_PROBE_TIE, conditions)
     if not targets:
         return None
     rows: list[tuple[str, float, float, float]] = []  # label, EN %, Tie %, target %
     for judge in index.rows_judges():
         for target in targets:
-            en = index.get(judge, "tie_probe_en", target)
-            tie = index.get(judge, "tie_probe_tie", target)
-            other = index.get(judge, "tie_probe_zh", target)
+            en = index.get(judge, Metric.TIE_PROBE_EN, target)
+            tie = index.get(judge, Metric.TIE_PROBE_TIE, target)
+            other = index.get(judge, tie_probe_metric(target), target)
             vals = [r.value for r in (en, tie, other) if r is not None and r.value is not None]
             if len(vals) != 3:
                 continue
@@ -308,8 +307,8 @@ def _tie_probe(index: MetricIndex, conditions: list[str]) -> Figure | None:
 
 
 def _heatmap(index: MetricIndex, conditions: list[str], subsets_hint: Sequence[str]) -> Figure | None:
-    conds = index.conditions("strict_accuracy", conditions)
-    subsets = leaf_subsets(index.subsets("strict_accuracy", subsets_hint)) or ["all"]
+    conds = index.conditions(Metric.STRICT_ACCURACY, conditions)
+    subsets = leaf_subsets(index.subsets(Metric.STRICT_ACCURACY, subsets_hint)) or [ALL]
     judges = index.rows_judges()
     if not conds or not judges:
         return None
@@ -317,7 +316,7 @@ def _heatmap(index: MetricIndex, conditions: list[str], subsets_hint: Sequence[s
     for c, cond in enumerate(conds):
         for j, judge in enumerate(judges):
             for s, subset in enumerate(subsets):
-                rec = index.get(judge, "strict_accuracy", cond, subset)
+                rec = index.get(judge, Metric.STRICT_ACCURACY, cond, subset)
                 if rec is not None and rec.value is not None:
                     grid[c, j, s] = 100.0 * rec.value
     if np.isnan(grid).all():

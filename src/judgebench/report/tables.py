@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from judgebench.report.sections import Cell, Section, Style, Table, build_sections
-
-if TYPE_CHECKING:
-    from judgebench.analysis import Analysis
+from judgebench.analysis.model import Analysis
+from judgebench.report.model import Cell, Section, Style, Table
+from judgebench.report.sections import build_sections
 
 RICH_STYLES: dict[Style, str] = {
     "pass": "bold green",

@@ -12,12 +12,13 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from rich.console import Console
 
 from judgebench import __version__
+from judgebench.analysis.model import Analysis
 from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.records import MetricRecord
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
@@ -25,13 +26,11 @@ from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
 from judgebench.report.bbe_section import bbe_section, load_bbe_view
 from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
+from judgebench.report.model import ReportMeta
 from judgebench.report.plots import PLOT_TITLES, make_plots
-from judgebench.report.sections import ReportMeta, build_sections
+from judgebench.report.sections import build_sections
 from judgebench.report.tables import print_sections
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir, now_iso
-
-if TYPE_CHECKING:
-    from judgebench.analysis import Analysis
 
 PLOTS_DIR = "plots"
 BASE_COLUMNS: tuple[str, ...] = (

@@ -1,0 +1,79 @@
+"""The record table's last steps: the mean over judges, a stable reading order, and records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from judgebench.analysis.frame import Layout, pair_names
+from judgebench.analysis.model import MEAN_JUDGE, VS
+from judgebench.records import MetricRecord
+from judgebench.records.metrics import CORE_FIELDS, CIMethod
+
+COUNTS = ("n", "b", "c", "k")
+
+
+def mean_over_judges(table: pd.DataFrame) -> pd.DataFrame:
+    """Unweighted mean over judges of every per-judge metric; n = judges with a value; no interval.
+    A judge's cell with no unit (n = 0, e.g. McNemar with no valid pair) has no value to average."""
+    base = table[~table["judge"].str.contains(VS, regex=False) & table["value"].notna() & (table["n"] > 0)]
+    if base.empty:
+        return pd.DataFrame()
+    keys = ["metric", "condition", "subset", "filtered"]
+    agg = base.groupby(keys, sort=False)["value"].agg(["mean", "count"]).reset_index()
+    return pd.DataFrame(
+        {
+            "judge": MEAN_JUDGE,
+            "metric": agg["metric"],
+            "condition": agg["condition"],
+            "subset": agg["subset"],
+            "filtered": agg["filtered"],
+            "value": agg["mean"],
+            "n": agg["count"].astype(int),
+            "ci_method": CIMethod.MEAN_OVER_JUDGES,
+        }
+    )
+
+
+def order_table(
+    table: pd.DataFrame, layout: Layout, conditions: Sequence[str], judges: Sequence[str]
+) -> pd.DataFrame:
+    """Stable, readable order: filtered, subset, judge (mean last), metric family, condition."""
+    judge_rank = {j: i for i, j in enumerate([*judges, MEAN_JUDGE])}
+    subset_rank = {s: i for i, s in enumerate(layout.groups)}
+    cond_rank = {c: i for i, c in enumerate([*conditions, *pair_names(conditions)])}
+    big = len(judge_rank) + len(cond_rank) + 1
+    key = pd.DataFrame(
+        {
+            "f": table["filtered"].astype(bool).astype(int),
+            "s": table["subset"].map(subset_rank).fillna(big),
+            "j": table["judge"].map(judge_rank).fillna(big),
+            "c": table["condition"].map(cond_rank).fillna(big),
+            "m": table["metric"],
+            "jj": table["judge"],
+        }
+    )
+    order = key.sort_values(["f", "s", "j", "jj", "m", "c"], kind="stable").index
+    return table.loc[order].reset_index(drop=True)
+
+
+def to_records(table: pd.DataFrame) -> list[MetricRecord]:
+    """Rows to records: NaN becomes null; an optional field is only set where it applies."""
+    table = table.copy()
+    for col in CORE_FIELDS:
+        if col not in table.columns:
+            table[col] = None
+    for col in COUNTS:
+        if col in table.columns:
+            table[col] = table[col].astype("Int64")  # nullable ints: b, c, k only exist on some records
+    table["n"] = table["n"].fillna(0)
+    table["filtered"] = table["filtered"].astype(bool)
+    plain = table.astype(object).where(table.notna(), None)
+    extras = [c for c in table.columns if c not in CORE_FIELDS]
+    out = []
+    for row in plain.to_dict("records"):
+        data = {k: row[k] for k in CORE_FIELDS}
+        data.update({k: row[k] for k in extras if row[k] is not None})
+        out.append(MetricRecord.model_validate(data))
+    return out

@@ -1,0 +1,173 @@
+"""The input table: one row per call key, the subset layout of its items, the order of its conditions.
+
+Every metric family starts from `judgment_frame` and expands its per-unit rows over the subset groups
+and the two tables (all items, audit-filtered) with `Layout.expand`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgebench.analysis.model import SOURCE, pair_name
+from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
+
+# `analyze` without a condition order falls back to the project's condition config (one read of a
+# bundled file); callers that know the run's recorded order pass it and nothing is read
+from judgebench.conditions import load_conditions
+from judgebench.records import Judgment
+
+COLUMNS = [
+    "judge",
+    "item_id",
+    "subset",
+    "kind",
+    "condition",
+    "order",
+    "verdict",
+    "winner",
+    "label",
+    "confidence",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+]
+CALL_KEY = ["judge", "item_id", "kind", "condition", "order"]
+
+
+def judgment_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
+    """One row per call key (the last judgment wins), verdicts normalised to lower-case strings."""
+    rows = [
+        (
+            j.judge,
+            j.item_id,
+            j.subset,
+            j.kind,
+            j.condition,
+            j.order,
+            None if j.verdict is None else j.verdict.strip().lower(),
+            j.winner,
+            float(j.label) if j.label is not None else math.nan,
+            float(j.confidence) if j.confidence is not None else math.nan,
+            j.usage.input_tokens if j.usage else 0,
+            j.usage.output_tokens if j.usage else 0,
+            j.cost_usd if j.cost_usd is not None else math.nan,
+        )
+        for j in judgments
+    ]
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df = df.drop_duplicates(CALL_KEY, keep="last")
+    return df.reset_index(drop=True)
+
+
+class Layout:
+    """Which subset groups each item belongs to and which items the filtered tables drop."""
+
+    def __init__(self, df: pd.DataFrame, flagged: set[str]) -> None:
+        items = df.drop_duplicates("item_id")[["item_id", "subset"]]
+        self.leaves = sorted(unique(items["subset"].tolist()), key=subset_sort_key)
+        self.groups = subset_groups(self.leaves)
+        self.items: list[str] = items["item_id"].tolist()
+        self.item_subset = dict(zip(items["item_id"], items["subset"], strict=True))
+        self.flagged = flagged
+        self.membership = pd.DataFrame(
+            [(leaf, g) for g, leaves in self.groups.items() for leaf in leaves], columns=["leaf", "group"]
+        )
+
+    def expand(self, df: pd.DataFrame) -> pd.DataFrame:
+        """Repeat each row for every subset group of its item, once unfiltered and once filtered."""
+        leaf = df["item_id"].map(self.item_subset)
+        merged = df.assign(leaf=leaf.to_numpy()).merge(self.membership, on="leaf", how="inner")
+        merged = merged.drop(columns=["leaf"])
+        if "subset" in merged.columns:
+            merged = merged.drop(columns=["subset"])
+        merged = merged.rename(columns={"group": "subset"})
+        kept = merged[~merged["item_id"].isin(self.flagged)]
+        return pd.concat([merged.assign(filtered=False), kept.assign(filtered=True)], ignore_index=True)
+
+    def item_mask(self, group: str, filtered: bool) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        members = set(self.groups[group])
+        return np.array(
+            [self.item_subset[i] in members and not (filtered and i in self.flagged) for i in self.items],
+            dtype=bool,
+        )
+
+
+def ordered_conditions(df: pd.DataFrame, order: Sequence[str] | None = None) -> list[str]:
+    """en first, then `order` (the run's recorded conditions), else configs/conditions.toml's order
+    (zh, ls, ...), then any others by name: pairs read zh->ls whatever order judgments were written in."""
+    conds = set(df.loc[df["kind"].isin(["pair", "tie_probe"]), "condition"].tolist())
+    if order is None:
+        order = list(load_conditions())
+    rank = {name: i for i, name in enumerate([SOURCE, *order])}
+    return sorted(conds, key=lambda c: (rank.get(c, len(rank)), c))
+
+
+def condition_pairs(conditions: Sequence[str]) -> list[tuple[str, str]]:
+    """en->c for every other condition, then every pair among the non-en conditions (zh->ls)."""
+    others = [c for c in conditions if c != SOURCE]
+    pairs = [(SOURCE, c) for c in others] if SOURCE in conditions else []
+    pairs += [(a, b) for i, a in enumerate(others) for b in others[i + 1 :]]
+    return pairs
+
+
+def pair_names(conditions: Sequence[str]) -> list[str]:
+    """Every condition pair's record name (`en->zh`, ..., `zh->ls`), in `condition_pairs` order."""
+    return [pair_name(a, b) for a, b in condition_pairs(conditions)]
+
+
+def pair_flags(df: pd.DataFrame) -> pd.DataFrame:
+    """Boolean columns of every pair judgment, from which each per-judgment metric is a column sum."""
+    p = df[df["kind"] == "pair"].copy()
+    v = p["verdict"]
+    answered = v.notna()
+    invalid = v.eq("invalid")
+    valid = answered & ~invalid
+    labelled = p["label"].notna()
+    lab = p["label"].map({1.0: "1", 2.0: "2"})
+    correct = valid & labelled & v.eq(lab)
+    tie = valid & v.eq("tie")
+    p["vcode"] = v.where(valid)
+    p["planned"] = 1
+    p["answered"] = answered.astype(int)
+    p["missing"] = (~answered).astype(int)
+    p["invalid"] = invalid.astype(int)
+    p["valid"] = valid.astype(int)
+    p["acc_n"] = (answered & labelled).astype(int)
+    p["correct"] = correct.astype(int)
+    p["half"] = correct.astype(float) + 0.5 * (tie & labelled).astype(float)
+    p["half_sq"] = correct.astype(float) + 0.25 * (tie & labelled).astype(float)
+    p["tie"] = tie.astype(int)
+    p["raw_a"] = (valid & p["winner"].eq("A")).astype(int)
+    conf = valid & p["confidence"].notna()
+    p["conf_n"] = conf.astype(int)
+    p["conf_sum"] = p["confidence"].where(conf, 0.0)
+    p["conf_sq"] = p["conf_sum"] ** 2
+    cal = conf & labelled
+    p["cal_n"] = cal.astype(int)
+    p["cal_conf"] = p["confidence"].where(cal)
+    p["cal_y"] = correct.astype(float).where(cal)
+    p["correct_code"] = correct.astype(float).where(valid & labelled)
+    return p
+
+
+@dataclass(frozen=True)
+class UnitTables:
+    """The per-unit rows every pair family is summed from, and the item-clustered bootstrap resamples.
+
+    pairs: one row per pair judgment (`pair_flags`); flips: per (judge, item, order, condition pair);
+    position: per (judge, item, condition); increase: per (judge, item, en->c); judge_flips and
+    judge_position: the same units compared between two judges (judge `J1 vs J2`).
+    """
+
+    pairs: pd.DataFrame
+    flips: pd.DataFrame
+    position: pd.DataFrame
+    increase: pd.DataFrame
+    judge_flips: pd.DataFrame
+    judge_position: pd.DataFrame

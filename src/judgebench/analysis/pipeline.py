@@ -1,0 +1,133 @@
+"""`analyze`: every metric of PROTOCOL §4 per judge x condition x subset x filtered, from judgments.
+
+Why a table-at-a-time design: a full run is 13,408 judgments and several thousand metric records; each
+family of metrics is a handful of boolean columns summed by one pandas groupby, intervals are computed
+for all records at once (statsmodels accepts arrays), and the item-clustered bootstrap is one matrix
+product per item set (`bootstrap.py`). Denominators follow PROTOCOL §4 exactly:
+
+- missing calls (no verdict) are left out of every metric and counted (`missing_rate`, `JudgeSummary`);
+- accuracy is over answered judgments with a label, an invalid answer counting as wrong;
+- flip rates, gold flips, McNemar and position inconsistency only use pairs whose two verdicts are valid;
+- `position_a_rate` and `tie_rate` are over valid judgments, `invalid_rate` over answered ones;
+- tie-probe shares are over valid probes.
+
+A pure function of its inputs: reading a run folder is the api layer's job (`api.analyze_run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from judgebench.analysis.accuracy import pair_records
+from judgebench.analysis.adjust import adjust_and_power
+from judgebench.analysis.assemble import mean_over_judges, order_table, to_records
+from judgebench.analysis.cells import CELL
+from judgebench.analysis.clustered import with_bootstrap
+from judgebench.analysis.comparisons import judge_comparison_records, judge_pair_rows
+from judgebench.analysis.flips import flip_records, flip_rows
+from judgebench.analysis.frame import (
+    Layout,
+    UnitTables,
+    condition_pairs,
+    judgment_frame,
+    ordered_conditions,
+    pair_flags,
+)
+from judgebench.analysis.model import Analysis, JudgeSummary, ReportSettings
+from judgebench.analysis.position import position_increase_rows, position_records, position_rows
+from judgebench.analysis.readiness import assess_readiness
+from judgebench.analysis.subsets import unique
+from judgebench.analysis.tie_probes import tie_probe_records
+from judgebench.records import Judgment
+
+
+def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
+    p = pair_flags(df)
+    pairs = condition_pairs([c for c in conditions if c in set(p["condition"])])
+    flips = flip_rows(p, pairs) if not p.empty else pd.DataFrame()
+    pos = position_rows(p) if not p.empty else pd.DataFrame()
+    return UnitTables(
+        pairs=p,
+        flips=flips,
+        position=pos,
+        increase=position_increase_rows(pos, conditions),
+        judge_flips=judge_pair_rows(flips, ["item_id", "order", "condition"], "both", "flip", judges),
+        judge_position=judge_pair_rows(pos, ["item_id", "condition"], "pboth", "incon", judges),
+    )
+
+
+def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidence: float) -> pd.DataFrame:
+    """Every family's records (before bootstrap, adjustment and the mean over judges) as one table."""
+    parts = [
+        pair_records(layout, units.pairs, confidence) if not units.pairs.empty else pd.DataFrame(),
+        flip_records(layout, units.flips, confidence),
+        position_records(layout, units.position, units.increase, confidence),
+        tie_probe_records(layout, df, confidence),
+        judge_comparison_records(layout, units.judge_flips, units.judge_position, confidence),
+    ]
+    parts = [x for x in parts if not x.empty]
+    if not parts:
+        return pd.DataFrame(columns=[*CELL, "metric", "value", "n"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def judge_summaries(df: pd.DataFrame) -> list[JudgeSummary]:
+    """Call accounting per judge, in first-seen order."""
+    out = []
+    for judge, g in df.groupby("judge", sort=False):
+        answered = g["verdict"].notna()
+        costs = g["cost_usd"].dropna()
+        out.append(
+            JudgeSummary(
+                judge=str(judge),
+                judgments=len(g),
+                answered=int(answered.sum()),
+                missing=int((~answered).sum()),
+                invalid=int(g["verdict"].eq("invalid").sum()),
+                input_tokens=int(g["input_tokens"].sum()),
+                output_tokens=int(g["output_tokens"].sum()),
+                cost_usd=float(costs.sum()) if len(costs) else None,
+            )
+        )
+    return out
+
+
+def analyze(
+    judgments: Iterable[Judgment],
+    *,
+    flagged_items: Iterable[str] = (),
+    settings: ReportSettings | None = None,
+    condition_order: Sequence[str] | None = None,
+) -> Analysis:
+    """All metric records, readiness verdicts and call accounting of a set of judgments.
+
+    `flagged_items` are left out of the filtered tables; `condition_order` (the run's target
+    conditions, e.g. zh, ls) names pairs zh->ls; without it, configs/conditions.toml's order."""
+    settings = settings or ReportSettings()
+    # one order for every run: sums (and so the last bits of floats) must not depend on the line
+    # order in which a faulty or resumed run happened to write its judgments
+    df = judgment_frame(sorted(judgments, key=lambda j: j.call_key()))
+    flagged = set(flagged_items)
+    layout = Layout(df, flagged)
+    conditions = ordered_conditions(df, condition_order)
+    judges = unique(df["judge"].tolist())
+
+    units = _unit_tables(df, conditions, judges)
+    table = _record_table(layout, df, units, settings.confidence)
+    table = with_bootstrap(table, layout, units, settings)
+    table = adjust_and_power(table, settings)
+    mean = mean_over_judges(table)
+    if not mean.empty:
+        table = pd.concat([table, mean], ignore_index=True)
+    records = to_records(order_table(table, layout, conditions, judges))
+    return Analysis(
+        records=records,
+        readiness=assess_readiness(records, settings),
+        judges=judge_summaries(df),
+        flagged_items=sorted(flagged),
+        conditions=conditions,
+        subsets=list(layout.groups),
+        settings=settings,
+    )
