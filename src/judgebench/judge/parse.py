@@ -35,7 +35,11 @@ _JSON_OBJ = re.compile(r"\{[^{}]*\}", re.DOTALL)
 # A or B standing alone ("The winner is a close call" names no winner: "a" is an article). A reply
 # that names both letters without one clear winner, or negates its verdict, is `invalid`, never a
 # guess: a wrong verdict silently corrupts every metric, an invalid one is counted and reported.
-_NAMED = r"(?:(?i:response|output|answer|assistant|model|candidate)\s*\(?(?i:{x})\)?|\[\[\s*(?i:{x})\s*\]\]|(?-i:{X})(?![\w(]))"
+_NAMED = (
+    r"(?:(?i:response|output|answer|assistant|model|candidate)\s*\(?(?i:{x})\)?"  # Response A, Output (a)
+    r"|\[\[\s*(?i:{x})\s*\]\]"  # [[A]]
+    r"|(?-i:{X})(?![\w(]))"  # a bare upper-case letter standing alone
+)
 _VERBS = r"(?:pick|choose|select|prefer|go with|vote for|would pick|would choose)"
 
 
