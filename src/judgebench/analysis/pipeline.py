@@ -36,11 +36,17 @@ from judgebench.analysis.frame import (
     pair_flags,
 )
 from judgebench.analysis.model import Analysis, JudgeSummary, ReportSettings
-from judgebench.analysis.position import position_increase_rows, position_records, position_rows
+from judgebench.analysis.position import (
+    direction_records,
+    direction_rows,
+    position_increase_rows,
+    position_records,
+    position_rows,
+)
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
-from judgebench.records import Judgment
+from judgebench.records import Judgment, Metric
 
 
 def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
@@ -58,6 +64,20 @@ def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[s
     )
 
 
+def _with_direction(
+    table: pd.DataFrame, layout: Layout, units: UnitTables, confidence: float
+) -> pd.DataFrame:
+    """The positional McNemar records, and the clustered interval of position_a_rate on its records."""
+    if units.pairs.empty:
+        return table
+    mcnemar, clustered = direction_records(layout, direction_rows(units.pairs), confidence)
+    rate = table["metric"] == Metric.POSITION_A_RATE
+    merged = table[rate].merge(clustered, on=CELL, how="left")
+    merged.index = table.index[rate]
+    table = pd.concat([table[~rate], merged, mcnemar]).sort_index(kind="stable")
+    return table.reset_index(drop=True)
+
+
 def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidence: float) -> pd.DataFrame:
     """Every family's records (before bootstrap, adjustment and the mean over judges) as one table."""
     parts = [
@@ -70,7 +90,7 @@ def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidenc
     parts = [x for x in parts if not x.empty]
     if not parts:
         return pd.DataFrame(columns=[*CELL, "metric", "value", "n"])
-    return pd.concat(parts, ignore_index=True)
+    return _with_direction(pd.concat(parts, ignore_index=True), layout, units, confidence)
 
 
 def judge_summaries(df: pd.DataFrame) -> list[JudgeSummary]:
