@@ -21,10 +21,12 @@ from judgebench.errors import ConfigError, InputError, JudgebenchError, RunDirEr
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.run import Execution, JudgeOutcome, execute_plan, existing_judgments, pending_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
-from judgebench.models.base import ModelRequest, ProviderSettings, provider_class
+from judgebench.models.base import ModelRequest
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge, resolve_judge_full
+from judgebench.models.config import build_client, resolve_judge, resolve_judge_full
 from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
+from judgebench.models.registry import traits_of
+from judgebench.models.settings import SettingsOverrides
 from judgebench.progress import ProgressReporter
 from judgebench.records import Item, Variant
 from judgebench.rundir import JUDGMENTS, VARIANTS, RunDir
@@ -56,16 +58,8 @@ class CallOptions:
     backoff_max: float | None = None
 
     def client(self, name_or_spec: str, prices: PriceTable | None = None) -> ModelClient:
-        spec, settings, name, _ = resolve_judge_full(name_or_spec)
-        updates: dict[str, Any] = {}
-        if self.base_url:
-            updates["base_url"] = self.base_url
-        for key in ("timeout", "max_retries", "concurrency", "rpm", "tpm", "backoff_initial", "backoff_max"):
-            value = getattr(self, key)
-            if value is not None:
-                updates[key] = value
-        merged = ProviderSettings.model_validate({**settings.model_dump(), **updates})
-        return ModelClient(spec, merged, use_cache=self.use_cache, prices=prices, name=name)
+        overrides = SettingsOverrides.model_validate(self, from_attributes=True)
+        return build_client(name_or_spec, overrides, use_cache=self.use_cache, prices=prices)
 
 
 class Estimate(BaseModel):
@@ -192,7 +186,7 @@ def translate(
         kept = [v for v in variants if v.item_id in wanted and v.condition in names]
         skipped = len(variants) - len(kept)
         variants = kept
-    if variants_file is None and not provider_class(resolve_judge_full(translator).spec.provider).translates:
+    if variants_file is None and not traits_of(resolve_judge_full(translator).spec).translates:
         raise ConfigError(
             f"{translator}: this provider only judges, it cannot translate; pass --translator MODEL "
             "(e.g. local) or --variants FILE"
@@ -332,7 +326,7 @@ def estimate_translation(
 def _estimate(
     stage: str, model: str, calls: int, tin: int, tout: int, method: str, prices: PriceTable, done: int
 ) -> Estimate:
-    from judgebench.models.base import ModelSpec
+    from judgebench.models.registry import ModelSpec
     from judgebench.records import Usage
 
     spec = ModelSpec.parse(model)
@@ -554,7 +548,7 @@ def estimate_judging(
                 output_a=call.output_a,
                 output_b=call.output_b,
                 language=call.language,
-                completion=spec.provider == "local",
+                completion=traits_of(spec).completion_only,
             )
             text = request.prompt or "\n".join(m.content for m in request.messages or [])
             n, method = estimate_tokens_with_method(text, spec)

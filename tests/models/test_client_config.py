@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from judgebench.errors import ConfigError
-from judgebench.models.base import ModelSpec, ProviderSettings
+from judgebench.models.base import ProviderSettings
 from judgebench.models.config import load_judges, resolve_judge, resolve_judge_full
 from judgebench.models.pricing import (
     PriceTable,
@@ -17,6 +17,7 @@ from judgebench.models.pricing import (
     estimate_tokens_with_method,
     heuristic_tokens,
 )
+from judgebench.models.registry import ModelSpec
 from judgebench.progress import ProgressReporter
 from judgebench.records import Usage
 

@@ -61,7 +61,7 @@ class AnthropicBatch(BatchBackend):
 
     def _error(self, exc: Exception, doing: str) -> Exception:
         err = self.provider._classify(exc)
-        if isinstance(err, PermanentError) and getattr(err, "status", None) in ("401", "403"):
+        if isinstance(err, PermanentError) and err.status in ("401", "403"):
             return ProviderConfigError(str(err))
         if isinstance(err, ProviderError):
             return BatchError(f"{err} (while {doing})")

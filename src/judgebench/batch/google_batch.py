@@ -72,7 +72,7 @@ class GoogleBatch(BatchBackend):
 
     def _error(self, exc: Exception, doing: str) -> Exception:
         err = self.provider._classify(exc)
-        if isinstance(err, PermanentError) and getattr(err, "status", None) in ("400", "401", "403"):
+        if isinstance(err, PermanentError) and err.status in ("400", "401", "403"):
             return ProviderConfigError(f"{err} (while {doing})")
         if isinstance(err, ProviderError):
             return BatchError(f"{err} (while {doing})")
