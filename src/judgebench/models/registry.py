@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from judgebench.errors import ConfigError, ProviderConfigError
-
-if TYPE_CHECKING:
-    from judgebench.models.base import Provider, ProviderTraits
-    from judgebench.models.settings import ProviderSettings
+from judgebench.models.base import Provider, ProviderTraits
+from judgebench.models.settings import ProviderSettings
 
 __all__ = [
     "ModelSpec",
