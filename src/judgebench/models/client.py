@@ -296,7 +296,12 @@ class ModelClient:
             if limiter.active or limiter.pause_until:
                 await limiter.acquire(self._tokens_for(limiter, request))
             try:
-                response = await self._generate(provider, request)
+                if self._guard_deadline:
+                    # The SDKs enforce settings.timeout; this guard catches an adapter that does not.
+                    async with asyncio.timeout(self.settings.timeout + 5.0):
+                        response = await provider.generate(request)
+                else:
+                    response = await provider.generate(request)
             except TimeoutError:
                 self.stats.record_status("timeout")
                 raise TransientError(
@@ -309,13 +314,6 @@ class ModelClient:
                 raise
         self.stats.record_status("ok")
         return response
-
-    async def _generate(self, provider: Provider, request: ModelRequest) -> ModelResponse:
-        if not self._guard_deadline:
-            return await provider.generate(request)
-        # The SDKs enforce settings.timeout; this guard catches an adapter that does not.
-        async with asyncio.timeout(self.settings.timeout + 5.0):
-            return await provider.generate(request)
 
     @staticmethod
     def _tokens_for(limiter: RateLimiter, request: ModelRequest) -> int:
