@@ -19,10 +19,11 @@ from judgebench.models.base import (
     Capabilities,
     ModelRequest,
     ModelResponse,
-    PermanentError,
     Provider,
     ProviderSettings,
+    ProviderTraits,
 )
+from judgebench.models.failures import PermanentError
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
 
@@ -107,8 +108,9 @@ class SimProvider(Provider):
     """`sim:SCENARIO` or `sim:SCENARIO/SEED`: scenarios live in configs/sim.toml."""
 
     name = "sim"
+    # in process; it only judges: its answers are drawn from planted verdict rates, not written
+    traits = ProviderTraits(in_process=True, translates=False)
     key_env = ()
-    translates = False  # its answers are drawn from planted verdict rates, not written
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)
