@@ -1,0 +1,137 @@
+"""M-RewardBench through the pipeline: its languages become conditions whose variants come from the
+dataset (no translator call, the audit still runs), tie-probes for every target, and a full run with
+simulated judges over three languages gives per-language flip rates and readiness verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgebench.api import JudgeRequest, judge, run_pipeline, translate
+from judgebench.api.report import analyze_run
+from judgebench.errors import ConfigError
+from judgebench.records import Metric
+from judgebench.rundir import AUDIT, VARIANTS, RunDir
+from tests.data.rewardbench_fixture import (
+    FIXTURE_IDS,
+    FIXTURE_NOT_IN_JA,
+    english_rows,
+    language_file,
+    language_rows,
+    write_parquet,
+    write_snapshot,
+)
+
+N = len(FIXTURE_IDS) - 1  # items of the fixture's M-RewardBench (one RewardBench record is in no language)
+PER_LANGUAGE = {"zh": N, "ja": N - 1, "de": N}
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    return write_snapshot(tmp_path / "hub")
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_translate_imports_the_dataset_variants_without_a_translator(snapshot: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    result = translate(run, dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de")
+    assert result.outcome is None  # no translator was called
+    assert result.imported == sum(PER_LANGUAGE.values())
+    variants = lines(run / VARIANTS)
+    assert {v["source"] for v in variants} == {"dataset:m-rewardbench"}
+    assert (run / AUDIT).exists()
+    assert result.flags == 0
+    manifest = RunDir(run).manifest()
+    assert manifest.stages.translate is not None
+    assert manifest.stages.translate.translator == "dataset:m-rewardbench"
+    assert manifest.dataset is not None and manifest.dataset.spec == "m-rewardbench"
+    assert len(manifest.dataset.files) == 4
+    again = translate(run, conditions="zh,ja,de")  # the manifest's dataset; nothing new to import
+    assert again.imported == 0
+    assert len(lines(run / VARIANTS)) == len(variants)
+
+
+def test_the_audit_still_runs_and_flags_dataset_variants(snapshot: Path, tmp_path: Path) -> None:
+    rows = language_rows("zh", english_rows())
+    rows[0] = {**rows[0], "chosen": None}
+    write_parquet(language_file(snapshot, "zh"), rows)
+    result = translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh")
+    flags = lines(tmp_path / "run" / AUDIT)
+    assert result.flags >= 1
+    assert {f["item_id"] for f in flags} == {f"rewardbench/{rows[0]['id']}"}
+    assert any(f["rule"] == "empty" for f in flags)
+
+
+def test_a_language_the_copy_lacks_is_a_clear_error(snapshot: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="kor_Hang") as info:
+        translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ko")
+    assert "holds de, ja, zh" in str(info.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_condition_the_dataset_lacks_still_needs_a_translator(snapshot: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot translate"):
+        translate(
+            tmp_path / "run",
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            conditions="zh,ls",
+            translator="sim:unbiased",
+        )
+
+
+def test_judge_dry_run_plans_pairs_and_tie_probes_per_language(snapshot: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    translate(run, dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de")
+    estimates = judge(run, JudgeRequest(models=["sim:unbiased"], dry_run=True)).estimates
+    pairs = 2 * (N + sum(PER_LANGUAGE.values()))
+    probes = 2 * sum(PER_LANGUAGE.values())
+    assert [e.calls for e in estimates] == [pairs + probes]
+
+
+def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    result = run_pipeline(
+        run,
+        dataset="m-rewardbench",
+        data_dir=str(snapshot),
+        models=["sim:biased", "sim:unbiased"],
+        conditions="zh,ja,de",
+    )
+    assert result.report_html is not None and result.report_html.exists()
+    analysis = analyze_run(run)
+    assert analysis.conditions == ["en", "zh", "de", "ja"]  # zh first, then the others sorted
+    flips = {
+        (r.judge, r.condition): r
+        for r in analysis.records
+        if r.metric == Metric.FLIP_RATE and r.subset == "all" and not r.filtered
+    }
+    for judge_name in ("sim:biased", "sim:unbiased"):
+        for target, count in PER_LANGUAGE.items():
+            record = flips[(judge_name, f"en->{target}")]
+            assert record.value is not None
+            assert record.n is not None and record.n <= 2 * count
+    # the planted zh flips of the biased judge show; the invariant judge flips nowhere
+    assert flips[("sim:biased", "en->zh")].value > 0.1
+    assert all(flips[("sim:unbiased", f"en->{t}")].value == 0.0 for t in PER_LANGUAGE)
+    probes = {
+        r.condition
+        for r in analysis.records
+        if r.metric == Metric.TIE_PROBE_TIE and r.subset == "all" and not r.filtered
+    }
+    assert probes >= set(PER_LANGUAGE)
+    verdicts = {(v.judge, v.condition): v.status for v in analysis.readiness}
+    assert set(verdicts) == {(j, t) for j in ("sim:biased", "sim:unbiased") for t in PER_LANGUAGE}
+    assert verdicts[("sim:biased", "zh")] == "fail"
+    judgments = lines(run / "judgments.jsonl")
+    ja_items = {j["item_id"] for j in judgments if j["condition"] == "ja"}
+    assert f"rewardbench/{FIXTURE_NOT_IN_JA}" not in ja_items and len(ja_items) == N - 1
+    report_md = (run / "report.md").read_text(encoding="utf-8")
+    assert "Chat Hard" in report_md and "en->ja" in report_md
