@@ -294,8 +294,33 @@ def dataset(ds: Dataset) -> None:
         table.add_section()
         row("all", total, style="bold")
     console.print(table)
+    if ds.variants:
+        _dataset_languages(ds)
     console.print(f"source:   {ds.source}", highlight=False, soft_wrap=True)
     console.print(f"checksum: sha256:{ds.checksum}", highlight=False, soft_wrap=True)
+
+
+def _dataset_languages(ds: Dataset) -> None:
+    """The language variants a dataset carries (M-RewardBench): one row per condition, sorted."""
+    table = Table(title=f"{ds.spec}: {len(ds.variants)} languages", title_justify="left")
+    for name, justify in (
+        ("condition", "left"),
+        ("config", "left"),
+        ("items", "right"),
+        ("missing", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for cond in sorted(ds.variants):
+        table.add_row(
+            cond, ds.language_configs.get(cond, ""), str(len(ds.variants[cond])), str(ds.missing.get(cond, 0))
+        )
+    console.print(table)
+    for reason, count in ds.excluded.items():
+        console.print(f"excluded: {count} ({reason})", highlight=False, soft_wrap=True)
+    if ds.absent_languages:
+        console.print(
+            f"not in this copy: {', '.join(sorted(ds.absent_languages))}", highlight=False, soft_wrap=True
+        )
 
 
 def dataset_list(listing: DatasetList) -> None:

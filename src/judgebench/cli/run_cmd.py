@@ -24,7 +24,12 @@ def run_command(
         str | None, typer.Option("--run", help="Run folder (default: a new one under ./runs/).")
     ] = None,
     dataset: Annotated[
-        str, typer.Option("--dataset", help="sample (bundled), llmbar, llmbar:SET or a file.")
+        str,
+        typer.Option(
+            "--dataset",
+            help="sample (bundled), llmbar, llmbar:SET, rewardbench, m-rewardbench (its languages need "
+            "no translator) or a file.",
+        ),
     ] = "sample",
     data_dir: opt.DataDirOpt = None,
     model: Annotated[
