@@ -67,6 +67,8 @@ class TranslateResult(BaseModel):
     estimate: Estimate | None = None
     # imported lines left out because their item or condition was not selected
     skipped_variants: int = 0
+    # where imported variants came from: the variants file, or `dataset:SPEC` (M-RewardBench)
+    imported_from: str | None = None
 
 
 def _import_lines(
@@ -258,6 +260,8 @@ def translate(
         translator = f"import:{Path(str(req.variants_file)).name}"
     else:
         translator = f"dataset:{ds.spec}"
+    if provided:
+        result.imported_from = translator
     if client is not None:
         translator = client.name if not provided else f"{client.name} + dataset:{ds.spec}"
         result.outcome = asyncio.run(

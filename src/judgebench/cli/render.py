@@ -77,8 +77,8 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
                 note(f"  {failure.item_id}: {failure.reason}")
             if len(o.failed) > 20:
                 note(f"  ... and {len(o.failed) - 20} more")
-    else:
-        console.print(f"imported {result.imported} variant(s) from {variants}")
+    if result.outcome is None or result.imported_from:
+        console.print(f"imported {result.imported} variant(s) from {result.imported_from or variants}")
     table = Table(title=f"audit: {result.flags} flag(s)")
     table.add_column("rule")
     table.add_column("condition")
