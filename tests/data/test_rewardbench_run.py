@@ -5,12 +5,14 @@ simulated judges over three languages gives per-language flip rates and readines
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
 
 from judgebench.api import JudgeRequest, judge, run_pipeline, translate
 from judgebench.api.report import analyze_run
+from judgebench.data.rewardbench import language_configs
 from judgebench.errors import ConfigError
 from judgebench.records import Metric
 from judgebench.rundir import AUDIT, VARIANTS, RunDir
@@ -135,3 +137,33 @@ def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
     assert f"rewardbench/{FIXTURE_NOT_IN_JA}" not in ja_items and len(ja_items) == N - 1
     report_md = (run / "report.md").read_text(encoding="utf-8")
     assert "Chat Hard" in report_md and "en->ja" in report_md
+
+
+@pytest.mark.slow
+def test_twenty_three_languages_stay_legible(tmp_path: Path) -> None:
+    """All of M-RewardBench's languages: one row per language (zh first, then sorted by code), en->c
+    pairs only (no 253 target pairs), and plots drawn one group / row per language."""
+    configs = language_configs()
+    snapshot = write_snapshot(tmp_path / "hub", languages=sorted(configs))
+    run = tmp_path / "run"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_pipeline(
+            run,
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            models=["sim:biased", "sim:unbiased"],
+            conditions=",".join(configs),
+        )
+    assert not [w for w in caught if "constrained_layout" in str(w.message)]
+    analysis = analyze_run(run)
+    targets = [c for c in analysis.conditions if c != "en"]
+    assert len(targets) == 23
+    assert targets == ["zh", *sorted(t for t in targets if t != "zh")]
+    pairs = {r.condition for r in analysis.records if r.metric == Metric.FLIP_RATE}
+    assert pairs == {f"en->{t}" for t in targets}
+    assert len({v.condition for v in analysis.readiness}) == 23
+    report_md = (run / "report.md").read_text(encoding="utf-8")
+    rows = [line for line in report_md.splitlines() if line.startswith("| sim:biased | en->")]
+    assert [line.split(" | ")[1] for line in rows[:23]] == [f"en->{t}" for t in targets]
+    assert {p.name for p in (run / "plots").iterdir()} >= {"accuracy.png", "flips.png", "subset_heatmap.png"}
