@@ -96,6 +96,25 @@ def test_judge_dry_run_plans_pairs_and_tie_probes_per_language(snapshot: Path, t
     assert [e.calls for e in estimates] == [pairs + probes]
 
 
+def test_run_dry_run_plans_the_whole_study_exactly_before_anything_exists(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    result = run_pipeline(
+        run,
+        dataset="m-rewardbench",
+        data_dir=str(snapshot),
+        models=["openai:gpt-4.1-mini"],
+        conditions="zh,ja,de",
+        dry_run=True,
+    )
+    pairs = 2 * (N + sum(PER_LANGUAGE.values()))
+    probes = 2 * sum(PER_LANGUAGE.values())
+    assert [(e.stage, e.calls) for e in result.estimates] == [("judge", pairs + probes)]
+    assert result.estimates[0].cost_live_usd is not None and result.estimates[0].cost_live_usd > 0
+    assert not run.exists()
+
+
 def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
     snapshot: Path, tmp_path: Path
 ) -> None:

@@ -20,6 +20,8 @@ from judgebench.api.report import report
 from judgebench.api.requests import build_request
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
+from judgebench.conditions import Condition, select_conditions
+from judgebench.data import load_dataset
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
@@ -84,12 +86,20 @@ def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> 
     en_only = base.model_copy(
         update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": "en", "tie_probes": False}
     )
-    per_item = 2 * (1 + len([c for c in req.conditions.split(",") if c.strip()])) + 2
     done = (
         {e.model: e.already_done for e in judge(path, en_only, options=options).estimates}
         if path.exists()
         else {}
     )
+    targets = select_conditions(req.conditions)
+    if _provided_by_dataset(req, targets):
+        # the dataset carries every variant (M-RewardBench): import them into a scratch run (no call)
+        # and plan exactly, items missing in a language and tie-probes included
+        with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
+            translate(Path(tmp) / "fresh", _translate_request(req, req.models[0]))
+            planned = judge(Path(tmp) / "fresh", base, options=options).estimates
+        return [e.scaled(max(0, e.calls - done.get(e.model, 0)), done.get(e.model, 0)) for e in planned]
+    per_item = 2 * (1 + len(targets)) + 2 * len([c for c in targets if c.tie_probe])
     with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
         whole_en = judge(Path(tmp) / "fresh", en_only, options=options).estimates
     out = []
@@ -107,6 +117,14 @@ def _estimates(path: Path, req: PipelineRequest, options: CallOptions, translato
         if est is not None:
             estimates.append(est)
     return estimates + _judge_estimates(path, req, options)
+
+
+def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> bool:
+    """Whether the dataset carries its own variants for every target (no translation to plan)."""
+    if _bundled(req) or req.machine_translate or not targets:
+        return False
+    ds = load_dataset(req.dataset, data_dir=req.data_dir)
+    return all(ds.provides(c.name) for c in targets)
 
 
 def _bundled(req: PipelineRequest) -> bool:
