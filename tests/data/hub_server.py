@@ -110,6 +110,11 @@ class HubServer:
             revision_of_repo = self.revisions[repo]
             tree = f"/api/datasets/{repo}/tree/"
             resolve = f"/datasets/{repo}/resolve/"
+            if path == f"/api/datasets/{repo}/revision/{revision_of_repo}":
+                body = json.dumps({"id": repo, "sha": revision_of_repo}).encode()
+                return 200, body, {"content-type": "application/json"}
+            if path.startswith(f"/api/datasets/{repo}/revision/"):
+                return (404, b'{"error": "Invalid rev id"}', {"x-error-code": "RevisionNotFound"})
             if path.startswith(tree):
                 if path[len(tree) :].split("/", 1)[0] != revision_of_repo:
                     return (404, b'{"error": "Invalid rev id"}', {"x-error-code": "RevisionNotFound"})

@@ -55,6 +55,7 @@ def test_download_lists_the_pinned_revision_fetches_only_what_it_needs_and_cache
     assert f"hf://datasets/{RB.repo}@{RB.revision}" in ds.source
 
     paths = [(s.method, s.path) for s in hub.seen]
+    assert ("GET", f"/api/datasets/{RB.repo}/revision/{RB.revision}") in paths
     assert ("GET", f"/api/datasets/{RB.repo}/tree/{RB.revision}") in paths
     assert ("GET", f"/api/datasets/{MRB.repo}/tree/{MRB.revision}") in paths
     fetched = sorted({p for m, p in paths if m == "GET" and "/resolve/" in p})
@@ -106,3 +107,10 @@ def test_an_unknown_revision_says_how_to_work_offline(
         load_dataset("rewardbench")
     message = str(info.value)
     assert "0" * 40 in message and "--data-dir" in message and hub.url in message
+
+
+def test_an_unreachable_hub_fails_at_once(monkeypatch: pytest.MonkeyPatch, closed_port_url: str) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", closed_port_url)
+    with pytest.raises(HubDownloadError, match="cannot reach the hub") as info:
+        load_dataset("m-rewardbench")
+    assert "--data-dir" in str(info.value)

@@ -239,7 +239,10 @@ def translate(
             "(e.g. local) or --variants FILE"
         )
     if req.dry_run:
-        result = result.model_copy(update={"imported": len(variants)})
+        source = f"import:{Path(str(req.variants_file)).name}" if req.variants_file else f"dataset:{ds.spec}"
+        result = result.model_copy(
+            update={"imported": len(variants), "imported_from": source if variants else None}
+        )
         if not to_translate:
             return result
         todo = _untranslated(run, items, to_translate)

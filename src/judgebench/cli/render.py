@@ -59,6 +59,12 @@ def _cost(usd: float, unpriced: int) -> str:
     return f"${usd:.4f} + {unpriced} unpriced call(s)"
 
 
+def import_dry_run(result: TranslateResult, variants: str | None) -> None:
+    """`translate --dry-run` with nothing to translate: what an import would add; nothing written."""
+    where = result.imported_from or variants or "nowhere"
+    console.print(f"dry run: {result.imported} variant(s) would be imported from {where}; nothing written")
+
+
 def translation(result: TranslateResult, run: str, variants: str | None) -> None:
     if result.outcome is not None:
         o = result.outcome

@@ -20,6 +20,9 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
+
+import httpx
 
 from judgebench.errors import JudgebenchError
 from judgebench.fileio import atomic_write_text
@@ -30,6 +33,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_ENDPOINT = "https://huggingface.co"
 ENDPOINT_ENV = "HF_ENDPOINT"
 COMPLETE = ".judgebench-snapshot.json"
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 60.0
 
 
 class HubDownloadError(JudgebenchError):
@@ -96,6 +101,24 @@ def _cached(root: Path, patterns: Sequence[str]) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in files.items()}
 
 
+def _probe(repo: str, revision: str, folder: str) -> None:
+    """One quick request for the revision, so that an unreachable hub fails at once (huggingface_hub
+    would retry for half a minute) and a revision the repository lacks says so."""
+    url = f"{endpoint()}/api/datasets/{repo}/revision/{quote(revision, safe='')}"
+    try:
+        response = httpx.get(url, timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S))
+    except httpx.HTTPError as exc:
+        raise HubDownloadError(
+            f"cannot reach the hub for {repo} at {endpoint()}: {type(exc).__name__}: {exc}. "
+            f"{_offline_hint(folder)}"
+        ) from None
+    if response.status_code != 200:
+        raise HubDownloadError(
+            f"{url} answered HTTP {response.status_code} ({response.headers.get('x-error-code', 'error')}): "
+            f"no revision {revision} of {repo} there. {_offline_hint(folder)}"
+        )
+
+
 def _listed(repo: str, revision: str, patterns: Sequence[str], folder: str) -> dict[str, str | None]:
     """Repository files at `revision` that match a pattern, with the SHA-256 the hub lists (LFS files)."""
     from huggingface_hub import HfApi  # imported on use: `data show sample` needs no hub client
@@ -128,6 +151,7 @@ def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder:
         return HubSnapshot(repo, revision, root, cached)
     from huggingface_hub import hf_hub_download
 
+    _probe(repo, revision, folder)
     listed = _listed(repo, revision, patterns, folder)
     if not listed:
         raise HubDownloadError(
