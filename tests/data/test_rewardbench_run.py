@@ -186,3 +186,19 @@ def test_twenty_three_languages_stay_legible(tmp_path: Path) -> None:
     rows = [line for line in report_md.splitlines() if line.startswith("| sim:biased | en->")]
     assert [line.split(" | ")[1] for line in rows[:23]] == [f"en->{t}" for t in targets]
     assert {p.name for p in (run / "plots").iterdir()} >= {"accuracy.png", "flips.png", "subset_heatmap.png"}
+
+
+def test_run_on_the_llmbar_part_only(snapshot: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    common = {
+        "dataset": "m-rewardbench",
+        "data_dir": str(snapshot),
+        "conditions": "zh,ja,de",
+        "subset": "llmbar",
+    }
+    dry = run_pipeline(run, models=["openai:gpt-4.1-mini"], dry_run=True, **common)
+    assert [e.calls for e in dry.estimates] == [2 * 10 + 4 * 3 * 10]  # the five LLMBar subsets, 2 items each
+    run_pipeline(run, models=["sim:unbiased"], **common)
+    judged = {j["item_id"] for j in lines(run / "judgments.jsonl")}
+    assert len(judged) == 10
+    assert all(v["item_id"] in judged for v in lines(run / VARIANTS))

@@ -43,6 +43,8 @@ class PipelineRequest(BaseModel):
     # machine-translate the sample instead of using its bundled variants
     machine_translate: bool = False
     conditions: str = "zh,ls"
+    # one subset and those below it (`llmbar`: RewardBench's LLMBar part), in every stage
+    subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
     tau: float = 0.5
     delta: float = 0.01
@@ -80,7 +82,7 @@ def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> 
     calls only). Before translation only `en` can be planned: the whole study is the en plan of a
     fresh run times (2 orders x conditions + 2 tie-probes) / 2 per item, less the en calls this run
     already holds (with no variants, nothing else can have been judged yet)."""
-    base = JudgeRequest(models=req.models, limit=req.limit, dry_run=True)
+    base = JudgeRequest(models=req.models, subset=req.subset, limit=req.limit, dry_run=True)
     if _has_variants(path):
         return judge(path, base, options=options).estimates
     en_only = base.model_copy(
@@ -137,6 +139,7 @@ def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool =
             dataset=req.dataset,
             variants_file=sample_variants_path(),
             conditions=req.conditions,
+            subset=req.subset,
             limit=req.limit,
         )
     return TranslateRequest(
@@ -144,6 +147,7 @@ def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool =
         data_dir=req.data_dir,
         translator=translator,
         conditions=req.conditions,
+        subset=req.subset,
         limit=req.limit,
         dry_run=dry_run,
         max_cost=req.max_cost,
@@ -185,6 +189,7 @@ def run_pipeline(
     spent = result.translate.outcome.cost_usd if result.translate.outcome else 0.0
     judging = JudgeRequest(
         models=req.models,
+        subset=req.subset,
         limit=req.limit,
         template_path=req.template_path,
         max_cost=None if req.max_cost is None else max(0.0, req.max_cost - spent),

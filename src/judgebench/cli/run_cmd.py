@@ -46,6 +46,7 @@ def run_command(
         ),
     ] = False,
     conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = "zh,ls",
+    subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before spending money.")] = False,
     dry_run: Annotated[
@@ -85,6 +86,7 @@ def run_command(
         translator=translator,
         machine_translate=translate,
         conditions=conditions,
+        subset=subset,
         limit=limit,
         tau=tau,
         delta=delta,
