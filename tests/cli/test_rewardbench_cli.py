@@ -84,3 +84,12 @@ def test_judge_dry_run_after_the_dataset_variants(snapshot: Path, tmp_path: Path
     dry = runner.invoke(app, ["judge", "--run", str(run), "--model", "sim:unbiased", "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "318" in dry.output  # 2 x (23 en + 23 zh + 22 ja + 23 de) pairs + 2 x 68 tie-probes
+
+
+def test_data_list_shows_the_snapshots(snapshot: Path) -> None:
+    result = runner.invoke(app, ["data", "list", "--data-dir", str(snapshot)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "local copy (3 of 23 languages)" in result.stdout
+    fresh = runner.invoke(app, ["data", "list"], env={"COLUMNS": "200"})
+    assert fresh.exit_code == 0, fresh.output
+    assert "m-rewardbench" in fresh.stdout and "downloads on use" in fresh.stdout

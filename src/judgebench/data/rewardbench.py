@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgebench.data.hub import fetch_snapshot, sha256_file
+from judgebench.data.hub import COMPLETE, fetch_snapshot, sha256_file, snapshot_root
 from judgebench.errors import ConfigError, InputError
 from judgebench.paths import configs_dir
 from judgebench.records import Item, Variant
@@ -425,3 +425,38 @@ def load_m_rewardbench(data_dir: str | Path | None = None) -> Loaded:
         excluded=excluded,
         categories=_category_counts(items),
     )
+
+
+# --- availability (`data list`) -------------------------------------------------------------------
+
+
+def holds_snapshots(data_dir: str | Path) -> bool:
+    """Whether a --data-dir holds a RewardBench or M-RewardBench snapshot folder."""
+    root = Path(data_dir).expanduser()
+    names = (hub_dataset(REWARDBENCH_SPEC).local_dir, hub_dataset(M_REWARDBENCH_SPEC).local_dir)
+    return any((root / name).is_dir() for name in names)
+
+
+def availability(data_dir: str | Path | None) -> dict[str, str]:
+    """{spec: where it is}: a local snapshot under `data_dir`, the download cache, or neither."""
+    rb, mrb = hub_dataset(REWARDBENCH_SPEC), hub_dataset(M_REWARDBENCH_SPEC)
+    if data_dir is None:
+        return {
+            spec: "download cache"
+            if (snapshot_root(c.local_dir, c.revision) / COMPLETE).is_file()
+            else "downloads on use"
+            for spec, c in ((REWARDBENCH_SPEC, rb), (M_REWARDBENCH_SPEC, mrb))
+        }
+    root = Path(data_dir).expanduser()
+    english = bool(_files(root / rb.local_dir, rb.files))
+    languages = [
+        c for c, name in mrb.languages.items() if _files(root / mrb.local_dir, mrb.files.format(config=name))
+    ]
+    return {
+        REWARDBENCH_SPEC: "local copy" if english else "missing",
+        M_REWARDBENCH_SPEC: (
+            f"local copy ({len(languages)} of {len(mrb.languages)} languages)"
+            if english and languages
+            else "missing"
+        ),
+    }
