@@ -164,3 +164,12 @@ def test_missing_snapshots_say_what_was_expected(tmp_path: Path) -> None:
 def test_a_field_mapping_is_refused(snapshot: Path) -> None:
     with pytest.raises(Exception, match="field mapping"):
         load_dataset("rewardbench", data_dir=snapshot, mapping={"instruction": "prompt"})
+
+
+def test_a_record_in_another_subset_than_rewardbench_says_is_a_misalignment(snapshot: Path) -> None:
+    rows = language_rows("de", english_rows())
+    rows[0] = {**rows[0], "source": "math-prm"}  # the fixture's first record is alpacaeval-easy
+    write_parquet(language_file(snapshot, "de"), rows)
+    with pytest.raises(InputError, match="do not line up") as info:
+        load_dataset("m-rewardbench", data_dir=snapshot)
+    assert "field 'source'" in str(info.value)

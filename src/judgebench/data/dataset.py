@@ -162,7 +162,11 @@ def load_dataset(
     subset: str | None = None,
 ) -> Dataset:
     """Load SPEC: `llmbar`, `llmbar:SET` (e.g. `CaseStudy/Constraint`, `Processed/LLMEval^2`),
-    `sample`, or a path to a .jsonl/.json/.csv/.tsv file.
+    `rewardbench`, `m-rewardbench` (with its per-language variants), `sample`, or a path to a
+    .jsonl/.json/.csv/.tsv file.
+
+    For `rewardbench` / `m-rewardbench`, `data_dir` holds local hub snapshots (`reward-bench/`,
+    `multilingual-reward-bench/`); without it they are fetched from the hub at pinned revisions.
 
     `data_dir` is a local LLMBar copy (the folder that holds Dataset/); without it LLMBar is downloaded
     into the cache. `mapping` is {field: column} for files whose columns have other names. `subset`
@@ -195,8 +199,8 @@ def load_dataset(
         path = Path(text).expanduser()
         if not path.exists():
             raise InputError(
-                f"no such file; SPEC is {LLMBAR_SPEC}, {LLMBAR_SPEC}:SET, {SAMPLE_SPEC}, or the path of a "
-                ".jsonl, .json, .csv or .tsv file",
+                f"no such file; SPEC is {LLMBAR_SPEC}, {LLMBAR_SPEC}:SET, {REWARDBENCH_SPEC}, "
+                f"{M_REWARDBENCH_SPEC}, {SAMPLE_SPEC}, or the path of a .jsonl, .json, .csv or .tsv file",
                 path=text,
             )
         items = load_file(path, mapping=mapping)

@@ -298,9 +298,26 @@ def load_rewardbench(data_dir: str | Path | None = None) -> Loaded:
 
 
 def _check_alignment(
-    row: Mapping[str, Any], english: _English, path: Path, number: int, config_name: str
+    row: Mapping[str, Any],
+    english: _English,
+    path: Path,
+    number: int,
+    config_name: str,
+    known_subsets: frozenset[str],
 ) -> None:
-    """The record must be the translation of RewardBench's record with the same id."""
+    """The record must be the translation of RewardBench's record with the same id: its models (and
+    its `source`, when that names a RewardBench subset) must be RewardBench's for that id."""
+    subset = str(english.item.metadata["rewardbench_subset"])
+    source = _optional(row, "source")
+    if source is not None and source.strip() in known_subsets and source.strip() != subset:
+        raise InputError(
+            f"{config_name} puts this id in {source.strip()!r}, RewardBench in {subset!r}: the ids of the "
+            "two datasets do not line up (a different RewardBench revision?)",
+            path=str(path),
+            line=number,
+            item=english.item.id,
+            field="source",
+        )
     for name, expected in (
         ("chosen_model", english.chosen_model),
         ("rejected_model", english.rejected_model),
@@ -326,6 +343,7 @@ def _language_variants(
 ) -> dict[int, Variant]:
     out: dict[int, Variant] = {}
     first_row: dict[int, tuple[Path, int]] = {}
+    known = frozenset(str(e.item.metadata["rewardbench_subset"]) for e in english.values())
     for path in paths:
         sums[str(path)] = sha256_file(path)
         for number, row in enumerate(_read_parquet(path, M_REWARDBENCH_COLUMNS, "M-RewardBench"), start=1):
@@ -349,7 +367,7 @@ def _language_variants(
                     item=item_id(rb_id),
                     field="id",
                 )
-            _check_alignment(row, source, path, number, config_name)
+            _check_alignment(row, source, path, number, config_name, known)
             chosen = _text(row, "chosen", path, number, rb_id)
             rejected = _text(row, "rejected", path, number, rb_id)
             first = source.item.label == 1
