@@ -202,3 +202,36 @@ def test_run_on_the_llmbar_part_only(snapshot: Path, tmp_path: Path) -> None:
     judged = {j["item_id"] for j in lines(run / "judgments.jsonl")}
     assert len(judged) == 10
     assert all(v["item_id"] in judged for v in lines(run / VARIANTS))
+
+
+def test_ls_is_still_translated_on_top_of_the_dataset(snapshot: Path, tmp_path: Path) -> None:
+    """zh comes from M-RewardBench, ls from a translator (a 127.0.0.1 OpenAI-compatible server)."""
+    from judgebench.api import CallOptions
+    from tests.servers.openai_server import OpenAIServer
+    from tests.translate.test_translate_stage import SPEC, ScriptedTranslator
+
+    run = tmp_path / "run"
+    with OpenAIServer(ScriptedTranslator()) as server:
+        options = CallOptions(base_url=server.base_url, timeout=5, max_retries=1, progress=False)
+        result = translate(
+            run,
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            conditions="zh,ls",
+            translator=SPEC,
+            options=options,
+        )
+        asked = [r.body["messages"][1]["content"] for r in server.requests]
+    assert result.imported == N
+    assert result.outcome is not None and result.outcome.translated == N
+    assert asked and all('- "ls":' in text and '- "zh":' not in text for text in asked)
+    by_source: dict[str, set[object]] = {}
+    for v in lines(run / VARIANTS):
+        by_source.setdefault(str(v["source"]), set()).add(v["condition"])
+    assert by_source["dataset:m-rewardbench"] == {"zh"}
+    assert all(conds == {"ls"} for source, conds in by_source.items() if source != "dataset:m-rewardbench")
+    manifest = RunDir(run).manifest()
+    assert manifest.stages.translate is not None
+    assert manifest.stages.translate.translator.endswith("+ dataset:m-rewardbench")
+    estimates = judge(run, JudgeRequest(models=["sim:unbiased"], dry_run=True)).estimates
+    assert [e.calls for e in estimates] == [2 * 3 * N + 2 * N]  # en, zh, ls pairs; zh tie-probes only
