@@ -233,7 +233,9 @@ def translate(
         variants, result.skipped_variants = _import_lines(req, ds, items, chosen)
     elif provided:
         variants = _dataset_lines(run, ds, items, provided)
-    if to_translate and not provider_class(resolve_judge_full(req.translator).spec.provider).translates:
+    # a translator as before unless the dataset carries every chosen condition (or a file is imported)
+    use_translator = req.variants_file is None and (bool(to_translate) or not provided)
+    if use_translator and not provider_class(resolve_judge_full(req.translator).spec.provider).translates:
         raise ConfigError(
             f"{req.translator}: this provider only judges, it cannot translate; pass --translator MODEL "
             "(e.g. local) or --variants FILE"
@@ -243,14 +245,14 @@ def translate(
         result = result.model_copy(
             update={"imported": len(variants), "imported_from": source if variants else None}
         )
-        if not to_translate:
+        if not use_translator:
             return result
         todo = _untranslated(run, items, to_translate)
         estimate = estimate_translation(
             todo, to_translate, req.translator, len(items) - len(todo), req.settings
         )
         return result.model_copy(update={"estimate": estimate})
-    client = options.client(req.translator, PriceTable.load()) if to_translate else None
+    client = options.client(req.translator, PriceTable.load()) if use_translator else None
     if client is not None:
         if mode.batch:
             refuse_batch([client])
