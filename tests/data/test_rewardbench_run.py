@@ -185,6 +185,8 @@ def test_twenty_three_languages_stay_legible(tmp_path: Path) -> None:
     report_md = (run / "report.md").read_text(encoding="utf-8")
     rows = [line for line in report_md.splitlines() if line.startswith("| sim:biased | en->")]
     assert [line.split(" | ")[1] for line in rows[:23]] == [f"en->{t}" for t in targets]
+    # the sensitivity tables get a row per language, not three columns per language
+    assert "| Judge | Condition | all % | filtered % | Δ pts (n) |" in report_md
     assert {p.name for p in (run / "plots").iterdir()} >= {"accuracy.png", "flips.png", "subset_heatmap.png"}
 
 
