@@ -114,3 +114,18 @@ def test_an_unreachable_hub_fails_at_once(monkeypatch: pytest.MonkeyPatch, close
     with pytest.raises(HubDownloadError, match="cannot reach the hub") as info:
         load_dataset("m-rewardbench")
     assert "--data-dir" in str(info.value)
+
+
+def test_hf_hub_offline_uses_the_cache_and_never_the_network(
+    hub: HubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(HubDownloadError, match="HF_HUB_OFFLINE"):
+        load_dataset("rewardbench")
+    assert not hub.seen
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    first = load_dataset("rewardbench")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    seen = len(hub.seen)
+    assert load_dataset("rewardbench").checksum == first.checksum
+    assert len(hub.seen) == seen

@@ -151,6 +151,10 @@ def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder:
         return HubSnapshot(repo, revision, root, cached)
     from huggingface_hub import hf_hub_download
 
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise HubDownloadError(
+            f"{repo} is not in the cache ({root}) and HF_HUB_OFFLINE is set: {_offline_hint(folder)}"
+        )
     _probe(repo, revision, folder)
     listed = _listed(repo, revision, patterns, folder)
     if not listed:
