@@ -61,6 +61,12 @@ def _cost(usd: float, unpriced: int) -> str:
     return f"${usd:.4f} + {unpriced} unpriced call(s)"
 
 
+def import_dry_run(result: TranslateResult, variants: str | None) -> None:
+    """`translate --dry-run` with nothing to translate: what an import would add; nothing written."""
+    where = result.imported_from or variants or "nowhere"
+    console.print(f"dry run: {result.imported} variant(s) would be imported from {where}; nothing written")
+
+
 def translation(result: TranslateResult, run: str, variants: str | None) -> None:
     if result.outcome is not None:
         o = result.outcome
@@ -79,8 +85,8 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
                 note(f"  {failure.item_id}: {failure.reason}")
             if len(o.failed) > 20:
                 note(f"  ... and {len(o.failed) - 20} more")
-    else:
-        console.print(f"imported {result.imported} variant(s) from {variants}")
+    if result.outcome is None or result.imported_from:
+        console.print(f"imported {result.imported} variant(s) from {result.imported_from or variants}")
     table = Table(title=f"audit: {result.flags} flag(s)")
     table.add_column("rule")
     table.add_column("condition")
@@ -299,8 +305,33 @@ def dataset(ds: Dataset) -> None:
         table.add_section()
         row("all", total, style="bold")
     console.print(table)
+    if ds.variants:
+        _dataset_languages(ds)
     console.print(f"source:   {ds.source}", highlight=False, soft_wrap=True)
     console.print(f"checksum: sha256:{ds.checksum}", highlight=False, soft_wrap=True)
+
+
+def _dataset_languages(ds: Dataset) -> None:
+    """The language variants a dataset carries (M-RewardBench): one row per condition, sorted."""
+    table = Table(title=f"{ds.spec}: {len(ds.variants)} languages", title_justify="left")
+    for name, justify in (
+        ("condition", "left"),
+        ("config", "left"),
+        ("items", "right"),
+        ("missing", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for cond in sorted(ds.variants):
+        table.add_row(
+            cond, ds.language_configs.get(cond, ""), str(len(ds.variants[cond])), str(ds.missing.get(cond, 0))
+        )
+    console.print(table)
+    for reason, count in ds.excluded.items():
+        console.print(f"excluded: {count} ({reason})", highlight=False, soft_wrap=True)
+    if ds.absent_languages:
+        console.print(
+            f"not in this copy: {', '.join(sorted(ds.absent_languages))}", highlight=False, soft_wrap=True
+        )
 
 
 def dataset_list(listing: DatasetList) -> None:

@@ -257,42 +257,64 @@ def _sensitivity(index: MetricIndex, conditions: list[str], analysis: Analysis) 
             if metric in PAIR_METRICS
             else index.conditions(metric, conditions)
         )
-        rows: list[list[Cell]] = []
-        for judge in index.rows_judges():
-            cells = [judge_cell(judge)]
-            found = False
-            for cond in cols:
-                full = index.get(judge, metric, cond)
-                filt = index.get(judge, metric, cond, filtered=True)
-                found = found or full is not None or filt is not None
-                delta = DASH
-                if (
-                    full is not None
-                    and filt is not None
-                    and full.value is not None
-                    and filt.value is not None
-                ):
-                    delta = points(filt.value - full.value)
-                    if judge != MEAN_JUDGE:
-                        delta += f" ({full.n:,}→{filt.n:,})"
-                # the unfiltered interval is in the main tables; repeating it here would not fit
-                cells += [value_cell(full, with_ci=False), value_cell(filt), Cell(delta)]
-            if found:
-                rows.append(cells)
-        if rows:
-            columns = ["Judge"]
-            for cond in cols:
-                columns += [f"{cond}: all %", f"{cond}: filtered %", f"{cond}: Δ pts (n)"]
-            section.tables.append(
-                Table(
-                    columns,
-                    rows,
-                    title=label[:1].upper() + label[1:],
-                    left=1,
-                    collapsed=metric not in SENSITIVITY_HEADLINE,
-                )
-            )
+        table = (_sensitivity_long if len(cols) > SENSITIVITY_WIDE_MAX else _sensitivity_wide)(
+            index, metric, cols
+        )
+        if table is not None:
+            table.title = label[:1].upper() + label[1:]
+            table.collapsed = metric not in SENSITIVITY_HEADLINE
+            section.tables.append(table)
     return section
+
+
+# up to this many conditions (en, zh, ls) one row per judge; more (a many-language study): a row per
+# judge and condition, so that the table does not grow three columns per language
+SENSITIVITY_WIDE_MAX = 4
+
+
+def _sensitivity_cells(index: MetricIndex, judge: str, metric: str, cond: str) -> tuple[list[Cell], bool]:
+    """All, filtered and their difference for one judge and condition; whether anything was measured."""
+    full = index.get(judge, metric, cond)
+    filt = index.get(judge, metric, cond, filtered=True)
+    delta = DASH
+    if full is not None and filt is not None and full.value is not None and filt.value is not None:
+        delta = points(filt.value - full.value)
+        if judge != MEAN_JUDGE:
+            delta += f" ({full.n:,}→{filt.n:,})"
+    # the unfiltered interval is in the main tables; repeating it here would not fit
+    cells = [value_cell(full, with_ci=False), value_cell(filt), Cell(delta)]
+    return cells, full is not None or filt is not None
+
+
+def _sensitivity_wide(index: MetricIndex, metric: str, cols: list[str]) -> Table | None:
+    rows: list[list[Cell]] = []
+    for judge in index.rows_judges():
+        cells = [judge_cell(judge)]
+        found = False
+        for cond in cols:
+            more, measured = _sensitivity_cells(index, judge, metric, cond)
+            cells += more
+            found = found or measured
+        if found:
+            rows.append(cells)
+    if not rows:
+        return None
+    columns = ["Judge"]
+    for cond in cols:
+        columns += [f"{cond}: all %", f"{cond}: filtered %", f"{cond}: Δ pts (n)"]
+    return Table(columns, rows, left=1)
+
+
+def _sensitivity_long(index: MetricIndex, metric: str, cols: list[str]) -> Table | None:
+    rows: list[list[Cell]] = []
+    for judge in index.rows_judges():
+        for cond in cols:
+            cells, measured = _sensitivity_cells(index, judge, metric, cond)
+            if measured:
+                rows.append([judge_cell(judge), Cell(cond), *cells])
+    if not rows:
+        return None
+    return Table(["Judge", "Condition", "all %", "filtered %", "Δ pts (n)"], rows, left=2)
 
 
 def _notes(analysis: Analysis) -> Section:
