@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,29 +10,75 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
 from judgebench.analysis import Analysis, ReportSettings, analyze
-from judgebench.api.datasets import run_folder
+from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.requests import build_request
-from judgebench.errors import RunDirError
-from judgebench.records import AuditFlag, Judgment
+from judgebench.errors import JudgebenchError, RunDirError
+from judgebench.fileio import atomic_write_text
+from judgebench.records import AuditFlag, Judgment, Variant
 from judgebench.records.manifest import ReportStage
+from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
 from judgebench.report.writer import ReportPaths, write_report
-from judgebench.rundir import AUDIT, JUDGMENTS, RunDir, last_per_key, read_jsonl
+from judgebench.rundir import AUDIT, JUDGMENTS, VARIANTS, RunDir, last_per_key, read_jsonl
+
+
+class _RunInputs(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    judgments: list[Judgment]
+    audit: list[AuditFlag]
+    order: list[str] | None
+
+
+def _read_inputs(run: RunDir) -> _RunInputs:
+    path = run.file(JUDGMENTS)
+    if not path.exists():
+        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
+    judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
+    translated = run.manifest().stages.translate
+    order = translated.condition_names() if translated else None
+    return _RunInputs(
+        judgments=list(judgments.values()),
+        audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
+        order=order or None,
+    )
+
+
+def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
+    flagged = {flag.item_id for flag in inputs.audit}
+    return analyze(inputs.judgments, flagged_items=flagged, settings=settings, condition_order=inputs.order)
 
 
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
-    run = RunDir(run_dir)
-    path = run.file(JUDGMENTS)
-    if not path.exists():
-        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
-    judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
-    flagged = {flag.item_id for flag in read_jsonl(run.file(AUDIT), AuditFlag)}
-    translated = run.manifest().stages.translate
-    order = translated.condition_names() if translated else None
-    return analyze(
-        judgments.values(), flagged_items=flagged, settings=settings, condition_order=order or None
-    )
+    return _analyze(_read_inputs(RunDir(run_dir)), settings)
+
+
+def explorer_data(run: RunDir, inputs: _RunInputs) -> ExplorerData:
+    """The item explorer's inputs: the judgments, the items' texts (en from the run's dataset, the
+    others from variants.jsonl) and the audit flags. A dataset that cannot be loaded (an imported
+    results file, a moved data folder) leaves the en texts out, never the report."""
+    texts: dict[tuple[str, str], ItemTexts] = {}
+    try:
+        dataset, _ = load_run_dataset(run, None, None)
+    except JudgebenchError:
+        dataset = None
+    if dataset is not None:
+        for item in dataset.items:
+            texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
+    for variant in read_jsonl(run.file(VARIANTS), Variant):  # the last line per key wins
+        texts[(variant.item_id, variant.condition)] = ItemTexts(
+            variant.instruction, variant.output_1, variant.output_2
+        )
+    return ExplorerData(inputs.judgments, texts, inputs.audit, inputs.order or ())
+
+
+def export_unstable(data: ExplorerData, path: Path) -> int:
+    """The flipped and position-inconsistent item x judge rows as JSONL; returns how many."""
+    records = unstable_records(data)
+    lines = (json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    atomic_write_text(path, "".join(lines))
+    return len(records)
 
 
 class ReportRequest(BaseModel):
@@ -41,6 +88,8 @@ class ReportRequest(BaseModel):
 
     settings: ReportSettings = Field(default_factory=ReportSettings)
     html: bool = True
+    # write the flipped / position-inconsistent items here as JSONL for human review
+    export_unstable: Path | None = None
 
 
 class ReportResult(BaseModel):
@@ -48,6 +97,7 @@ class ReportResult(BaseModel):
 
     analysis: Analysis
     paths: ReportPaths
+    unstable: int | None = None  # rows written to export_unstable, when asked
 
 
 def report(
@@ -64,8 +114,19 @@ def report(
     if not run.path.is_dir():
         raise RunDirError(f"run folder {run.path} does not exist")
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
-    analysis = analyze_run(run, req.settings)
-    paths = write_report(run, analysis, console, html=req.html)
+    inputs = _read_inputs(run)
+    analysis = _analyze(inputs, req.settings)
+    data = explorer_data(run, inputs) if req.html or req.export_unstable is not None else None
+    paths = write_report(run, analysis, console, html=req.html, explorer=data)
+    unstable = None
+    if req.export_unstable is not None and data is not None:
+        unstable = export_unstable(data, req.export_unstable)
+        if console is not None:
+            console.print(
+                f"[bold]Wrote[/] {unstable:,} flipped or position-inconsistent item x judge row(s) to",
+                highlight=False,
+            )
+            console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
     if run.exists():
         entry = ReportStage(
             settings=req.settings.model_dump(),
@@ -73,4 +134,4 @@ def report(
             outputs=[str(p) for p in paths.all()],
         )
         run.record_stage("report", entry)
-    return ReportResult(analysis=analysis, paths=paths)
+    return ReportResult(analysis=analysis, paths=paths, unstable=unstable)

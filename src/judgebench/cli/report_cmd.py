@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -54,6 +55,16 @@ def report_command(
     no_html: Annotated[
         bool, typer.Option("--no-html", help="Skip report.html (and its plots' embedding).")
     ] = False,
+    export_unstable: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-unstable",
+            metavar="FILE",
+            dir_okay=False,
+            help="Also write the flipped / position-inconsistent items (item x judge: texts, every "
+            "verdict and raw answer, audit flags) to FILE as JSONL for human review.",
+        ),
+    ] = None,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
@@ -67,4 +78,4 @@ def report_command(
         "min_detectable_effect": min_effect,
     }
     settings = {k: v for k, v in overrides.items() if v is not None}
-    api.report(run, console=console, settings=settings, html=not no_html)
+    api.report(run, console=console, settings=settings, html=not no_html, export_unstable=export_unstable)
