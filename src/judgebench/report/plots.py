@@ -7,7 +7,6 @@ simply absent from the returned mapping; the renderers say "not measured" for it
 from __future__ import annotations
 
 import io
-import textwrap
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -18,15 +17,19 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis
+from judgebench.analysis.model import ALL, MEAN_JUDGE, PAIR_SEP, SOURCE, Analysis
 from judgebench.analysis.subsets import leaf_subsets
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import tie_probe_metric
+from judgebench.report.colors import MEAN_COLOUR, PALETTE, judge_colors, wrap_label
 from judgebench.report.index import MetricIndex
 
-# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
-PALETTE: tuple[str, ...] = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
 TIE_GREY = "#B8B8B8"
+# tie-probe outcomes: colours no judge has (judges own PALETTE in every figure)
+EN_WINS = "#5B6F8A"
+TARGET_WINS = "#C7A46A"
+CHANCE_GREY = "#555555"
+LIMIT_RED = "#C00000"
 DPI = 110
 MAX_WIDTH = 11.5  # inches: at DPI this is about the HTML column width, so text shows at its drawn size
 
@@ -36,6 +39,8 @@ PLOT_TITLES: dict[str, str] = {
     "position": "Position inconsistency by condition",
     "tie_probe": "Tie-probe outcomes",
     "subset_heatmap": "Strict accuracy per subset",
+    "forest_flips": "Flip rate per judge and condition pair, against the readiness limit",
+    "forest_position": "Position-inconsistency increase per judge and target, against the readiness limit",
 }
 
 Getter = Callable[[str, str], MetricRecord | None]
@@ -52,6 +57,16 @@ def make_plots(analysis: Analysis) -> dict[str, bytes]:
         "position": lambda: _position(index, conditions),
         "tie_probe": lambda: _tie_probe(index, conditions),
         "subset_heatmap": lambda: _heatmap(index, conditions, analysis.subsets),
+        "forest_flips": lambda: _forest(
+            index, conditions, Metric.FLIP_RATE, analysis.settings.max_flip_rate, "flip rate"
+        ),
+        "forest_position": lambda: _forest(
+            index,
+            conditions,
+            Metric.POSITION_INCONSISTENCY_INCREASE,
+            analysis.settings.max_position_increase,
+            "position-inconsistency increase (target minus en)",
+        ),
     }
     for key, build in builders.items():
         fig = build()
@@ -69,18 +84,39 @@ def _png(fig: Figure) -> bytes:
 
 
 def _label(judge: str, width: int = 18) -> str:
-    """Long model specs wrap at the provider colon, then at `width`, so tick labels never collide."""
+    """Long model specs wrap after the provider colon or a slash, never inside a word."""
     if judge == MEAN_JUDGE:
         return "mean of\njudges"
-    if len(judge) <= width:
-        return judge
-    head, sep, tail = judge.partition(":")
-    parts = [head + sep, tail] if sep and tail else [judge]
-    return "\n".join(line for part in parts for line in textwrap.wrap(part, width, break_on_hyphens=False))
+    return "\n".join(wrap_label(judge, width))
 
 
-def _colors(names: Sequence[str]) -> dict[str, str]:
-    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+def _colors(index: MetricIndex) -> dict[str, str]:
+    """The report's one colour per judge (the same in every figure)."""
+    return judge_colors(index.judges, MEAN_JUDGE)
+
+
+def _mean_marks(ax: Axes, groups: Sequence[str], get: Callable[[str], MetricRecord | None]) -> bool:
+    """The mean over judges as a black dotted line across each group: not a judge, no interval."""
+    drawn = False
+    for g_index, group in enumerate(groups):
+        rec = get(group)
+        if rec is None or rec.value is None:
+            continue
+        ax.hlines(
+            100.0 * rec.value,
+            g_index - 0.42,
+            g_index + 0.42,
+            colors=MEAN_COLOUR,
+            linestyles=":",
+            lw=1.6,
+            zorder=5,
+        )
+        drawn = True
+    return drawn
+
+
+def _mean_handle() -> Line2D:
+    return Line2D([], [], color=MEAN_COLOUR, linestyle=":", lw=1.6, label="mean of judges (no interval)")
 
 
 def _grouped_bars(
@@ -150,50 +186,63 @@ def _group_width(groups: int, series: int) -> float:
 
 
 def _top_legend(fig: Figure, handles: Sequence[Artist], title: str) -> None:
-    """One legend above the axes for the whole figure, so it never covers a bar."""
+    """One legend above the axes (and their titles) for the whole figure, so it never covers a bar; as
+    many columns as the figure's width holds, so no entry is cut off at the edges."""
+    labels = [str(h.get_label()) for h in handles]
+    entry = 0.55 + 0.068 * max(len(label) for label in labels)  # inches at fontsize 8, with the swatch
+    width = float(fig.get_figwidth())
+    ncol = max(1, min(len(handles), 6, int((width - 0.2) // entry)))
     fig.legend(
         handles=list(handles),
         title=title,
         loc="outside upper center",
-        ncol=min(len(handles), 6),
+        ncol=ncol,
         fontsize=8,
         title_fontsize=8,
         frameon=False,
     )
 
 
-def _series_handles(colors: dict[str, str]) -> list[Artist]:
-    return [Patch(color=color, label=name) for name, color in colors.items()]
+def _series_handles(colors: dict[str, str], names: Sequence[str]) -> list[Artist]:
+    return [Patch(color=colors[name], label=name) for name in names]
 
 
 def _accuracy(index: MetricIndex, conditions: list[str]) -> Figure | None:
     conds = index.conditions(Metric.STRICT_ACCURACY, conditions)
     if not conds:
         return None
-    judges = index.rows_judges()
-    colors = _colors(conds)
+    judges = index.judges
+    colors = _colors(index)
     panels = [(Metric.STRICT_ACCURACY, "Strict accuracy (Wilson 95% CI)")]
     if index.has(Metric.TIE_HALF_ACCURACY):
         panels.append((Metric.TIE_HALF_ACCURACY, "Tie-half accuracy (normal 95% CI)"))
     # panels stacked, each full width: side by side, the bars and their labels would not fit
-    fig = _figure(_group_width(len(judges), len(conds)), 0.8 + 3.4 * len(panels))
+    fig = _figure(_group_width(len(conds), len(judges)), 0.9 + 3.4 * len(panels))
     axes = fig.subplots(len(panels), 1, sharey=True, squeeze=False)[:, 0]
-    lows: list[float] = []
+    values: list[float] = []
+    mean_drawn = False
     for ax, (metric, title) in zip(axes, panels, strict=True):
 
-        def get(judge: str, cond: str, metric: str = metric) -> MetricRecord | None:
+        def get(cond: str, judge: str, metric: str = metric) -> MetricRecord | None:
             return index.get(judge, metric, cond)
 
-        lows.extend(_grouped_bars(ax, judges, conds, get, colors))
+        def mean(cond: str, metric: str = metric) -> MetricRecord | None:
+            return index.get(MEAN_JUDGE, metric, cond)
+
+        values.extend(_grouped_bars(ax, conds, judges, get, colors))
+        if len(judges) > 1:
+            mean_drawn |= _mean_marks(ax, conds, mean)
+        ax.axhline(50.0, color=CHANCE_GREY, linestyle="--", linewidth=1, zorder=4)
         ax.set_title(title, fontsize=10)
-    if not lows:  # measured nowhere (every call missing): no empty chart
+    if not values:  # measured nowhere (every call missing): no empty chart
         return None
-    floor = max(0.0, 10.0 * np.floor((min(lows) - 8.0) / 10.0))
-    axes[0].set_ylim(floor, 106)
+    axes[0].set_ylim(0, 108)  # a proportion starts at 0: bar lengths compare
     for ax in axes:
-        ax.set_yticks(list(range(int(floor), 101, 10)))
+        ax.set_yticks(list(range(0, 101, 10)))
         ax.set_ylabel("% of answered judgments")
-    _top_legend(fig, _series_handles(colors), "condition")
+    chance = Line2D([], [], color=CHANCE_GREY, linestyle="--", linewidth=1, label="chance (50%)")
+    extra: list[Artist] = [_mean_handle()] if mean_drawn else []
+    _top_legend(fig, [*_series_handles(colors, judges), *extra, chance], "judge")
     return fig
 
 
@@ -201,30 +250,33 @@ def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figur
     pairs = index.pairs(Metric.FLIP_RATE, conditions)
     if not pairs:
         return None
-    judges = index.rows_judges()
-    colors = _colors(pairs)
-    fig = _figure(_group_width(len(judges), len(pairs)), 4.4)
+    judges = index.judges
+    colors = _colors(index)
+    fig = _figure(_group_width(len(pairs), len(judges)), 4.6)
     ax = fig.subplots()
 
-    def get(judge: str, pair: str) -> MetricRecord | None:
+    def get(pair: str, judge: str) -> MetricRecord | None:
         return index.get(judge, Metric.FLIP_RATE, pair)
 
-    values = _grouped_bars(ax, judges, pairs, get, colors, alpha=0.45)
+    values = _grouped_bars(ax, pairs, judges, get, colors, alpha=0.45)
     if not values:
         return None
     # Decisive reversals (one output swapped for the other) drawn solid inside each flip bar.
-    width = 0.8 / len(pairs)
+    width = 0.8 / max(1, len(judges))
     reversal_drawn = False
-    for s_index, pair in enumerate(pairs):
-        for g_index, judge in enumerate(judges):
+    for s_index, judge in enumerate(judges):
+        for g_index, pair in enumerate(pairs):
             rec = index.get(judge, Metric.FLIP_REVERSAL_RATE, pair)
             if rec is None or rec.value is None:
                 continue
             x = g_index - 0.4 + width * (s_index + 0.5)
-            ax.bar(x, 100.0 * rec.value, width * 0.92, color=colors[pair], zorder=2.5)
+            ax.bar(x, 100.0 * rec.value, width * 0.92, color=colors[judge], zorder=2.5)
             reversal_drawn = True
-    ax.axhline(100.0 * threshold, color="#C00000", linestyle="--", linewidth=1, zorder=4)
-    top = max([*values, 100.0 * threshold]) if values else 100.0 * threshold
+    mean_drawn = len(judges) > 1 and _mean_marks(
+        ax, pairs, lambda p: index.get(MEAN_JUDGE, Metric.FLIP_RATE, p)
+    )
+    ax.axhline(100.0 * threshold, color=LIMIT_RED, linestyle="--", linewidth=1, zorder=4)
+    top = max([*values, 100.0 * threshold])
     ax.set_ylim(0, top * 1.18 + 1)
     ax.set_ylabel("% of (item, order) pairs whose verdict differs")
     ax.set_title(
@@ -232,9 +284,10 @@ def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figur
         fontsize=10,
     )
     limit = Line2D(
-        [], [], color="#C00000", linestyle="--", linewidth=1, label=f"max flip rate {100 * threshold:g}%"
+        [], [], color=LIMIT_RED, linestyle="--", linewidth=1, label=f"max flip rate {100 * threshold:g}%"
     )
-    _top_legend(fig, [*_series_handles(colors), limit], "condition pair")
+    extra: list[Artist] = [_mean_handle()] if mean_drawn else []
+    _top_legend(fig, [*_series_handles(colors, judges), *extra, limit], "judge")
     return fig
 
 
@@ -242,21 +295,25 @@ def _position(index: MetricIndex, conditions: list[str]) -> Figure | None:
     conds = index.conditions(Metric.POSITION_INCONSISTENCY, conditions)
     if not conds:
         return None
-    judges = index.rows_judges()
-    fig = _figure(_group_width(len(judges), len(conds)), 4.4)
+    judges = index.judges
+    fig = _figure(_group_width(len(conds), len(judges)), 4.6)
     ax = fig.subplots()
-    colors = _colors(conds)
+    colors = _colors(index)
 
-    def get(judge: str, cond: str) -> MetricRecord | None:
+    def get(cond: str, judge: str) -> MetricRecord | None:
         return index.get(judge, Metric.POSITION_INCONSISTENCY, cond)
 
-    values = _grouped_bars(ax, judges, conds, get, colors)
+    values = _grouped_bars(ax, conds, judges, get, colors)
     if not values:
         return None
-    ax.set_ylim(0, (max(values) if values else 10.0) * 1.18 + 1)
+    mean_drawn = len(judges) > 1 and _mean_marks(
+        ax, conds, lambda c: index.get(MEAN_JUDGE, Metric.POSITION_INCONSISTENCY, c)
+    )
+    ax.set_ylim(0, max(values) * 1.18 + 1)
     ax.set_ylabel("% of items: orig and swap verdicts differ")
     ax.set_title("Position inconsistency with Wilson 95% CI", fontsize=10)
-    _top_legend(fig, _series_handles(colors), "condition")
+    extra: list[Artist] = [_mean_handle()] if mean_drawn else []
+    _top_legend(fig, [*_series_handles(colors, judges), *extra], "judge")
     return fig
 
 
@@ -282,9 +339,9 @@ def _tie_probe(index: MetricIndex, conditions: list[str]) -> Figure | None:
     ys = np.arange(len(rows))[::-1]
     target_name = targets[0] if len(targets) == 1 else "target"
     segments = (
-        ("EN wins", 1, PALETTE[0]),
+        ("EN wins", 1, EN_WINS),
         ("Tie", 2, TIE_GREY),
-        (f"{target_name.upper()} wins", 3, PALETTE[1]),
+        (f"{target_name.upper()} wins", 3, TARGET_WINS),
     )
     left = np.zeros(len(rows))
     for name, col, color in segments:
@@ -300,7 +357,8 @@ def _tie_probe(index: MetricIndex, conditions: list[str]) -> Figure | None:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of valid probes")
     ax.set_title("Tie-probes: the gold output in English vs in the target language", fontsize=10)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.06), ncol=3, fontsize=8, frameon=False)
+    handles = [Patch(color=color, label=name) for name, _, color in segments]
+    _top_legend(fig, handles, "probe outcome")  # above the title, never over it
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return fig
@@ -352,9 +410,90 @@ def _heatmap(index: MetricIndex, conditions: list[str], subsets_hint: Sequence[s
     return fig
 
 
+def _interval(rec: MetricRecord) -> tuple[float, float] | None:
+    """The interval readiness judges by: the item-clustered bootstrap when there is one, else the main."""
+    if rec.boot_low is not None and rec.boot_high is not None:
+        return rec.boot_low, rec.boot_high
+    if rec.ci_low is not None and rec.ci_high is not None:
+        return rec.ci_low, rec.ci_high
+    return None
+
+
+METHOD_NAMES = {"bootstrap": "bootstrap", "wilson": "Wilson", "wald": "Wald", "normal": "normal"}
+
+
+def _method(rec: MetricRecord | None) -> str | None:
+    if rec is None:
+        return None
+    if rec.boot_low is not None:
+        return "item-clustered bootstrap"
+    return METHOD_NAMES.get(str(rec.ci_method)) if rec.ci_method is not None else None
+
+
+def _forest(index: MetricIndex, conditions: list[str], metric: str, limit: float, what: str) -> Figure | None:
+    """One row per (pair, judge): the estimate and its interval, the readiness limit as a red line, so
+    several judges compare at a glance (a judge fails when its whole interval is right of the line)."""
+    pairs = index.pairs(metric, conditions)
+    # readiness judges en -> each target: a pair between two targets has no limit to be drawn against
+    pairs = [p for p in pairs if p.partition(PAIR_SEP)[0] == SOURCE] or pairs
+    judges = index.judges
+    colors = _colors(index)
+    rows: list[tuple[str, str, float, tuple[float, float] | None]] = []
+    for pair in pairs:
+        for judge in judges:
+            rec = index.get(judge, metric, pair)
+            if rec is not None and rec.value is not None:
+                rows.append((pair, judge, 100.0 * rec.value, _interval(rec)))
+    if not rows:
+        return None
+    methods = {_method(index.get(j, metric, p)) for p, j, _, _ in rows}
+    fig = _figure(MAX_WIDTH * 0.8, 1.5 + 0.32 * len(rows) + 0.2 * len(pairs))
+    ax = fig.subplots()
+    ys: list[float] = []
+    y = 0.0
+    previous = None
+    for pair, judge, value, interval in rows:
+        if previous is not None and pair != previous:
+            y += 0.6  # a gap between condition pairs
+            ax.axhline(y - 0.8, color="#E5E5E5", linewidth=0.8, zorder=0)
+        previous = pair
+        ys.append(y)
+        if interval is not None:
+            ax.hlines(y, 100.0 * interval[0], 100.0 * interval[1], colors=colors[judge], lw=2.2, zorder=3)
+        ax.plot([value], [y], marker="o", markersize=6, color=colors[judge], zorder=4)
+        y += 1.0
+    ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.2, zorder=2)
+    if metric == Metric.POSITION_INCONSISTENCY_INCREASE:
+        ax.axvline(0.0, color=CHANCE_GREY, linewidth=0.8, zorder=2)
+    labels = [f"{pair}  {_label(judge, 30).replace(chr(10), ' ')}" for pair, judge, _, _ in rows]
+    ax.set_yticks(ys, labels, fontsize=8)
+    ax.invert_yaxis()
+    lows = [100.0 * iv[0] for _, _, _, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
+    highs = [100.0 * iv[1] for _, _, _, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
+    left = min(0.0, min(lows)) if metric == Metric.POSITION_INCONSISTENCY_INCREASE else 0.0
+    ax.set_xlim(left - 1.0, max([*highs, 100.0 * limit]) * 1.08 + 1.0)
+    unit = "points" if metric == Metric.POSITION_INCONSISTENCY_INCREASE else "%"
+    ax.set_xlabel(f"{what}, {unit}")
+    method = " / ".join(sorted(m for m in methods if m)) or "no"
+    ax.set_title(f"{what.capitalize()} with its {method} 95% interval", fontsize=10)
+    ax.grid(axis="x", color="#EEEEEE", zorder=0)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    limit_handle = Line2D(
+        [],
+        [],
+        color=LIMIT_RED,
+        linestyle="--",
+        linewidth=1.2,
+        label=f"readiness limit {100 * limit:g} {unit}",
+    )
+    _top_legend(fig, [*_series_handles(colors, judges), limit_handle], "judge")
+    return fig
+
+
 def _subset_label(subset: str) -> str:
     head, _, tail = subset.rpartition("/")
     return f"{tail} ({head[:3]}.)" if head else subset
 
 
-__all__ = ["PLOT_TITLES", "make_plots"]
+__all__ = ["PALETTE", "PLOT_TITLES", "make_plots"]
