@@ -55,6 +55,7 @@ def plot_bbe(
             fontsize=9,
             color="#555555",
         )
+        ax_r.set_yticks([])  # no fractional ranks around nothing
         ranked = []
     for row in ranked:
         rank = row.rank_bias_bounded
