@@ -63,17 +63,15 @@ def test_one_colour_per_judge_in_every_figure(full_analysis: Analysis) -> None:
         assert set(colours) == set(index.judges)  # the mean of judges is no bar of its own
         for judge, seen in colours.items():
             assert seen == {expected[judge]}
-    for key in ("forest_flips", "forest_position"):
-        fig = {"forest_flips": plots._forest, "forest_position": plots._forest}[key](
-            index,
-            conds,
-            "flip_rate" if key == "forest_flips" else "position_inconsistency_increase",
-            0.15,
-            key,
-        )
+    forests = [
+        plots._forest(index, conds, full_analysis.settings),
+        plots._forest_subsets(index, conds, full_analysis.subsets, 0.15),
+    ]
+    for fig in forests:
         assert fig is not None
-        dots = {to_hex(line.get_color()) for line in fig.axes[0].get_lines() if line.get_marker() == "o"}
-        assert dots == {expected[j] for j in index.judges}
+        for ax in fig.axes:
+            dots = {to_hex(line.get_color()) for line in ax.get_lines() if line.get_marker() == "o"}
+            assert dots == {expected[j] for j in index.judges}
 
 
 def test_colours_follow_names_not_order() -> None:
@@ -102,7 +100,17 @@ def test_position_and_flips_start_at_zero(full_analysis: Analysis) -> None:
 
 def test_forest_plots_are_in_the_report(full_analysis: Analysis) -> None:
     made = make_plots(full_analysis)
-    assert {"forest_flips", "forest_position"} <= set(made)
+    assert {"forest", "forest_flips_subsets"} <= set(made)
+
+
+def test_the_forest_draws_both_readiness_limits(full_analysis: Analysis) -> None:
+    settings = full_analysis.settings
+    fig = plots._forest(_index(full_analysis), list(full_analysis.conditions), settings)
+    assert fig is not None and len(fig.axes) == 2
+    for ax, limit in zip(fig.axes, (settings.max_flip_rate, settings.max_position_increase), strict=True):
+        verticals = [line.get_xdata() for line in ax.get_lines() if line.get_linestyle() == "--"]
+        assert any(x[0] == x[1] == 100.0 * limit for x in verticals)
+    assert fig.axes[0].get_xlim()[0] <= 0.0 and fig.axes[0].get_xlim()[0] >= -1.0  # from 0 (less a margin)
 
 
 @pytest.mark.parametrize(

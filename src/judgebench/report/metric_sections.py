@@ -93,7 +93,7 @@ def flips_section(index: MetricIndex, conditions: list[str], analysis: Analysis)
             "detect at 80% power; it is flagged underpowered above "
             f"{pct(analysis.settings.min_detectable_effect)} points."
         ],
-        plots=["flips", "forest_flips"],
+        plots=["flips", "forest", "forest_flips_subsets"],
     )
     pairs = index.pairs(Metric.FLIP_RATE, conditions)
     if not pairs:
@@ -213,7 +213,7 @@ def position_section(index: MetricIndex, conditions: list[str]) -> Section:
             "against a choice counts), over items with both verdicts valid; Wilson interval. Increase = "
             "this condition minus en, in points."
         ],
-        plots=["position", "forest_position"],
+        plots=["position"],
     )
     conds = index.conditions(Metric.POSITION_INCONSISTENCY, conditions)
     if not conds:

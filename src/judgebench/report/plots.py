@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from judgebench.analysis.model import ALL, MEAN_JUDGE, PAIR_SEP, SOURCE, Analysis
+from judgebench.analysis.model import ALL, MEAN_JUDGE, PAIR_SEP, SOURCE, Analysis, ReportSettings
 from judgebench.analysis.subsets import leaf_subsets
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import tie_probe_metric
@@ -39,8 +39,8 @@ PLOT_TITLES: dict[str, str] = {
     "position": "Position inconsistency by condition",
     "tie_probe": "Tie-probe outcomes",
     "subset_heatmap": "Strict accuracy per subset",
-    "forest_flips": "Flip rate per judge and condition pair, against the readiness limit",
-    "forest_position": "Position-inconsistency increase per judge and target, against the readiness limit",
+    "forest": "Flip rate and position-inconsistency increase per judge and target, against the limits",
+    "forest_flips_subsets": "Flip rate per subset, judge and target, against the readiness limit",
 }
 
 Getter = Callable[[str, str], MetricRecord | None]
@@ -57,15 +57,9 @@ def make_plots(analysis: Analysis) -> dict[str, bytes]:
         "position": lambda: _position(index, conditions),
         "tie_probe": lambda: _tie_probe(index, conditions),
         "subset_heatmap": lambda: _heatmap(index, conditions, analysis.subsets),
-        "forest_flips": lambda: _forest(
-            index, conditions, Metric.FLIP_RATE, analysis.settings.max_flip_rate, "flip rate"
-        ),
-        "forest_position": lambda: _forest(
-            index,
-            conditions,
-            Metric.POSITION_INCONSISTENCY_INCREASE,
-            analysis.settings.max_position_increase,
-            "position-inconsistency increase (target minus en)",
+        "forest": lambda: _forest(index, conditions, analysis.settings),
+        "forest_flips_subsets": lambda: _forest_subsets(
+            index, conditions, analysis.subsets, analysis.settings.max_flip_rate
         ),
     }
     for key, build in builders.items():
@@ -430,62 +424,137 @@ def _method(rec: MetricRecord | None) -> str | None:
     return METHOD_NAMES.get(str(rec.ci_method)) if rec.ci_method is not None else None
 
 
-def _forest(index: MetricIndex, conditions: list[str], metric: str, limit: float, what: str) -> Figure | None:
-    """One row per (pair, judge): the estimate and its interval, the readiness limit as a red line, so
-    several judges compare at a glance (a judge fails when its whole interval is right of the line)."""
-    pairs = index.pairs(metric, conditions)
-    # readiness judges en -> each target: a pair between two targets has no limit to be drawn against
-    pairs = [p for p in pairs if p.partition(PAIR_SEP)[0] == SOURCE] or pairs
-    judges = index.judges
-    colors = _colors(index)
-    rows: list[tuple[str, str, float, tuple[float, float] | None]] = []
+ForestRow = tuple[str, str, float, tuple[float, float] | None]  # pair, judge, value %, interval
+
+
+def _forest_rows(index: MetricIndex, pairs: Sequence[str], metric: str) -> list[ForestRow]:
+    rows: list[ForestRow] = []
     for pair in pairs:
-        for judge in judges:
+        for judge in index.judges:
             rec = index.get(judge, metric, pair)
             if rec is not None and rec.value is not None:
                 rows.append((pair, judge, 100.0 * rec.value, _interval(rec)))
-    if not rows:
-        return None
-    methods = {_method(index.get(j, metric, p)) for p, j, _, _ in rows}
-    fig = _figure(MAX_WIDTH * 0.8, 1.5 + 0.32 * len(rows) + 0.2 * len(pairs))
-    ax = fig.subplots()
-    ys: list[float] = []
-    y = 0.0
-    previous = None
+    return rows
+
+
+def _draw_forest(
+    ax: Axes,
+    ys: dict[tuple[str, str], float],
+    rows: list[ForestRow],
+    colors: dict[str, str],
+    limit: float,
+    increase: bool,
+) -> None:
+    """Dots and interval lines on the shared rows, the limit as a red dashed line (0 too for a change)."""
     for pair, judge, value, interval in rows:
-        if previous is not None and pair != previous:
-            y += 0.6  # a gap between condition pairs
-            ax.axhline(y - 0.8, color="#E5E5E5", linewidth=0.8, zorder=0)
-        previous = pair
-        ys.append(y)
+        y = ys[(pair, judge)]
         if interval is not None:
             ax.hlines(y, 100.0 * interval[0], 100.0 * interval[1], colors=colors[judge], lw=2.2, zorder=3)
         ax.plot([value], [y], marker="o", markersize=6, color=colors[judge], zorder=4)
-        y += 1.0
     ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.2, zorder=2)
-    if metric == Metric.POSITION_INCONSISTENCY_INCREASE:
+    if increase:
         ax.axvline(0.0, color=CHANCE_GREY, linewidth=0.8, zorder=2)
-    labels = [f"{pair}  {_label(judge, 30).replace(chr(10), ' ')}" for pair, judge, _, _ in rows]
-    ax.set_yticks(ys, labels, fontsize=8)
-    ax.invert_yaxis()
-    lows = [100.0 * iv[0] for _, _, _, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
-    highs = [100.0 * iv[1] for _, _, _, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
-    left = min(0.0, min(lows)) if metric == Metric.POSITION_INCONSISTENCY_INCREASE else 0.0
+    lows = [100.0 * iv[0] for *_, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
+    highs = [100.0 * iv[1] for *_, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
+    left = min(0.0, min(lows)) if increase else 0.0  # a proportion from 0; a change may go below
     ax.set_xlim(left - 1.0, max([*highs, 100.0 * limit]) * 1.08 + 1.0)
-    unit = "points" if metric == Metric.POSITION_INCONSISTENCY_INCREASE else "%"
-    ax.set_xlabel(f"{what}, {unit}")
-    method = " / ".join(sorted(m for m in methods if m)) or "no"
-    ax.set_title(f"{what.capitalize()} with its {method} 95% interval", fontsize=10)
     ax.grid(axis="x", color="#EEEEEE", zorder=0)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+
+
+def _forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) -> Figure | None:
+    """The two readiness quantities side by side on shared rows (one per target x judge): the en ->
+    target flip rate and the position-inconsistency increase, each with the interval readiness judges
+    by and its limit, so several judges compare at a glance (a judge fails where its whole interval is
+    right of the red line, passes where it is left of it)."""
+    panels = []
+    for metric, limit, what, unit in (
+        (Metric.FLIP_RATE, settings.max_flip_rate, "flip rate", "%"),
+        (
+            Metric.POSITION_INCONSISTENCY_INCREASE,
+            settings.max_position_increase,
+            "position increase",
+            "points",
+        ),
+    ):
+        pairs = [p for p in index.pairs(metric, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
+        rows = _forest_rows(index, pairs, metric)
+        if rows:
+            panels.append((metric, limit, what, unit, rows))
+    if not panels:
+        return None
+    keys = list(dict.fromkeys((pair, judge) for *_, rows in panels for pair, judge, _, _ in rows))
+    ys: dict[tuple[str, str], float] = {}
+    y, previous = 0.0, None
+    for pair, judge in keys:
+        if previous is not None and pair != previous:
+            y += 0.6  # a gap between targets
+        ys[(pair, judge)], previous, y = y, pair, y + 1.0
+    colors = _colors(index)
+    fig = _figure(MAX_WIDTH, 1.6 + 0.3 * len(keys))
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, (metric, limit, what, unit, rows) in zip(axes, panels, strict=True):
+        increase = metric == Metric.POSITION_INCONSISTENCY_INCREASE
+        _draw_forest(ax, ys, rows, colors, limit, increase)
+        methods = sorted({m for p, j, _, _ in rows if (m := _method(index.get(j, metric, p)))})
+        ax.set_title(f"{what} ({' / '.join(methods) or 'no'} 95% interval)", fontsize=10)
+        ax.set_xlabel(f"{what}, {unit}; limit {100 * limit:g} {unit}", fontsize=8)
+    labels = [f"{pair}  {_label(judge, 30).replace(chr(10), ' ')}" for pair, judge in keys]
+    axes[0].set_yticks(list(ys.values()), labels, fontsize=8)
+    axes[0].invert_yaxis()
+    limit_handle = Line2D([], [], color=LIMIT_RED, linestyle="--", linewidth=1.2, label="readiness limit")
+    _top_legend(fig, [*_series_handles(colors, index.judges), limit_handle], "judge")
+    return fig
+
+
+def _forest_subsets(
+    index: MetricIndex, conditions: list[str], subsets_hint: Sequence[str], limit: float
+) -> Figure | None:
+    """The flip rate per subset: one panel per en -> target pair, a group of rows (one per judge) per
+    subset, each with its interval, against the readiness limit; where a judge flips is where to look."""
+    pairs = [p for p in index.pairs(Metric.FLIP_RATE, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
+    subsets = leaf_subsets(index.subsets(Metric.FLIP_RATE, subsets_hint))
+    judges = index.judges
+    if not pairs or len(subsets) < 2 or not judges:
+        return None
+    colors = _colors(index)
+    fig = _figure(min(MAX_WIDTH, 2.4 + 3.6 * len(pairs)), 1.6 + 0.22 * len(subsets) * (len(judges) + 0.7))
+    axes = fig.subplots(1, len(pairs), sharey=True, squeeze=False)[0]
+    ys = {
+        (subset, judge): g * (len(judges) + 0.7) + j
+        for g, subset in enumerate(subsets)
+        for j, judge in enumerate(judges)
+    }
+    highs: list[float] = [100.0 * limit]
+    drawn = False
+    for ax, pair in zip(axes, pairs, strict=True):
+        for (subset, judge), y in ys.items():
+            rec = index.get(judge, Metric.FLIP_RATE, pair, subset)
+            if rec is None or rec.value is None:
+                continue
+            interval = _interval(rec)
+            if interval is not None:
+                ax.hlines(y, 100.0 * interval[0], 100.0 * interval[1], colors=colors[judge], lw=1.8, zorder=3)
+                highs.append(100.0 * interval[1])
+            ax.plot([100.0 * rec.value], [y], marker="o", markersize=4.5, color=colors[judge], zorder=4)
+            drawn = True
+        ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.1, zorder=2)
+        ax.set_title(f"{pair}: flip rate per subset, 95% interval", fontsize=10)
+        ax.set_xlabel("flip rate, %", fontsize=8)
+        ax.grid(axis="x", color="#EEEEEE", zorder=0)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    if not drawn:
+        return None
+    for ax in axes:
+        ax.set_xlim(0, max(highs) * 1.06 + 1.0)
+    centres = [g * (len(judges) + 0.7) + (len(judges) - 1) / 2 for g in range(len(subsets))]
+    axes[0].set_yticks(centres, [_subset_label(s) for s in subsets], fontsize=8)
+    axes[0].tick_params(axis="y", length=0)
+    axes[0].invert_yaxis()
     limit_handle = Line2D(
-        [],
-        [],
-        color=LIMIT_RED,
-        linestyle="--",
-        linewidth=1.2,
-        label=f"readiness limit {100 * limit:g} {unit}",
+        [], [], color=LIMIT_RED, linestyle="--", linewidth=1.1, label=f"readiness limit {100 * limit:g} %"
     )
     _top_legend(fig, [*_series_handles(colors, judges), limit_handle], "judge")
     return fig
