@@ -70,7 +70,8 @@ def test_one_colour_per_judge_in_every_figure(full_analysis: Analysis) -> None:
     for fig in forests:
         assert fig is not None
         for ax in fig.axes:
-            dots = {to_hex(line.get_color()) for line in ax.get_lines() if line.get_marker() == "o"}
+            dots = {to_hex(c, keep_alpha=False) for coll in ax.collections for c in coll.get_facecolors()}
+            dots |= {to_hex(c, keep_alpha=False) for coll in ax.collections for c in coll.get_edgecolors()}
             assert dots == {expected[j] for j in index.judges}
 
 

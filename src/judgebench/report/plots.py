@@ -446,11 +446,18 @@ def _draw_forest(
     increase: bool,
 ) -> None:
     """Dots and interval lines on the shared rows, the limit as a red dashed line (0 too for a change)."""
-    for pair, judge, value, interval in rows:
-        y = ys[(pair, judge)]
-        if interval is not None:
-            ax.hlines(y, 100.0 * interval[0], 100.0 * interval[1], colors=colors[judge], lw=2.2, zorder=3)
-        ax.plot([value], [y], marker="o", markersize=6, color=colors[judge], zorder=4)
+    # one collection of interval lines and one of dots per panel: a few artists draw fast
+    spans = [(ys[(p, j)], 100.0 * iv[0], 100.0 * iv[1], colors[j]) for p, j, _, iv in rows if iv is not None]
+    if spans:
+        y_s, lo, hi, c = zip(*spans, strict=True)
+        ax.hlines(list(y_s), list(lo), list(hi), colors=list(c), lw=2.2, zorder=3)
+    ax.scatter(
+        [v for _, _, v, _ in rows],
+        [ys[(p, j)] for p, j, _, _ in rows],
+        s=36,
+        c=[colors[j] for _, j, _, _ in rows],
+        zorder=4,
+    )
     ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.2, zorder=2)
     if increase:
         ax.axvline(0.0, color=CHANCE_GREY, linewidth=0.8, zorder=2)
@@ -529,15 +536,23 @@ def _forest_subsets(
     highs: list[float] = [100.0 * limit]
     drawn = False
     for ax, pair in zip(axes, pairs, strict=True):
+        dots: list[tuple[float, float, str]] = []
+        spans: list[tuple[float, float, float, str]] = []
         for (subset, judge), y in ys.items():
             rec = index.get(judge, Metric.FLIP_RATE, pair, subset)
             if rec is None or rec.value is None:
                 continue
             interval = _interval(rec)
             if interval is not None:
-                ax.hlines(y, 100.0 * interval[0], 100.0 * interval[1], colors=colors[judge], lw=1.8, zorder=3)
+                spans.append((y, 100.0 * interval[0], 100.0 * interval[1], colors[judge]))
                 highs.append(100.0 * interval[1])
-            ax.plot([100.0 * rec.value], [y], marker="o", markersize=4.5, color=colors[judge], zorder=4)
+            dots.append((100.0 * rec.value, y, colors[judge]))
+        if spans:
+            y_s, lo, hi, c = zip(*spans, strict=True)
+            ax.hlines(list(y_s), list(lo), list(hi), colors=list(c), lw=1.8, zorder=3)
+        if dots:
+            x_d, y_d, c_d = zip(*dots, strict=True)
+            ax.scatter(list(x_d), list(y_d), s=20, c=list(c_d), zorder=4)
             drawn = True
         ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.1, zorder=2)
         ax.set_title(f"{pair}: flip rate per subset, 95% interval", fontsize=10)
