@@ -126,6 +126,23 @@ def test_filters_apply(report_html: Path, explorer: ExplorerData) -> None:
     assert {item for item, _ in _rows(dom)} == flagged
     dom = _dom(report_html, "#explorer?q=" + quote("instruction of Natural/3"))
     assert {item for item, _ in _rows(dom)} == {"Natural/3"}
+    in_ls = [(r.item_id, r.judge) for r in rows if "ls" in r.flipped]
+    assert in_ls != flipped
+    dom = _dom(report_html, "#explorer?cond=ls&flipped=1")
+    assert _rows(dom) == in_ls
+    wrong = [(r.item_id, r.judge) for r in rows if r.wrong_en_only]
+    assert wrong
+    dom = _dom(report_html, "#explorer?wen=1")
+    assert _rows(dom) == wrong
+
+
+def test_sorting_by_a_column(report_html: Path, explorer: ExplorerData) -> None:
+    rows = explorer_rows(explorer)
+    most = max(len(r.flipped) for r in rows)
+    dom = _dom(report_html, "#explorer?sort=flips&desc=1")
+    first = _rows(dom)[0]
+    assert next(len(r.flipped) for r in rows if (r.item_id, r.judge) == first) == most
+    assert 'aria-sort="descending"' in dom
 
 
 def test_detail_view_shows_texts_side_by_side_and_raw_answers(report_html: Path) -> None:

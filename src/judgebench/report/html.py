@@ -120,8 +120,11 @@ EXPLORER_INTRO = (
     "one (1 or 2: the output preferred; green when it is the gold one, red when not). An orange cell "
     "flipped (its verdict differs from en in some order); a dashed cell is position-inconsistent "
     "(orig and swap differ). Filter, sort by a column heading, search ids and texts; click a row for "
-    "the instruction and both outputs in every condition, the raw answers and parse errors. The view "
-    "is kept in the address (e.g. <code>#explorer?flipped=1&amp;judge=...</code>) to share or bookmark."
+    "the instruction and both outputs in every condition, the raw answers and parse errors. With a "
+    "condition chosen, the flipped, inconsistent and audit filters look at that condition only; "
+    "<i>wrong in en only</i> keeps rows wrong in en (in some order) and right in every valid target "
+    "verdict. The view is kept in the address (e.g. <code>#explorer?flipped=1&amp;judge=...</code>) "
+    "to share or bookmark."
 )
 
 
