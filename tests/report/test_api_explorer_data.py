@@ -19,6 +19,9 @@ api_report = importlib.import_module("judgebench.api.report")  # the module; api
 ITEM = Item(id="x", subset="Natural", instruction="Say hi", output_1="hi", output_2="bye", label=1)
 
 
+RECORDED = SimpleNamespace(spec="sample", data_dir=None)
+
+
 def _inputs() -> Any:
     return api_report._RunInputs(judgments=[], audit=[], order=["en", "zh"])
 
@@ -34,6 +37,7 @@ def test_texts_come_from_the_dataset_and_the_variants(
     monkeypatch.setattr(
         api_report, "load_run_dataset", lambda run, d, dd: (SimpleNamespace(items=[ITEM]), None)
     )
+    monkeypatch.setattr(RunDir, "manifest", lambda self: SimpleNamespace(dataset=RECORDED))
     data = api_report.explorer_data(RunDir(tmp_path), _inputs())
     assert data.texts[("x", "en")].output_2 == "bye"
     assert data.texts[("x", "zh")].instruction == "说你好"  # the last line per key wins
@@ -47,5 +51,26 @@ def test_an_unloadable_dataset_only_drops_the_en_texts(
         raise RunDirError("no dataset")
 
     monkeypatch.setattr(api_report, "load_run_dataset", fail)
+    monkeypatch.setattr(RunDir, "manifest", lambda self: SimpleNamespace(dataset=RECORDED))
     data = api_report.explorer_data(RunDir(tmp_path), _inputs())
     assert data.texts == {}
+
+
+def test_llmbar_without_a_data_dir_is_read_from_the_cache_never_downloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str | None] = []
+
+    def load(run: RunDir, dataset: str | None, data_dir: str | None) -> Any:
+        seen.append(data_dir)
+        raise RunDirError("not cached")
+
+    monkeypatch.setattr(api_report, "load_run_dataset", load)
+    monkeypatch.setattr(
+        RunDir,
+        "manifest",
+        lambda self: SimpleNamespace(dataset=SimpleNamespace(spec="llmbar", data_dir=None)),
+    )
+    monkeypatch.setattr(api_report, "llmbar_cache_root", lambda: tmp_path / "cache" / "llmbar")
+    assert api_report.explorer_data(RunDir(tmp_path), _inputs()).texts == {}
+    assert seen == [str(tmp_path / "cache" / "llmbar")]  # a local copy: load_llmbar reads, fetches nothing

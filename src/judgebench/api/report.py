@@ -12,9 +12,11 @@ from rich.console import Console
 from judgebench.analysis import Analysis, ReportSettings, analyze
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.requests import build_request
+from judgebench.data import LLMBAR_SPEC
+from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_text
-from judgebench.records import AuditFlag, Judgment, Variant
+from judgebench.records import AuditFlag, Item, Judgment, Variant
 from judgebench.records.manifest import ReportStage
 from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
 from judgebench.report.writer import ReportPaths, write_report
@@ -54,18 +56,29 @@ def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = 
     return _analyze(_read_inputs(RunDir(run_dir)), settings)
 
 
+def _run_items(run: RunDir) -> list[Item]:
+    """The run's items as its manifest recorded them; [] when they cannot be read. A report never
+    downloads: LLMBar without a --data-dir is read from the download cache, or left out."""
+    recorded = run.manifest().dataset
+    if recorded is None:
+        return []
+    data_dir = recorded.data_dir
+    if data_dir is None and recorded.spec.lower().partition(":")[0] == LLMBAR_SPEC:
+        data_dir = str(llmbar_cache_root())  # laid out like a local copy: read it, fetch nothing
+    try:
+        dataset, _ = load_run_dataset(run, None, data_dir)
+    except (JudgebenchError, OSError):
+        return []
+    return dataset.items
+
+
 def explorer_data(run: RunDir, inputs: _RunInputs) -> ExplorerData:
     """The item explorer's inputs: the judgments, the items' texts (en from the run's dataset, the
     others from variants.jsonl) and the audit flags. A dataset that cannot be loaded (an imported
     results file, a moved data folder) leaves the en texts out, never the report."""
     texts: dict[tuple[str, str], ItemTexts] = {}
-    try:
-        dataset, _ = load_run_dataset(run, None, None)
-    except JudgebenchError:
-        dataset = None
-    if dataset is not None:
-        for item in dataset.items:
-            texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
+    for item in _run_items(run):
+        texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
     for variant in read_jsonl(run.file(VARIANTS), Variant):  # the last line per key wins
         texts[(variant.item_id, variant.condition)] = ItemTexts(
             variant.instruction, variant.output_1, variant.output_2
@@ -131,7 +144,8 @@ def report(
         entry = ReportStage(
             settings=req.settings.model_dump(),
             records=len(analysis.records),
-            outputs=[str(p) for p in paths.all()],
+            outputs=[str(p) for p in paths.all()]
+            + ([str(req.export_unstable)] if req.export_unstable is not None else []),
         )
         run.record_stage("report", entry)
     return ReportResult(analysis=analysis, paths=paths, unstable=unstable)
