@@ -33,6 +33,7 @@ async def test_live_map_stops_at_the_budget_and_keeps_what_it_did(
         assert 0 < len(answered) < len(requests)
         assert server.live_calls() == len(answered)  # refused calls were never sent
         assert all(r.error is not None and r.error.startswith("BudgetExceeded") for r in refused)
+        assert all(r.refused == "budget" for r in refused) and not any(r.refused for r in answered)
         assert client.budget.spent_usd <= cap
         assert client.budget.spent_usd == pytest.approx(sum(r.cost_usd or 0.0 for r in answered))
         assert client.stats.budget_refusals == len(refused)
@@ -77,5 +78,7 @@ async def test_batch_reserves_at_batch_prices_and_submits_only_what_fits(
     assert batch["request_counts"]["total"] == fits
     assert [r.ok for r in results] == [i < fits for i in range(30)]
     assert all(r.error is not None and "batch price" in r.error for r in results[fits:])
+    assert [r.refused for r in results] == [None] * fits + ["budget"] * (30 - fits)
+    assert client.stats.budget_refusals == 30 - fits and client.stats.failures == 30 - fits
     assert client.budget.spent_usd == pytest.approx(sum(r.cost_usd or 0.0 for r in results[:fits]))
     assert client.budget.spent_usd <= cap and client.budget.reserved_usd == pytest.approx(0.0, abs=1e-12)

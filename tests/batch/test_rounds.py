@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judgebench.batch import DEFERRED, batch_rounds
+from judgebench.batch import DEFERRED, DeferringClient, batch_rounds
 from judgebench.models.base import Message, ModelRequest
 from judgebench.models.cache import ResponseCache
 from judgebench.models.client import ModelClient
@@ -74,6 +74,16 @@ async def test_dependent_calls_go_out_in_rounds_and_match_a_live_run(
     assert errors and set(errors) == {DEFERRED}  # only the first passes saw deferred calls
     assert sum("round" in line for line in lines) == 2
     assert [s["phase"] for s in batch_state(tmp_path / "run")["submissions"]] == ["collected", "collected"]
+
+
+async def test_a_deferred_call_is_a_typed_refusal(cache: ResponseCache) -> None:
+    with OpenAIBatchServer() as server:
+        async with make_client(SPEC, server.base_url, cache) as client:
+            view = DeferringClient(client, {}, set())
+            result = await view.call(judge_requests(1)[0])
+        assert server.live_calls() == 0
+    assert (result.ok, result.refused, result.error) == (False, "deferred", DEFERRED)
+    assert list(view.deferred) == [result.cache_key]
 
 
 async def test_refresh_asks_again_once_by_batch(tmp_path: Path, cache: ResponseCache) -> None:

@@ -95,7 +95,10 @@ def test_pattern_templates_without_ties() -> None:
     assert parse_verdict("Output (b)", LLMBAR).winner == "B"
     assert parse_verdict("output (A) is the one", LLMBAR).winner == "A"
     assert parse_verdict("Tie", LLMBAR).winner == "invalid"
-    assert parse_verdict("Output (a) is fine but Output (b) better", LLMBAR).winner == "A"  # leads with (a)
+    # issue 15: leading with a mention is not a verdict when the sentence goes on to compare ("fine
+    # but (b) better" reads as B, not A): both named without a standalone lead is invalid
+    assert parse_verdict("Output (a) is fine but Output (b) better", LLMBAR).winner == "invalid"
+    assert parse_verdict("Output (a)\n\nOutput (b) drops the second bullet.", LLMBAR).winner == "A"
     assert parse_verdict("I think Output (a) or maybe Output (b)", LLMBAR).winner == "invalid"
 
 

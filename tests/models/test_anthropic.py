@@ -15,13 +15,12 @@ from judgebench.models.base import (
     MalformedResponseError,
     Message,
     ModelRequest,
-    ModelSpec,
     PermanentError,
     ProviderSettings,
     TransientError,
-    create_provider,
     retry_after_seconds,
 )
+from judgebench.models.registry import ModelSpec, create_provider
 from tests.servers import anthropic_server as srv
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.base import Reply

@@ -261,7 +261,7 @@ async def test_offline_guard_blocks_real_hosts(tmp_path: Path, monkeypatch: pyte
         )
         result = await client.call(requests(1)[0])
         await client.aclose()
-        assert result.response is None and result.attempts == 0
+        assert result.response is None and result.attempts == 0 and result.refused == "offline"
         assert result.error is not None and "real model request blocked in tests" in result.error
     # OPENAI_BASE_URL pointing elsewhere is blocked too
     monkeypatch.setenv("OPENAI_BASE_URL", "https://example.com/v1")
@@ -367,6 +367,7 @@ async def test_budget_refuses_calls_past_the_cap(server: OpenAIServer, tmp_path:
     paid = [r for r in results if r.response is not None]
     refused = [r for r in results if r.error and r.error.startswith("BudgetExceeded")]
     assert len(paid) == 2 and len(refused) == 2
+    assert [r.refused for r in results] == [None, None, "budget", "budget"]  # typed, beside the text
     assert len(server.requests) == 2 and budget.spent_usd == pytest.approx(28.0)
     assert client.stats.budget_refusals == 2 and client.stats.cost_usd == pytest.approx(28.0)
 

@@ -1,22 +1,26 @@
-"""Price table, token estimates, named judges and the progress bar."""
+"""Price table, token estimates, named judges, settings overrides and the client builder, progress."""
 
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from rich.console import Console
 
 from judgebench.errors import ConfigError
-from judgebench.models.base import ModelSpec, ProviderSettings
-from judgebench.models.config import load_judges, resolve_judge, resolve_judge_full
+from judgebench.models import SettingsOverrides, build_client
+from judgebench.models.base import ProviderSettings
+from judgebench.models.config import JudgeConfig, load_judges, resolve_judge, resolve_judge_full
 from judgebench.models.pricing import (
     PriceTable,
     estimate_tokens,
     estimate_tokens_with_method,
     heuristic_tokens,
 )
+from judgebench.models.registry import ModelSpec
 from judgebench.progress import ProgressReporter
 from judgebench.records import Usage
 
@@ -126,6 +130,57 @@ def test_unknown_judge_keys_name_file_and_key(tmp_path: Path) -> None:
         load_judges(path)
     with pytest.raises(ConfigError, match="unknown provider"):
         resolve_judge("not-a-judge")
+
+
+# --- settings overrides and the client builder ----------------------------------------------------
+
+
+def test_overrides_state_every_setting_once_and_refuse_unknown_ones() -> None:
+    assert list(SettingsOverrides.model_fields) == list(ProviderSettings.model_fields)
+    assert set(SettingsOverrides.model_fields) <= set(JudgeConfig.model_fields)
+    with pytest.raises(ValidationError, match="concurency"):
+        SettingsOverrides.model_validate({"concurency": 4})
+    base = ProviderSettings(timeout=9.0, rpm=60)
+    applied = SettingsOverrides(concurrency=3, base_url="").apply(base)
+    assert (applied.timeout, applied.rpm, applied.concurrency, applied.base_url) == (9.0, 60, 3, None)
+    assert SettingsOverrides().apply() == ProviderSettings()
+    with pytest.raises(ValidationError):  # validated as settings when applied
+        SettingsOverrides(max_retries=-1).apply()
+    flag, table = SettingsOverrides(rpm=10), SettingsOverrides(rpm=60, tpm=1000)
+    assert flag.over(table).given() == {"rpm": 10, "tpm": 1000}
+
+
+def test_overrides_read_any_object_with_the_setting_names() -> None:
+    @dataclass
+    class Options:
+        base_url: str | None = None
+        timeout: float | None = 7.0
+        max_retries: int | None = None
+        concurrency: int | None = None
+        rpm: float | None = None
+        tpm: float | None = None
+        backoff_initial: float | None = None
+        backoff_max: float | None = None
+        use_cache: bool = False  # not a setting: not read
+
+    assert SettingsOverrides.model_validate(Options(), from_attributes=True).given() == {"timeout": 7.0}
+
+
+def test_build_client_resolves_names_and_puts_overrides_on_top(tmp_path: Path) -> None:
+    path = tmp_path / "judges.toml"
+    path.write_text('[judges.fast]\nspec = "openai:gpt-4.1-mini"\nconcurrency = 4\nrpm = 60\n')
+    prices = PriceTable({})
+    client = build_client("fast", SettingsOverrides(rpm=30), use_cache=False, prices=prices, judges=path)
+    assert (client.name, client.spec.text, client.use_cache, client.prices) == (
+        "fast",
+        "openai:gpt-4.1-mini",
+        False,
+        prices,
+    )
+    assert (client.settings.concurrency, client.settings.rpm) == (4, 30)
+    plain = build_client("anthropic:claude-haiku-4-5")
+    assert plain.name == "anthropic:claude-haiku-4-5" and plain.settings == ProviderSettings()
+    assert plain._provider is None  # nothing built, no key read yet
 
 
 # --- progress -------------------------------------------------------------------------------------

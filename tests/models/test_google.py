@@ -17,13 +17,12 @@ from judgebench.models.base import (
     MalformedResponseError,
     Message,
     ModelRequest,
-    ModelSpec,
     PermanentError,
     ProviderSettings,
     TransientError,
-    create_provider,
 )
 from judgebench.models.google import GoogleProvider
+from judgebench.models.registry import ModelSpec, create_provider
 from tests.servers import google_server as srv
 from tests.servers.base import Reply
 from tests.servers.google_server import GoogleServer

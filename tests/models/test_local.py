@@ -22,13 +22,12 @@ from judgebench.models.base import (
     MalformedResponseError,
     Message,
     ModelRequest,
-    ModelSpec,
     PermanentError,
     ProviderSettings,
     TransientError,
-    create_provider,
 )
 from judgebench.models.local import LocalEngine, LocalProvider, flatten_messages, resolve_model_path
+from judgebench.models.registry import ModelSpec, create_provider
 from judgebench.paths import configs_dir
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ A pure function of its inputs: reading a run folder is the api layer's job (`api
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import pandas as pd
 
@@ -35,12 +35,18 @@ from judgebench.analysis.frame import (
     ordered_conditions,
     pair_flags,
 )
-from judgebench.analysis.model import Analysis, JudgeSummary, ReportSettings
-from judgebench.analysis.position import position_increase_rows, position_records, position_rows
+from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReportSettings
+from judgebench.analysis.position import (
+    direction_records,
+    direction_rows,
+    position_increase_rows,
+    position_records,
+    position_rows,
+)
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
-from judgebench.records import Judgment
+from judgebench.records import CallKey, Judgment, Metric
 
 
 def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
@@ -58,6 +64,20 @@ def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[s
     )
 
 
+def _with_direction(
+    table: pd.DataFrame, layout: Layout, units: UnitTables, confidence: float
+) -> pd.DataFrame:
+    """The positional McNemar records, and the clustered interval of position_a_rate on its records."""
+    if units.pairs.empty:
+        return table
+    mcnemar, clustered = direction_records(layout, direction_rows(units.pairs), confidence)
+    rate = table["metric"] == Metric.POSITION_A_RATE
+    merged = table[rate].merge(clustered, on=CELL, how="left")
+    merged.index = table.index[rate]
+    table = pd.concat([table[~rate], merged, mcnemar]).sort_index(kind="stable")
+    return table.reset_index(drop=True)
+
+
 def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidence: float) -> pd.DataFrame:
     """Every family's records (before bootstrap, adjustment and the mean over judges) as one table."""
     parts = [
@@ -70,18 +90,43 @@ def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidenc
     parts = [x for x in parts if not x.empty]
     if not parts:
         return pd.DataFrame(columns=[*CELL, "metric", "value", "n"])
-    return pd.concat(parts, ignore_index=True)
+    return _with_direction(pd.concat(parts, ignore_index=True), layout, units, confidence)
 
 
-def judge_summaries(df: pd.DataFrame) -> list[JudgeSummary]:
-    """Call accounting per judge, in first-seen order."""
+def completeness(df: pd.DataFrame, planned: Collection[CallKey] | None) -> Completeness:
+    """Planned calls against the records the run holds (the last line per key)."""
+    answered = int(df["verdict"].notna().sum())
+    if planned is None:
+        failed = int(df["verdict"].isna().sum())
+        return Completeness(plan_known=False, planned=len(df), answered=answered, never_made=0, failed=failed)
+    present = {CallKey(*row) for row in df[list(CallKey._fields)].itertuples(index=False, name=None)}
+    failed = int(df.loc[df["verdict"].isna()].shape[0])
+    never = sum(1 for key in planned if key not in present)
+    return Completeness(
+        plan_known=True,
+        planned=len(set(planned) | present),
+        answered=answered,
+        never_made=never,
+        failed=failed,
+    )
+
+
+def judge_summaries(df: pd.DataFrame, planned: Collection[CallKey] | None = None) -> list[JudgeSummary]:
+    """Call accounting per judge, in first-seen order (judges planned but never answered last)."""
+    plan_by_judge: dict[str, set[CallKey]] = {}
+    for key in planned or ():
+        plan_by_judge.setdefault(key.judge, set()).add(key)
     out = []
     for judge, g in df.groupby("judge", sort=False):
         answered = g["verdict"].notna()
         costs = g["cost_usd"].dropna()
+        mine = plan_by_judge.get(str(judge), set())
+        present = {CallKey(*row) for row in g[list(CallKey._fields)].itertuples(index=False, name=None)}
         out.append(
             JudgeSummary(
                 judge=str(judge),
+                planned=len(mine | present) if planned is not None else len(g),
+                never_made=len(mine - present),
                 judgments=len(g),
                 answered=int(answered.sum()),
                 missing=int((~answered).sum()),
@@ -100,6 +145,7 @@ def analyze(
     flagged_items: Iterable[str] = (),
     settings: ReportSettings | None = None,
     condition_order: Sequence[str] | None = None,
+    planned: Collection[CallKey] | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
@@ -122,10 +168,12 @@ def analyze(
     if not mean.empty:
         table = pd.concat([table, mean], ignore_index=True)
     records = to_records(order_table(table, layout, conditions, judges))
+    done = completeness(df, planned)
     return Analysis(
         records=records,
-        readiness=assess_readiness(records, settings),
-        judges=judge_summaries(df),
+        readiness=assess_readiness(records, settings, complete=done.complete),
+        judges=judge_summaries(df, planned),
+        completeness=done,
         flagged_items=sorted(flagged),
         conditions=conditions,
         subsets=list(layout.groups),

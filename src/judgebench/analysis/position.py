@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.cells import paired_diff, proportion, sum_cells
+from judgebench.analysis import stats
+from judgebench.analysis.cells import CELL, paired_diff, proportion, sum_cells
 from judgebench.analysis.frame import Layout
 from judgebench.analysis.model import SOURCE, pair_name
 from judgebench.records import Metric
@@ -56,6 +57,51 @@ def position_increase_rows(pos: pd.DataFrame, conditions: Sequence[str]) -> pd.D
         )
         out.append(frame.reset_index().assign(condition=pair_name(SOURCE, c)))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def direction_rows(p: pd.DataFrame) -> pd.DataFrame:
+    """One row per (judge, item, condition) for the direction of position bias: a = valid orders in
+    which the first-shown answer ("A") won, v = valid orders, and, for items with both orders valid,
+    whether "A" won both (aa) or "B" won both (bb)."""
+    valid = p["valid"] == 1
+    first = (valid & p["winner"].eq("A")).astype(int)
+    second = (valid & p["winner"].eq("B")).astype(int)
+    frame = p.assign(a=first, bwin=second, v=valid.astype(int))
+    g = frame.groupby(["judge", "item_id", "condition"], sort=False)[["a", "bwin", "v"]].sum().reset_index()
+    both = g["v"] == 2
+    return g.assign(
+        pboth=both.astype(int),
+        aa=(both & (g["a"] == 2)).astype(int),
+        bb=(both & (g["bwin"] == 2)).astype(int),
+        a2=g["a"] ** 2,
+        av=g["a"] * g["v"],
+        v2=g["v"] ** 2,
+        items=(g["v"] > 0).astype(int),
+    )
+
+
+def direction_records(
+    layout: Layout, rows: pd.DataFrame, confidence: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The positional McNemar records (b = items "A" won in both orders, c = "B" in both, exact p), and
+    per cell the item-clustered interval and test of the first-pick rate (merged into position_a_rate)."""
+    if rows.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    agg = sum_cells(layout, rows, ["pboth", "aa", "bb", "a", "v", "a2", "av", "v2", "items"])
+    mcnemar = agg[CELL].copy()
+    b, c = agg["aa"].to_numpy(dtype=int), agg["bb"].to_numpy(dtype=int)
+    mcnemar["metric"] = Metric.POSITIONAL_MCNEMAR
+    mcnemar["value"] = (b - c).astype(float)
+    mcnemar["n"] = agg["pboth"].to_numpy(dtype=int)
+    mcnemar["b"], mcnemar["c"] = b, c
+    mcnemar["p"] = stats.mcnemar_exact_many(b, c)
+    mcnemar["p_family"] = PFamily.POSITION_DIRECTION
+    low, high, p = stats.clustered_ratio(
+        [agg[x] for x in ("a", "v", "a2", "av", "v2")], agg["items"], confidence
+    )
+    clustered = agg[CELL].copy()
+    clustered["ci_low_clustered"], clustered["ci_high_clustered"], clustered["p_clustered"] = low, high, p
+    return mcnemar, clustered
 
 
 def position_records(layout: Layout, pos: pd.DataFrame, inc: pd.DataFrame, confidence: float) -> pd.DataFrame:

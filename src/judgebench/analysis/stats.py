@@ -168,3 +168,31 @@ def ece(confidence: npt.ArrayLike, outcome: npt.ArrayLike, bins: int = 10) -> fl
     used = counts > 0
     gaps = np.abs(conf_sum[used] - acc_sum[used])  # = count * |mean conf - accuracy|
     return float(gaps.sum() / p.size)
+
+
+def clustered_ratio(
+    sums: Sequence[npt.ArrayLike], clusters: npt.ArrayLike, confidence: float = 0.95, null: float = 0.5
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Cluster-robust interval and Wald test for a ratio R = sum(a) / sum(v) over clusters (items).
+
+    `sums` are the per-cell sums of a, v, a^2, a*v and v^2 over the clusters (each cluster's a and v
+    its own totals), `clusters` their number G. The variance is the sandwich (CR1) estimator of an
+    intercept-only regression of the per-judgment indicator with item clusters, exactly as
+    statsmodels' `OLS(...).fit(cov_type="cluster")` computes it: G / (G - 1) * sum_i (a_i - R v_i)^2
+    / (sum v)^2; p is the two-sided normal test of R = `null` with that standard error (a zero error
+    gives p = 1 at the null and 0 away from it). NaN where G < 2 or sum(v) == 0."""
+    a, v, aa, av, vv = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in sums)
+    g = np.atleast_1d(np.asarray(clusters, dtype=np.float64))
+    ok = (g >= 2) & (v > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(v > 0, a / np.where(v > 0, v, 1.0), np.nan)
+        factor = np.where(g >= 2, g / np.where(g >= 2, g - 1.0, 1.0), np.nan)
+        meat = np.clip(aa - 2 * ratio * av + ratio**2 * vv, 0.0, None)
+        se = np.sqrt(factor * meat) / v
+        z = np.abs(ratio - null) / se
+    crit = float(sps.norm.ppf(0.5 + confidence / 2.0))
+    low = np.where(ok, np.clip(ratio - crit * se, 0.0, 1.0), np.nan)
+    high = np.where(ok, np.clip(ratio + crit * se, 0.0, 1.0), np.nan)
+    at_null = np.isclose(ratio, null)
+    p = np.where(se > 0, 2.0 * sps.norm.sf(z), np.where(at_null, 1.0, 0.0))
+    return low, high, np.where(ok, p, np.nan)

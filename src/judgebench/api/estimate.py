@@ -8,9 +8,11 @@ from pydantic import BaseModel
 
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
-from judgebench.models.base import ModelRequest, ModelSpec
+from judgebench.models import traits_of
+from judgebench.models.base import ModelRequest
 from judgebench.models.config import resolve_judge
 from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
+from judgebench.models.registry import ModelSpec
 from judgebench.records import Condition, Item, Usage
 from judgebench.translate.translator import TranslatorSettings, planned_messages
 
@@ -98,7 +100,7 @@ def estimate_judging(
     out: list[Estimate] = []
     for name in models:
         spec, _, _ = resolve_judge(name)
-        completion = spec.provider == "local"  # replaced by the provider's declared traits (issue 14)
+        completion = traits_of(spec).completion_only
         mine = [c for c in todo if c.judge == name]
         usage = Usage(output_tokens=JUDGE_OUTPUT_TOKENS_ESTIMATE * len(mine))
         method = "heuristic"

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from judgebench.models.base import ProviderSettings
+from judgebench.models import SettingsOverrides, build_client
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge_full
 from judgebench.models.pricing import PriceTable
 
 
@@ -27,15 +25,10 @@ class CallOptions:
     backoff_initial: float | None = None
     backoff_max: float | None = None
 
+    def overrides(self) -> SettingsOverrides:
+        """The provider settings these flags set (a flag given here wins over judges.toml)."""
+        return SettingsOverrides.model_validate(self, from_attributes=True)
+
     def client(self, name_or_spec: str, prices: PriceTable | None = None) -> ModelClient:
-        """A client for a spec or configured judge name; a flag given here wins over judges.toml."""
-        spec, settings, name, _ = resolve_judge_full(name_or_spec)
-        updates: dict[str, Any] = {}
-        if self.base_url:
-            updates["base_url"] = self.base_url
-        for key in ("timeout", "max_retries", "concurrency", "rpm", "tpm", "backoff_initial", "backoff_max"):
-            value = getattr(self, key)
-            if value is not None:
-                updates[key] = value
-        merged = ProviderSettings.model_validate({**settings.model_dump(), **updates})
-        return ModelClient(spec, merged, use_cache=self.use_cache, prices=prices, name=name)
+        """A client for a spec or configured judge name."""
+        return build_client(name_or_spec, self.overrides(), use_cache=self.use_cache, prices=prices)

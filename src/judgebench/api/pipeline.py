@@ -16,7 +16,7 @@ from judgebench.api.datasets import run_folder
 from judgebench.api.estimate import Estimate
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions
-from judgebench.api.report import report
+from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.requests import build_request
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
@@ -54,6 +54,7 @@ class PipelineResult(BaseModel):
     translate: TranslateResult | None = None
     judge: JudgeResult | None = None
     report_html: Path | None = None
+    readiness: ReadinessDoc | None = None
     bbe: BBEOutcome | None = None
     bbe_error: str | None = None  # why the A-BB step gave no release (the report stands without it)
     estimates: list[Estimate] = Field(default_factory=list)
@@ -183,6 +184,7 @@ def run_pipeline(
         result.bbe_error = str(exc)
     result.seconds["bbe"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    result.report_html = report(path).paths.report_html
+    reported = report(path)
+    result.report_html, result.readiness = reported.paths.report_html, reported.readiness
     result.seconds["report"] = time.perf_counter() - clock
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
@@ -15,20 +15,32 @@ from judgebench.api.requests import build_request
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
-from judgebench.fileio import atomic_write_text
-from judgebench.records import AuditFlag, Item, Judgment, Variant
+from judgebench.fileio import atomic_write_json, atomic_write_text
+from judgebench.records import AuditFlag, Item, Judgment, PlannedKey, Variant
 from judgebench.records.manifest import ReportStage
 from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
 from judgebench.report.writer import ReportPaths, write_report
-from judgebench.rundir import AUDIT, JUDGMENTS, VARIANTS, RunDir, last_per_key, read_jsonl
+from judgebench.rundir import (
+    AUDIT,
+    JUDGMENTS,
+    PLAN,
+    READINESS_JSON,
+    VARIANTS,
+    RunDir,
+    last_per_key,
+    read_jsonl,
+)
 
 
 class _RunInputs(BaseModel):
+    """What the report reads from a run folder, read once for the analysis and the item explorer."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     judgments: list[Judgment]
     audit: list[AuditFlag]
     order: list[str] | None
+    planned: set[Any] | None
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
@@ -38,16 +50,24 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
     translated = run.manifest().stages.translate
     order = translated.condition_names() if translated else None
+    plan_file = run.file(PLAN)
+    planned = {p.key() for p in read_jsonl(plan_file, PlannedKey)} if plan_file.exists() else None
     return _RunInputs(
         judgments=list(judgments.values()),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
+        planned=planned,
     )
 
 
 def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
-    flagged = {flag.item_id for flag in inputs.audit}
-    return analyze(inputs.judgments, flagged_items=flagged, settings=settings, condition_order=inputs.order)
+    return analyze(
+        inputs.judgments,
+        flagged_items={flag.item_id for flag in inputs.audit},
+        settings=settings,
+        condition_order=inputs.order,
+        planned=inputs.planned,
+    )
 
 
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
@@ -94,6 +114,49 @@ def export_unstable(data: ExplorerData, path: Path) -> int:
     return len(records)
 
 
+class ReadinessDoc(BaseModel):
+    """readiness.json (INTERFACE.md): machine-readable verdicts, for a pipeline to stop on."""
+
+    complete: bool
+    plan_known: bool
+    planned: int
+    never_made: int
+    failed: int
+    verdicts: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, analysis: Analysis) -> ReadinessDoc:
+        done = analysis.completeness
+        verdicts = [
+            {
+                "judge": v.judge,
+                "condition": v.condition,
+                "verdict": v.status,
+                "baseline": v.baseline,
+                "invariance": v.invariance,
+                "reasons": v.reasons,
+            }
+            for v in analysis.readiness
+        ]
+        return cls(
+            complete=done.complete,
+            plan_known=done.plan_known,
+            planned=done.planned,
+            never_made=done.never_made,
+            failed=done.failed,
+            verdicts=verdicts,
+        )
+
+    def gate(self, strict: bool) -> Literal["pass", "fail", "unsettled"]:
+        """`report --gate`: fail on any fail verdict; strict also on incomplete or inconclusive."""
+        statuses = {v["verdict"] for v in self.verdicts}
+        if "fail" in statuses:
+            return "fail"
+        if strict and (not self.complete or "inconclusive" in statuses or not self.verdicts):
+            return "unsettled"
+        return "pass"
+
+
 class ReportRequest(BaseModel):
     """What `judgebench report` asks for: the report's settings and whether to write the HTML."""
 
@@ -110,6 +173,8 @@ class ReportResult(BaseModel):
 
     analysis: Analysis
     paths: ReportPaths
+    readiness: ReadinessDoc
+    readiness_json: Path
     unstable: int | None = None  # rows written to export_unstable, when asked
 
 
@@ -140,6 +205,8 @@ def report(
                 highlight=False,
             )
             console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
+    readiness = ReadinessDoc.of(analysis)
+    atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
     if run.exists():
         entry = ReportStage(
             settings=req.settings.model_dump(),
@@ -148,4 +215,10 @@ def report(
             + ([str(req.export_unstable)] if req.export_unstable is not None else []),
         )
         run.record_stage("report", entry)
-    return ReportResult(analysis=analysis, paths=paths, unstable=unstable)
+    return ReportResult(
+        analysis=analysis,
+        paths=paths,
+        readiness=readiness,
+        readiness_json=run.file(READINESS_JSON),
+        unstable=unstable,
+    )

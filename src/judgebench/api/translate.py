@@ -19,7 +19,7 @@ from judgebench.conditions import load_conditions, select_conditions
 from judgebench.data import Dataset
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution
-from judgebench.models.base import provider_class
+from judgebench.models import traits_of
 from judgebench.models.client import ModelClient
 from judgebench.models.config import resolve_judge_full
 from judgebench.models.pricing import PriceTable
@@ -196,7 +196,7 @@ def translate(
     variants: list[Variant] = []
     if req.variants_file is not None:
         variants, result.skipped_variants = _import_lines(req, ds, items, chosen)
-    elif not provider_class(resolve_judge_full(req.translator).spec.provider).translates:
+    elif not traits_of(resolve_judge_full(req.translator).spec).translates:
         raise ConfigError(
             f"{req.translator}: this provider only judges, it cannot translate; pass --translator MODEL "
             "(e.g. local) or --variants FILE"

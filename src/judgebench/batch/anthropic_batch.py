@@ -15,6 +15,7 @@ from judgebench.batch.backend import BatchBackend, BatchError, BatchStatus, Line
 from judgebench.errors import ProviderConfigError
 from judgebench.models.anthropic import AnthropicProvider
 from judgebench.models.base import MalformedResponseError, ModelRequest, PermanentError, ProviderError
+from judgebench.models.client import ModelClient
 
 if TYPE_CHECKING:
     import anthropic as anthropic_sdk
@@ -31,10 +32,10 @@ class AnthropicBatch(BatchBackend):
     max_requests = 100_000
     max_bytes = 256 * 1024 * 1024
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ModelClient) -> None:
         super().__init__(client)
         provider = client.provider
-        if not isinstance(provider, AnthropicProvider):  # pragma: no cover - backend_for picks by spec
+        if not isinstance(provider, AnthropicProvider):  # pragma: no cover - the provider names its backend
             raise ProviderConfigError(f"{client.spec.text}: not an Anthropic provider")
         self.provider = provider
         self._sdk: anthropic_sdk.AsyncAnthropic | None = None
@@ -61,7 +62,7 @@ class AnthropicBatch(BatchBackend):
 
     def _error(self, exc: Exception, doing: str) -> Exception:
         err = self.provider._classify(exc)
-        if isinstance(err, PermanentError) and getattr(err, "status", None) in ("401", "403"):
+        if isinstance(err, PermanentError) and err.status in ("401", "403"):
             return ProviderConfigError(str(err))
         if isinstance(err, ProviderError):
             return BatchError(f"{err} (while {doing})")

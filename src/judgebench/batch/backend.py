@@ -8,15 +8,17 @@ answer that arrives by batch is the same `ModelResponse` a live call would have 
 from __future__ import annotations
 
 import abc
+import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from judgebench.errors import JudgebenchError, ProviderConfigError
 from judgebench.models.base import ModelRequest, ModelResponse
+from judgebench.models.client import ModelClient
+from judgebench.models.registry import ModelSpec, traits_of
 
 if TYPE_CHECKING:
     from judgebench.batch.state import Submission
-    from judgebench.models.client import ModelClient
 
 # How to run the same calls without a provider Batch API (printed where --batch cannot be used).
 VLLM_HINT = (
@@ -86,34 +88,36 @@ class BatchBackend(abc.ABC):
         """Release what the backend opened beyond the client's provider."""
 
 
-def refusal(client: ModelClient) -> str | None:
-    """Why `client`'s spec cannot run through a Batch API, or None when it can."""
-    provider = client.spec.provider
-    if provider == "deepseek":
-        return "deepseek: DeepSeek has no Batch API; run without --batch (live calls)"
-    if provider in ("local", "sim"):
+def refusal(target: ModelClient | ModelSpec | str) -> str | None:
+    """Why a client's (or a spec's) provider cannot run through a Batch API, or None when it can.
+
+    Decided by the provider's declared traits: its `batch_backend`, else its `batch_refusal`."""
+    if isinstance(target, ModelClient):
+        provider, traits = target.spec.provider, target.traits
+    else:
+        spec = ModelSpec.parse(target) if isinstance(target, str) else target
+        provider, traits = spec.provider, traits_of(spec)
+    if traits.batch_backend is not None:
+        return None
+    if traits.batch_refusal is not None:
+        return f"{provider}: {traits.batch_refusal}"
+    if traits.in_process:
         return (
             f"{provider}: --batch sends calls through a provider's Batch API and '{provider}' runs in this "
             f"process; run without --batch, or {VLLM_HINT}"
         )
-    if provider not in ("openai", "openai-compatible", "anthropic", "google"):
-        return f"{provider}: no Batch API support for this provider; run without --batch"
-    return None
+    return f"{provider}: no Batch API support for this provider; run without --batch"
 
 
 def backend_for(client: ModelClient) -> BatchBackend:
-    """The Batch API backend for `client`, or ProviderConfigError saying why there is none."""
+    """The Batch API backend for `client`, or ProviderConfigError saying why there is none.
+
+    The backend class is the one the provider names (`traits.batch_backend`, "module:Class"),
+    imported here on first use like the provider adapters themselves."""
     why = refusal(client)
-    if why is not None:
-        raise ProviderConfigError(why)
-    if client.spec.provider == "anthropic":
-        from judgebench.batch.anthropic_batch import AnthropicBatch
-
-        return AnthropicBatch(client)
-    if client.spec.provider == "google":
-        from judgebench.batch.google_batch import GoogleBatch
-
-        return GoogleBatch(client)
-    from judgebench.batch.openai_batch import OpenAIBatch
-
-    return OpenAIBatch(client)
+    target = client.traits.batch_backend
+    if why is not None or target is None:
+        raise ProviderConfigError(why or f"{client.spec.provider}: no Batch API backend")
+    module_name, _, cls_name = target.partition(":")
+    backend: type[BatchBackend] = getattr(importlib.import_module(module_name), cls_name)
+    return backend(client)

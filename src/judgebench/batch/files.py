@@ -17,21 +17,22 @@ from judgebench.batch.openai_batch import openai_line, parse_output_line
 from judgebench.errors import InputError, ProviderConfigError
 from judgebench.fileio import atomic_write_text
 from judgebench.models.base import ModelRequest, prompt_hash
-from judgebench.models.client import CallResult, ModelClient
+from judgebench.models.client import ModelClient
 from judgebench.models.openai import OpenAICompatibleProvider, OpenAIProvider
+from judgebench.models.registry import provider_class
+from judgebench.models.results import CallResult
 
 __all__ = ["import_batch_output", "write_batch_file"]
-
-_OPENAI_FAMILY = ("openai", "openai-compatible", "deepseek")
 
 
 def _wire_provider(client: ModelClient) -> OpenAIProvider:
     """The adapter that builds and parses OpenAI-format bodies for `client`'s model.
 
-    OpenAI-family specs use their own adapter (so the file holds what a live call sends); any other
-    spec, or one whose adapter cannot be built here (no key, no URL), gets a generic
-    OpenAI-compatible one, which is what vLLM speaks. It is never used to send anything."""
-    if client.spec.provider in _OPENAI_FAMILY:
+    Specs whose adapter speaks the OpenAI format (an `OpenAIProvider`) use it, so the file holds
+    what a live call sends; any other spec, or one whose adapter cannot be built here (no key, no
+    URL), gets a generic OpenAI-compatible one, which is what vLLM speaks. It is never used to send
+    anything."""
+    if issubclass(provider_class(client.spec.provider), OpenAIProvider):
         try:
             provider = client.provider
         except ProviderConfigError:
@@ -107,65 +108,60 @@ def import_batch_output(
             "--model, --base-url and template the request file was written with",
             path=str(output_file),
         )
-    where = f"{output_file.name}"
-    batch_id = f"file:{output_file.name}"
     results: list[CallResult] = []
     done: set[str] = set()
     for index, (key, request) in enumerate(zip(keys, requests, strict=True)):
         obj = lines.get(key)
-        phash = prompt_hash(request)
         if obj is None:
-            result = CallResult(
-                cache_key=key,
-                prompt_hash=phash,
-                response=None,
-                error=f"no line for this call in {output_file} (custom_id {key[:12]}...)",
-            )
-            client.stats.failures += 1
+            error = f"no line for this call in {output_file} (custom_id {key[:12]}...)"
+            result = CallResult(cache_key=key, prompt_hash=prompt_hash(request), response=None, error=error)
         else:
-            outcome = parse_output_line(provider, obj, where)
-            if outcome.response is None:
-                result = CallResult(
-                    cache_key=key, prompt_hash=phash, response=None, error=outcome.error, custom_id=key
-                )
-                client.stats.failures += 1
-            else:
-                response = outcome.response
-                endpoint = "completions" if provider._use_completions(request) else "chat.completions"
-                response.params_sent = {
-                    **provider.build_params(request),
-                    "endpoint": endpoint,
-                    "batch_id": batch_id,
-                    "custom_id": key,
-                }
-                repeat = key in done
-                if not repeat:
-                    client.cache.put(
-                        key,
-                        response,
-                        provider=client.spec.provider,
-                        model=client.spec.model,
-                        spec=client.spec.text,
-                    )
-                    client.stats.input_tokens += response.usage.input_tokens
-                    client.stats.output_tokens += response.usage.output_tokens
-                cost = client.cost_of(response, batch=True)
-                if not repeat and cost is not None:
-                    client.stats.cost_usd += cost
-                done.add(key)
-                result = CallResult(
-                    cache_key=key,
-                    prompt_hash=phash,
-                    response=response,
-                    from_cache=repeat,
-                    attempts=0 if repeat else 1,
-                    cost_usd=cost,
-                    params_sent=response.params_sent,
-                    batch_id=batch_id,
-                    custom_id=key,
-                )
-        client.stats.calls += 1
+            result = _imported(client, provider, request, key, obj, source=output_file, repeat=key in done)
+            done.add(key)
+        client.stats.record_calls()
+        client.stats.record_result(result)
         results.append(result)
         if on_result is not None:
             on_result(index, result)
     return results
+
+
+def _imported(
+    client: ModelClient,
+    provider: OpenAIProvider,
+    request: ModelRequest,
+    key: str,
+    obj: dict[str, Any],
+    *,
+    source: Path,
+    repeat: bool,
+) -> CallResult:
+    """One line of the output file `source` as a CallResult; a first answer is stored (before anyone
+    sees it), a repeat of the same call is a store hit."""
+    phash = prompt_hash(request)
+    batch_id = f"file:{source.name}"
+    outcome = parse_output_line(provider, obj, source.name)
+    response = outcome.response
+    if response is None:
+        return CallResult(cache_key=key, prompt_hash=phash, response=None, error=outcome.error, custom_id=key)
+    endpoint = "completions" if provider._use_completions(request) else "chat.completions"
+    response.params_sent = {
+        **provider.build_params(request),
+        "endpoint": endpoint,
+        "batch_id": batch_id,
+        "custom_id": key,
+    }
+    if not repeat:
+        spec = client.spec
+        client.cache.put(key, response, provider=spec.provider, model=spec.model, spec=spec.text)
+    return CallResult(
+        cache_key=key,
+        prompt_hash=phash,
+        response=response,
+        from_cache=repeat,
+        attempts=0 if repeat else 1,
+        cost_usd=client.cost_of(response, batch=True),
+        params_sent=response.params_sent,
+        batch_id=batch_id,
+        custom_id=key,
+    )

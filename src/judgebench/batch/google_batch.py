@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from judgebench.batch.backend import BatchBackend, BatchError, BatchStatus, LineOutcome
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import MalformedResponseError, ModelRequest, PermanentError, ProviderError
+from judgebench.models.client import ModelClient
 from judgebench.models.google import GoogleProvider
 
 if TYPE_CHECKING:
@@ -36,10 +37,10 @@ class GoogleBatch(BatchBackend):
     max_requests = 100_000
     max_bytes = 20 * 1024 * 1024  # inline requests per batch job
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ModelClient) -> None:
         super().__init__(client)
         provider = client.provider
-        if not isinstance(provider, GoogleProvider):  # pragma: no cover - backend_for picks by spec
+        if not isinstance(provider, GoogleProvider):  # pragma: no cover - the provider names its backend
             raise ProviderConfigError(f"{client.spec.text}: not a Gemini provider")
         self.provider = provider
         self._sdk: genai_sdk.Client | None = None
@@ -47,6 +48,7 @@ class GoogleBatch(BatchBackend):
     def sdk(self) -> genai_sdk.Client:
         """A client like the adapter's, with the SDK's retries on for polls and downloads."""
         if self._sdk is None:
+            # lazily, as the live adapter does: the SDK loads only when a batch is run
             from google import genai
             from google.genai import types
 
@@ -72,7 +74,7 @@ class GoogleBatch(BatchBackend):
 
     def _error(self, exc: Exception, doing: str) -> Exception:
         err = self.provider._classify(exc)
-        if isinstance(err, PermanentError) and getattr(err, "status", None) in ("400", "401", "403"):
+        if isinstance(err, PermanentError) and err.status in ("400", "401", "403"):
             return ProviderConfigError(f"{err} (while {doing})")
         if isinstance(err, ProviderError):
             return BatchError(f"{err} (while {doing})")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from judgebench.batch.backend import VLLM_HINT, BatchBackend, BatchError, BatchStatus, LineOutcome
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import MalformedResponseError, ModelRequest, PermanentError, ProviderError
+from judgebench.models.client import ModelClient
 from judgebench.models.openai import OpenAIProvider
 
 if TYPE_CHECKING:
@@ -87,10 +88,10 @@ class OpenAIBatch(BatchBackend):
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ModelClient) -> None:
         super().__init__(client)
         provider = client.provider
-        if not isinstance(provider, OpenAIProvider):  # pragma: no cover - backend_for picks by spec
+        if not isinstance(provider, OpenAIProvider):  # pragma: no cover - the provider names its backend
             raise ProviderConfigError(f"{client.spec.text}: not an OpenAI-family provider")
         self.provider = provider
         self._sdk: openai_sdk.AsyncOpenAI | None = None
@@ -121,7 +122,7 @@ class OpenAIBatch(BatchBackend):
                 f"{exc.status_code}); {VLLM_HINT}"
             )
         err = self.provider._classify(exc)
-        if isinstance(err, PermanentError) and getattr(err, "status", None) in ("401", "403"):
+        if isinstance(err, PermanentError) and err.status in ("401", "403"):
             return ProviderConfigError(str(err))
         if isinstance(err, ProviderError):
             return BatchError(f"{err} (while {doing})")

@@ -4,8 +4,8 @@
 every other call; the deferred calls go out in one batch (per provider limits), and the stage runs
 again, now finding those answers in the store, until a pass defers nothing. That last pass is the
 stage's real run: its records are what a live run would have written, and no call was made live.
-Earlier passes see deferred calls as failed calls (error starting with `Deferred`), so a stage run
-this way must treat a failed call as "try again later" (judge and translate both do).
+Earlier passes see deferred calls as failed calls (`refused="deferred"`, error `DEFERRED`), so a
+stage run this way must treat a failed call as "try again later" (judge and translate both do).
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from judgebench.batch.backend import BatchError
-from judgebench.batch.runner import run_batch
+from judgebench.batch.runner import BatchOptions, execute_batch
 from judgebench.errors import ConfigError
 from judgebench.models.base import ModelRequest, prompt_hash
-from judgebench.models.client import CallResult, ModelClient
+from judgebench.models.client import ModelClient
+from judgebench.models.results import CallResult
 
 if TYPE_CHECKING:
     from judgebench.progress import ProgressReporter
@@ -34,7 +35,7 @@ class DeferringClient(ModelClient):
     Calls whose batch already failed in this command are answered with that failure instead of being
     deferred again, so the rounds end."""
 
-    def __init__(self, inner: ModelClient, failed: dict[str, str], refreshed: set[str]) -> None:
+    def __init__(self, inner: ModelClient, failed: dict[str, CallResult], refreshed: set[str]) -> None:
         inner.provider  # noqa: B018 - created once, shared (a missing key fails here, before any pass)
         self.__dict__.update(inner.__dict__)
         self._own_cache = False
@@ -63,12 +64,16 @@ class DeferringClient(ModelClient):
                 batch_id=batch_id,
                 custom_id=key if batch_id else None,
             )
-        if key in self.failed:
-            return CallResult(cache_key=key, prompt_hash=phash, response=None, error=self.failed[key])
+        before = self.failed.get(key)
+        if before is not None:
+            error = before.error or "failed"
+            return CallResult(
+                cache_key=key, prompt_hash=phash, response=None, error=error, refused=before.refused
+            )
         self.deferred.setdefault(key, request)
         if again:
             self.refresh.add(key)
-        return CallResult(cache_key=key, prompt_hash=phash, response=None, error=DEFERRED)
+        return CallResult(cache_key=key, prompt_hash=phash, response=None, error=DEFERRED, refused="deferred")
 
     async def aclose(self) -> None:
         """Nothing of its own to close: the provider and store belong to `inner`."""
@@ -91,7 +96,7 @@ async def batch_rounds(
     the number of batches a chain of dependent calls may need (re-asks after re-asks)."""
     if max_rounds < 1:
         raise ConfigError(f"max_rounds must be at least 1, got {max_rounds}")
-    failed: dict[str, str] = {}
+    failed: dict[str, CallResult] = {}
     refreshed: set[str] = set()
     for round_no in range(1, max_rounds + 2):
         view = DeferringClient(client, failed, refreshed)
@@ -103,18 +108,12 @@ async def batch_rounds(
         if log is not None:
             log(f"{client.name}: round {round_no}: {len(view.deferred)} calls to answer by batch")
         requests = list(view.deferred.values())
-        results = await run_batch(
-            client,
-            requests,
-            run_dir,
-            poll_interval=poll_interval,
-            resubmit_failed=resubmit_failed,
-            progress=progress,
-            log=log,
-            refresh=view.refresh,
+        options = BatchOptions(
+            poll_interval=poll_interval, resubmit_failed=resubmit_failed, log=log, refresh=view.refresh
         )
+        results = await execute_batch(client, requests, run_dir, options, progress=progress)
         refreshed.update(view.refresh)
-        failed.update({r.cache_key: r.error or "failed" for r in results if r.response is None})
+        failed.update({r.cache_key: r for r in results if r.response is None})
     raise BatchError(
         f"{client.name}: the stage still asked new questions after {max_rounds} batch rounds; "
         "run it again (answers so far are kept) or raise the round limit"

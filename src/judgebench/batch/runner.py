@@ -16,6 +16,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,25 +24,32 @@ from judgebench.batch.backend import BatchBackend, BatchError, LineOutcome, back
 from judgebench.batch.state import BatchStore, Submission, new_id
 from judgebench.errors import JudgebenchError, ProviderConfigError
 from judgebench.models.base import ModelRequest, ModelResponse, prompt_hash
-from judgebench.models.client import CallResult, ModelClient, offline_block_reason
-from judgebench.models.pricing import estimate_tokens
-from judgebench.records import Usage
+from judgebench.models.client import ModelClient
+from judgebench.models.limits import offline_block_reason
+from judgebench.models.results import CallResult, Refusal, advance_progress
 from judgebench.rundir import now_iso
 
 if TYPE_CHECKING:
     from judgebench.progress import ProgressReporter
 
-__all__ = ["batch_estimate", "resume_hint", "run_batch"]
+__all__ = ["BatchOptions", "batch_estimate", "execute_batch", "resume_hint", "run_batch"]
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How a batch run waits and retries: seconds between polls, whether failed lines go out again
+    in a new batch, where the progress lines go, and which cache keys skip the store (asked again,
+    like `ModelClient.call(refresh=True)`)."""
+
+    poll_interval: float = 30.0
+    resubmit_failed: bool = True
+    log: Callable[[str], None] | None = None
+    refresh: Collection[str] = ()
 
 
 def batch_estimate(client: ModelClient, request: ModelRequest) -> float | None:
     """Upper-bound batch-price cost of a call (estimated input tokens, output at `max_tokens`)."""
-    price = client.prices.price(client.spec.provider, client.spec.model)
-    if price is None:
-        return None
-    text = request.prompt or "".join(m.content for m in request.messages or [])
-    usage = Usage(input_tokens=estimate_tokens(text, client.spec), output_tokens=request.max_tokens)
-    return price.cost(usage, batch=True)
+    return client.estimate_cost(request, batch=True)
 
 
 def resume_hint(run_dir: Path, batch_ids: Sequence[str]) -> str:
@@ -67,23 +75,21 @@ class _BatchRun:
         backend: BatchBackend,
         requests: Sequence[ModelRequest],
         run_dir: Path,
+        options: BatchOptions,
+        *,
         on_result: Callable[[int, CallResult], None] | None,
-        poll_interval: float,
-        resubmit_failed: bool,
         progress: ProgressReporter | None,
-        log: Callable[[str], None] | None = None,
-        refresh: Collection[str] = (),
     ) -> None:
         self.client = client
         self.backend = backend
         self.requests = requests
         self.run_dir = Path(run_dir)
         self.on_result = on_result
-        self.poll_interval = max(0.0, poll_interval)
-        self.resubmit_failed = resubmit_failed
+        self.poll_interval = max(0.0, options.poll_interval)
+        self.resubmit_failed = options.resubmit_failed
         self.progress = progress
-        self._log = log
-        self.refresh = frozenset(refresh)
+        self._log = options.log
+        self.refresh = frozenset(options.refresh)
         self.store = BatchStore(self.run_dir)
         self.max_attempts = 1 + max(0, client.settings.max_retries)
         self.results: list[CallResult | None] = [None] * len(requests)
@@ -110,6 +116,7 @@ class _BatchRun:
         response: ModelResponse | None,
         *,
         error: str | None = None,
+        refused: Refusal | None = None,
         from_cache: bool = False,
         cost: float | None = None,
         batch_id: str | None = None,
@@ -119,38 +126,27 @@ class _BatchRun:
         if key in self.delivered:
             return
         self.delivered.add(key)
-        stats = self.client.stats
         for n, index in enumerate(self.indices.get(key, [])):
             request = self.requests[index]
             hit = from_cache or (n > 0 and response is not None)
-            params = response.params_sent if response is not None else self._params(request)
             result = CallResult(
                 cache_key=key,
                 prompt_hash=prompt_hash(request),
                 response=response,
                 error=error,
+                refused=refused,
                 from_cache=hit,
                 attempts=0 if hit else attempts,
                 cost_usd=cost,
-                params_sent=params,
+                params_sent=response.params_sent if response is not None else self._params(request),
                 batch_id=batch_id,
                 custom_id=key if batch_id else None,
             )
-            if response is None:
-                stats.failures += 1
-            elif hit:
-                stats.cache_hits += 1
+            self.client.stats.record_result(result)
             self.results[index] = result
             if self.on_result is not None:
                 self.on_result(index, result)
-            if self.progress is not None:
-                usage = response.usage if response is not None and not hit else None
-                self.progress.advance(
-                    tokens=(usage.input_tokens + usage.output_tokens) if usage else 0,
-                    cost=0.0 if hit or response is None else cost,
-                    cached=hit,
-                    failed=response is None,
-                )
+            advance_progress(self.progress, result)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         try:
@@ -158,13 +154,13 @@ class _BatchRun:
         except Exception:  # describing the params must never mask the real error
             return {}
 
-    def fail(self, key: str, error: str, attempts: int = 0) -> None:
+    def fail(self, key: str, error: str, attempts: int = 0, *, refused: Refusal | None = None) -> None:
         if key in self.estimates and self.client.budget is not None:
             self.client.budget.settle(self.estimates.pop(key), 0.0)
-        self.deliver(key, None, error=error, attempts=attempts)
+        self.deliver(key, None, error=error, refused=refused, attempts=attempts)
 
     def accept(self, key: str, response: ModelResponse, sub: Submission) -> None:
-        """Store a batch answer (before anyone sees it), account for it, hand it over."""
+        """Store a batch answer (before anyone sees it), settle its reservation, hand it over."""
         request = self.request_of.get(key)
         sent = self._params(request) if request is not None else {}
         response.params_sent = {**sent, "batch_id": sub.batch_id, "custom_id": key}
@@ -175,12 +171,6 @@ class _BatchRun:
         if key not in self.indices or key in self.delivered:
             return  # paid for by an earlier command's batch: stored, nothing to hand over
         cost = client.cost_of(response, batch=True)
-        client.stats.input_tokens += response.usage.input_tokens
-        client.stats.output_tokens += response.usage.output_tokens
-        if cost is None:
-            client.stats.unpriced_calls += 1
-        else:
-            client.stats.cost_usd += cost
         if client.budget is not None:
             client.budget.settle(self.estimates.pop(key, 0.0), cost or 0.0)
         self.deliver(key, response, cost=cost, batch_id=sub.batch_id, attempts=sub.attempt)
@@ -189,7 +179,7 @@ class _BatchRun:
 
     async def execute(self) -> list[CallResult]:
         client = self.client
-        client.stats.calls += len(self.requests)
+        client.stats.record_calls(len(self.requests))
         data = self.store.load()
         collected = {cid for s in data.submissions if s.phase == "collected" for cid in s.custom_ids}
         remaining: list[str] = []
@@ -245,24 +235,11 @@ class _BatchRun:
         keys = [k for k in keys if k not in self.delivered]
         if not keys:
             return
-        client = self.client
         groups: dict[str, list[tuple[str, dict[str, Any], int]]] = {}
         for key in keys:
             request = self.request_of[key]
-            if client.budget is not None and attempt == 1:
-                est = batch_estimate(client, request)
-                if est is not None:
-                    if not client.budget.try_reserve(est):
-                        client.stats.budget_refusals += 1
-                        b = client.budget
-                        self.fail(
-                            key,
-                            f"BudgetExceeded: spent ${b.spent_usd:.4f} + in flight ${b.reserved_usd:.4f} + "
-                            f"this call up to ${est:.4f} (batch price) would pass the cap "
-                            f"${b.max_cost_usd:.4f}",
-                        )
-                        continue
-                    self.estimates[key] = est
+            if attempt == 1 and not self._reserve(key, request):
+                continue
             endpoint, line = self.backend.encode(key, request)
             size = len(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode("utf-8")) + 1
             if size > self.backend.max_bytes:
@@ -272,6 +249,21 @@ class _BatchRun:
         for endpoint, entries in groups.items():
             for chunk in self._chunks(entries):
                 await self._create(endpoint, chunk, attempt)
+
+    def _reserve(self, key: str, request: ModelRequest) -> bool:
+        """Reserve the call's batch-price estimate in the budget; False (the call refused) if it
+        does not fit. Only first submissions reserve: a resent line keeps its reservation."""
+        budget = self.client.budget
+        if budget is None:
+            return True
+        estimate = batch_estimate(self.client, request)
+        if estimate is None:
+            return True  # unpriced: nothing to reserve (--max-cost refuses such models up front)
+        if not budget.try_reserve(estimate):
+            self.fail(key, budget.refusal(estimate, batch=True), refused="budget")
+            return False
+        self.estimates[key] = estimate
+        return True
 
     def _chunks(
         self, entries: list[tuple[str, dict[str, Any], int]]
@@ -426,22 +418,32 @@ async def run_batch(
     resubmit_failed: bool = True,
     progress: ProgressReporter | None = None,
     log: Callable[[str], None] | None = None,
-    refresh: Collection[str] = (),
 ) -> list[CallResult]:
     """Answer `requests` through `client`'s provider Batch API; same contract as `ModelClient.map`.
 
     Raises ProviderConfigError for a spec without batch support (deepseek, local, sim) or an
     endpoint without a Batch API; provider faults become failed CallResults. `log` receives one line
     per submission, status change and collection (for stderr; the progress bar counts answers).
-    Cache keys in `refresh` skip the store (asked again, like `ModelClient.call(refresh=True)`).
     Cancelling it (Ctrl-C) leaves the batches running and prints how to resume."""
+    options = BatchOptions(poll_interval=poll_interval, resubmit_failed=resubmit_failed, log=log)
+    return await execute_batch(client, requests, run_dir, options, on_result=on_result, progress=progress)
+
+
+async def execute_batch(
+    client: ModelClient,
+    requests: Sequence[ModelRequest],
+    run_dir: Path,
+    options: BatchOptions,
+    *,
+    on_result: Callable[[int, CallResult], None] | None = None,
+    progress: ProgressReporter | None = None,
+) -> list[CallResult]:
+    """`run_batch` with its options as one `BatchOptions` (which can also name keys to refresh)."""
     backend = backend_for(client)
     blocked = offline_block_reason(client.provider)
     if blocked is not None:
         raise ProviderConfigError(blocked)
-    run = _BatchRun(
-        client, backend, requests, run_dir, on_result, poll_interval, resubmit_failed, progress, log, refresh
-    )
+    run = _BatchRun(client, backend, requests, run_dir, options, on_result=on_result, progress=progress)
     try:
         return await run.execute()
     except (asyncio.CancelledError, KeyboardInterrupt):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
 from rich.table import Table
 
 from judgebench.cli.app import console, err_console
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
         Estimate,
         JudgeResult,
         PipelineResult,
+        ReadinessDoc,
         SelftestResult,
         TranslateResult,
     )
@@ -239,6 +241,9 @@ def pipeline(result: PipelineResult) -> list[str]:
                 problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
     if result.bbe_error is not None:
         note(f"bbe: {result.bbe_error}")
+    if result.readiness is not None:
+        verdicts(result.readiness)
+        readiness_file(result.readiness, str(result.run_dir / "readiness.json"))
     timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
     console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})")
     console.print(f"report: {result.report_html}")
@@ -247,7 +252,7 @@ def pipeline(result: PipelineResult) -> list[str]:
 
 def selftest(result: SelftestResult, seed: int) -> None:
     table = Table(title=f"selftest (seed {seed}): {'PASS' if result.passed else 'FAIL'}")
-    for col in ("judge", "check", "planted", "observed", "interval", "ok"):
+    for col in ("judge", "what is checked", "planted / wanted", "observed", "interval", "ok"):
         table.add_column(col)
 
     def f(x: float | None) -> str:
@@ -256,12 +261,12 @@ def selftest(result: SelftestResult, seed: int) -> None:
     for c in result.checks:
         interval = "-" if c.low is None else f"[{f(c.low)}, {f(c.high)}]"
         table.add_row(
-            c.judge.removeprefix("sim:"),
-            c.what,
-            f(c.expected),
-            f(c.observed),
+            escape(c.judge.removeprefix("sim:")),
+            escape(c.what),
+            c.want if c.want is not None else f(c.expected),
+            c.got if c.got is not None else f(c.observed),
             interval,
-            "[green]yes[/]" if c.passed else f"[red]no[/] {c.detail}",
+            "[green]yes[/]" if c.passed else f"[red]no[/] {escape(c.detail)}",
         )
     console.print(table)
     console.print(f"run folder: {result.run_dir}")
@@ -310,4 +315,33 @@ def dataset_list(listing: DatasetList) -> None:
     if not listing.local and not listing.complete:
         console.print(
             "offline? pass --data-dir DIR (the folder that holds LLMBar's Dataset/)", highlight=False
+        )
+
+
+# --- readiness ------------------------------------------------------------------------------------
+
+
+def readiness_file(doc: ReadinessDoc, path: str) -> None:
+    """Where readiness.json is, and a warning on stderr when the run is incomplete."""
+    if not doc.complete:
+        what = []
+        if doc.never_made:
+            what.append(f"{doc.never_made:,} planned call(s) never made")
+        if doc.failed:
+            what.append(f"{doc.failed:,} failed and not retried yet")
+        note(
+            f"warning: incomplete run ({' and '.join(what)} of {doc.planned:,} planned): verdicts are "
+            "computed on what exists and none is `pass`; rerun `judgebench judge` to finish it"
+        )
+    console.print(f"readiness: {path}", highlight=False, soft_wrap=True)
+
+
+def verdicts(doc: ReadinessDoc) -> None:
+    """The readiness verdicts, one line each (the end of `judgebench run`)."""
+    for v in doc.verdicts:
+        style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
+        console.print(
+            f"[{style}]{v['verdict'].upper()}[/] {v['judge']} on {v['condition']} "
+            f"(baseline {v['baseline']}, invariance {v['invariance']})",
+            highlight=False,
         )

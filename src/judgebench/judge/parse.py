@@ -30,31 +30,64 @@ _TIE_WORDS = re.compile(
     re.I,
 )
 _JSON_OBJ = re.compile(r"\{[^{}]*\}", re.DOTALL)
-# Fallback phrases in free text: "winner: A", "[[B]]", "Response A is better", "Output (a)"
+
+# Free-text fallbacks. Every pattern matches whole tokens only, and a bare letter must be an upper-case
+# A or B standing alone ("The winner is a close call" names no winner: "a" is an article). A reply
+# that names both letters without one clear winner, or negates its verdict, is `invalid`, never a
+# guess: a wrong verdict silently corrupts every metric, an invalid one is counted and reported.
+_NAMED = (
+    r"(?:(?i:response|output|answer|assistant|model|candidate)\s*\(?(?i:{x})\)?"  # Response A, Output (a)
+    r"|\[\[\s*(?i:{x})\s*\]\]"  # [[A]]
+    r"|(?-i:{X})(?![\w(]))"  # a bare upper-case letter standing alone
+)
+_VERBS = r"(?:pick|choose|select|prefer|go with|vote for|would pick|would choose)"
+
+
+def _fallback(letter: str) -> re.Pattern[str]:
+    named = _NAMED.format(x=letter.lower(), X=letter)
+    return re.compile(
+        r"\[\[\s*" + letter + r"\s*\]\]"
+        r"|\bwinner\W{0,5}(?:is\s+)?(?:clearly\s+)?"
+        + named
+        + r"|\b(?:the\s+)?(?:better|best)\s+(?:one|response|output|answer)\s+is\s+"
+        + named
+        + r"|(?:\bI\s+)?\b"
+        + _VERBS
+        + r"\s+"
+        + named
+        + r"|(?<![\w)])"
+        + named
+        + r"\s+is\s+(?:clearly\s+|much\s+|slightly\s+)?(?:better|superior|the winner|the better one)\b"
+        + r"|(?:胜者|获胜者|赢家|答案|结论)\s*[:：是为]?\s*(?:回答|输出)?\s*(?-i:"
+        + letter
+        + r")(?![A-Za-z])"
+        + r"|(?:回答|输出)\s*(?-i:"
+        + letter
+        + r")\s*(?:更好|更优|胜出)",
+        re.IGNORECASE,
+    )
+
+
 _FALLBACKS: list[tuple[Winner, re.Pattern[str]]] = [
-    (
-        "A",
-        re.compile(
-            r"\[\[\s*A\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?A\b\)?|\b(?:response|output|assistant)\s*\(?a\)?\s+is\s+better",
-            re.I,
-        ),
-    ),
-    (
-        "B",
-        re.compile(
-            r"\[\[\s*B\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:response\s*|output\s*)?\(?B\b\)?|\b(?:response|output|assistant)\s*\(?b\)?\s+is\s+better",
-            re.I,
-        ),
-    ),
+    ("A", _fallback("A")),
+    ("B", _fallback("B")),
     (
         "Tie",
         re.compile(
-            r"\[\[\s*tie\s*\]\]|\bwinner\W{0,3}\s*(?:is\s*)?(?:a\s*)?(?:tie|draw)\b"
-            r"|\bit'?s a tie\b|\bequally (?:good|well)\b",
+            r"\[\[\s*tie\s*\]\]|\bwinner\W{0,5}(?:is\s+)?(?:a\s+)?(?:tie|draw)\b"
+            r"|\bit'?s a (?:tie|draw)\b|\bequally (?:good|well)\b|\bverdict\s*[:=]?\s*tie\b|平局|不分胜负",
             re.I,
         ),
     ),
 ]
+# A negated or refused verdict ("there is no winner", "neither is better", "A is not better"):
+# the reply is invalid whatever letter it also names.
+_NEGATION = re.compile(
+    r"\bno (?:clear )?winner\b|\bneither\b|\bnone of (?:them|the)\b|\bcannot (?:decide|choose|pick|judge)\b"
+    r"|\bcan'?t (?:decide|choose|pick|judge)\b|\bnot (?:the )?(?:better|winner)\b|\bis not better\b"
+    r"|\bI (?:won'?t|will not|refuse to) (?:choose|pick|judge)\b|无法判断|都不",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -158,7 +191,14 @@ def parse_verdict(
     whole = normalise_winner(text, allow_tie=template.allow_tie)
     if whole is not None:
         return ParsedVerdict(whole, method="bare")
+    return _parse_free_text(text, template)
+
+
+def _parse_free_text(text: str, template: JudgeTemplate) -> ParsedVerdict:
+    """The tolerant fallbacks: exactly one winner named by a whole-token phrase, and no negation."""
     hits = {w for w, pattern in _FALLBACKS if pattern.search(text) and (w != "Tie" or template.allow_tie)}
+    if hits and (negated := _NEGATION.search(text)):
+        return ParsedVerdict("invalid", f"the reply negates or refuses a verdict ({negated.group(0)!r})")
     if len(hits) == 1:
         return ParsedVerdict(hits.pop(), method="fallback")
     if len(hits) > 1:
@@ -177,15 +217,36 @@ def _parse_patterns(text: str, template: JudgeTemplate) -> ParsedVerdict:
         positions = [m.start() for p in patterns for m in re.finditer(p, text, re.IGNORECASE)]
         if positions:
             found[winner] = min(positions)
-    if len(found) == 1:
-        return ParsedVerdict(next(iter(found)), method="patterns")
     if not found:
         return ParsedVerdict("invalid", "reply matches none of the template's answer patterns")
-    # both named: take the one the reply leads with only when the reply starts with it
+    if (negated := _NEGATION.search(text)) is not None:
+        return ParsedVerdict("invalid", f"the reply negates or refuses a verdict ({negated.group(0)!r})")
+    if len(found) == 1:
+        return ParsedVerdict(next(iter(found)), method="patterns")
+    # Both named: the reply's verdict is the one it leads with only when that leading mention stands
+    # alone ("Output (a)" then an explanation). "Output (a) or Output (b)? I choose Output (b)." or
+    # "Output (a) is worse; Output (b) is better." lead with a mention that is not a verdict: invalid.
     first = min(found, key=lambda w: found[w])
-    if found[first] <= 2:
+    if found[first] <= 2 and _standalone_lead(text, template, first):
         return ParsedVerdict(first, method="patterns-first")
     return ParsedVerdict("invalid", f"reply names several answers: {sorted(found)}")
+
+
+def _standalone_lead(text: str, template: JudgeTemplate, winner: Winner) -> bool:
+    """Does the reply open with the `winner` pattern as a verdict of its own (then a line break, or
+    a full stop/colon and more text), not as part of a sentence that goes on to compare?"""
+    patterns = {"A": template.a_patterns, "B": template.b_patterns, "Tie": template.tie_patterns}[winner]
+    for pattern in patterns:
+        match = re.match(r"\s*(?:" + pattern + r")", text, re.IGNORECASE)
+        if match is not None:
+            rest = text[match.end() :]
+            return (
+                re.match(
+                    r"\s*(?:$|\n|[.!:;]\s*(?:\n|$)|[.!:]\s+(?:explanation|reason|because)\b)", rest, re.I
+                )
+                is not None
+            )
+    return False
 
 
 _VERDICT_TOKENS: dict[str, tuple[str, ...]] = {

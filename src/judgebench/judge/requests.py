@@ -16,8 +16,7 @@ from judgebench.rundir import now_iso
 
 def completion_only(client: ModelClient) -> bool:
     """A base model (completion, no chat) gets the template's completion form and no re-asks."""
-    caps = client.capabilities
-    return caps.completion and not caps.chat
+    return client.traits.completion_only
 
 
 def build_request(

@@ -20,20 +20,23 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from judgebench.models.base import (
     Capabilities,
-    MalformedResponseError,
     ModelRequest,
     ModelResponse,
+    ProviderSettings,
+    ProviderTraits,
+    RemoteProvider,
+)
+from judgebench.models.failures import (
+    MalformedResponseError,
     PermanentError,
     ProviderError,
-    ProviderSettings,
-    RemoteProvider,
     TransientError,
     retry_after_seconds,
 )
-from judgebench.models.base import (
+from judgebench.models.failures import (
     error_message as _error_message,
 )
-from judgebench.models.base import (
+from judgebench.models.failures import (
     tag_status as _tag,
 )
 from judgebench.records import Usage
@@ -61,14 +64,17 @@ class AnthropicProvider(RemoteProvider):
     """`anthropic:MODEL`: api.anthropic.com, or `--base-url` / ANTHROPIC_BASE_URL as the SDK honours it."""
 
     name: ClassVar[str] = "anthropic"
+    traits: ClassVar[ProviderTraits] = ProviderTraits(
+        batch_backend="judgebench.batch.anthropic_batch:AnthropicBatch", base_url_env="ANTHROPIC_BASE_URL"
+    )
     key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
     default_base_url: ClassVar[str | None] = None
-    base_url_env: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)
         self._key = self.api_key()
-        self._base_url = settings.base_url or os.environ.get(self.base_url_env or "") or SDK_DEFAULT_URL
+        env_url = os.environ.get(self.traits.base_url_env or "")
+        self._base_url = settings.base_url or env_url or SDK_DEFAULT_URL
         self._client: anthropic_sdk.AsyncAnthropic | None = None
         self._sdk: Any = None
         # set when this model answered a 400 naming temperature; later calls leave it out
@@ -84,7 +90,7 @@ class AnthropicProvider(RemoteProvider):
 
     def _sdk_client(self) -> anthropic_sdk.AsyncAnthropic:
         if self._client is None:
-            import anthropic
+            import anthropic  # lazily: the SDK loads only when a call is made, keeping start-up fast
 
             self._sdk = anthropic
             self._client = anthropic.AsyncAnthropic(

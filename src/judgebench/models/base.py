@@ -1,26 +1,63 @@
-"""The provider interface: one typed request, one typed response, one abstract `generate`.
+"""The provider interface: one typed request, one typed response, one abstract `generate`, and what a
+provider declares about itself.
 
 A provider adapter owns the wire format of one API (over its official SDK, imported lazily) and
-classifies failures into the three error classes below; everything else (retries, rate limits,
-cache, accounting) lives once in `client.py`.
+classifies failures into the three error classes of `failures.py`; everything else (retries, rate
+limits, cache, accounting) lives once in `client.py`. Two kinds of facts describe a provider:
+- `ProviderTraits` (a `ClassVar` of the class): what it *is*, known without constructing it or
+  reading a key: in process or over the network, base model or chat, which Batch API backend,
+  whether it enforces its own deadline, whether it translates, how to count its tokens, which
+  environment variable names its endpoint. Every decision that used to compare provider names
+  reads one of these (`judgebench.models.traits_of`).
+- `Capabilities` (a property of an instance): what one model at one endpoint accepts (log-probs,
+  JSON mode, temperature); it can depend on the model name and on what the API answered.
 """
 
 from __future__ import annotations
 
 import abc
-import email.utils
 import hashlib
-import importlib
 import json
 import os
-import time
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench.errors import ConfigError, ProviderConfigError
+from judgebench.errors import ProviderConfigError
+from judgebench.models.failures import (
+    MalformedResponseError,
+    PermanentError,
+    ProviderError,
+    TransientError,
+    error_message,
+    retry_after_seconds,
+    tag_status,
+)
+from judgebench.models.settings import ProviderSettings
 from judgebench.records import Usage
+
+__all__ = [
+    "Capabilities",
+    "MalformedResponseError",
+    "Message",
+    "ModelRequest",
+    "ModelResponse",
+    "PermanentError",
+    "Provider",
+    "ProviderError",
+    "ProviderSettings",
+    "ProviderTraits",
+    "RemoteProvider",
+    "TokenCounter",
+    "TokenLogprob",
+    "TransientError",
+    "cache_key",
+    "error_message",
+    "prompt_hash",
+    "retry_after_seconds",
+    "tag_status",
+]
 
 
 class Message(BaseModel):
@@ -76,135 +113,52 @@ class ModelResponse(BaseModel):
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What one model at one endpoint accepts; stages shape their requests by it."""
+
     logprobs: bool = False
     json_mode: bool = False
     temperature: bool = True
     chat: bool = True
     completion: bool = False
-    batch: bool = False
 
 
-# --- the three failure classes an adapter raises -------------------------------------------------
-
-
-class ProviderError(Exception):
-    """A call failed. `retryable` decides whether the client tries again; `status` labels the
-    outcome for the client's counts (an HTTP code, "timeout", "connection", "malformed")."""
-
-    retryable: bool = False
-    status: str | None = None
-
-    def __init__(self, message: str, *, provider: str = "", retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.provider = provider
-        self.retry_after = retry_after
-
-
-class TransientError(ProviderError):
-    """429, 5xx, timeout, connection error: worth another attempt (honour `retry_after`)."""
-
-    retryable = True
-
-
-class MalformedResponseError(TransientError):
-    """A 200 whose body is not a usable answer (not JSON, empty choices or content)."""
-
-
-class PermanentError(ProviderError):
-    """Authentication, permission, validation, refusal by policy: retrying cannot help."""
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """Seconds to wait from `retry-after-ms`, or `retry-after` in seconds or as an HTTP date."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            parsed = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
-
-
-_PE = TypeVar("_PE", bound=ProviderError)
-
-
-def tag_status(err: _PE, status: str) -> _PE:
-    """Label a failure for the client's status counts; returns it for `raise tag_status(...)`."""
-    err.status = status
-    return err
-
-
-def error_message(body: object, fallback: str) -> str:
-    """The provider's own error text from a JSON error body ({"error": {"message": ...}}), cut to 300."""
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return fallback[:300]
-
-
-# --- settings and specs ---------------------------------------------------------------------------
-
-
-class ProviderSettings(BaseModel):
-    """How to reach a provider and how hard to push it. Never holds a key: keys come from env."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: str | None = None
-    timeout: float = 120.0
-    max_retries: int = Field(default=8, ge=0)  # retries after the first attempt; 0 = one attempt
-    concurrency: int = 8
-    rpm: float | None = None
-    tpm: float | None = None
-    backoff_initial: float = 1.0
-    backoff_max: float = 60.0
+TokenCounter = Literal["tiktoken", "heuristic"]
 
 
 @dataclass(frozen=True)
-class ModelSpec:
-    """`PROVIDER:MODEL` as a user writes it (`openai:gpt-4.1-mini`, `local`, `sim:biased`)."""
+class ProviderTraits:
+    """What a provider is, declared on its class (`traits`), read without constructing it.
 
-    provider: str
-    model: str
-    text: str
+    - `in_process`: runs in this process, no network: the offline test guard lets it through, the
+      client adds no deadline guard around it, and it has no Batch API.
+    - `completion_only`: a base model: stages send it plain completion prompts, never chat.
+    - `batch_backend`: "module:Class" of its `judgebench.batch` backend (imported when a batch is
+      run), or None; then `batch_refusal` says why `--batch` is refused (None: a generic reason).
+    - `enforces_deadline`: its SDK bounds every request by `settings.timeout`, so the client adds no
+      guard of its own.
+    - `translates`: False for a provider that only judges (translate refuses it up front).
+    - `token_counter`: how dry runs and budgets estimate its input tokens.
+    - `base_url_env`: the environment variable its SDK reads for the endpoint (part of the cache key).
+    """
 
-    @classmethod
-    def parse(cls, text: str) -> ModelSpec:
-        text = text.strip()
-        if not text:
-            raise ConfigError("empty model spec; expected PROVIDER:MODEL such as openai:gpt-4.1-mini")
-        provider, sep, model = text.partition(":")
-        if provider not in _REGISTRY:
-            known = ", ".join(sorted(_REGISTRY))
-            raise ConfigError(f"unknown provider '{provider}' in model spec '{text}'; known: {known}")
-        if not sep or not model:
-            model = _REGISTRY[provider].default_model or ""
-            if not model:
-                raise ConfigError(f"model spec '{text}' needs a model name: {provider}:MODEL")
-        return cls(provider=provider, model=model, text=text)
+    in_process: bool = False
+    completion_only: bool = False
+    batch_backend: str | None = None
+    batch_refusal: str | None = None
+    enforces_deadline: bool = False
+    translates: bool = True
+    token_counter: TokenCounter = "heuristic"
+    base_url_env: str | None = None
 
 
 class Provider(abc.ABC):
-    """One API. Subclasses set `name`, `capabilities`, `key_env` and implement `generate`."""
+    """One API. Subclasses set `name`, `traits`, `key_env`, `capabilities` and implement `generate`;
+    the other hooks have defaults."""
 
     name: ClassVar[str] = ""
+    traits: ClassVar[ProviderTraits] = ProviderTraits()
     key_env: ClassVar[tuple[str, ...]] = ()
     default_base_url: ClassVar[str | None] = None
-    # False for a provider that only judges (the simulated judge): translate refuses it up front
-    translates: ClassVar[bool] = True
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         self.model = model
@@ -224,6 +178,16 @@ class Provider(abc.ABC):
     def connection_key(self) -> str:
         """Calls sharing this key share one concurrency and rate-limit budget."""
         return f"{self.name}:{self.settings.base_url or self.default_base_url or ''}"
+
+    def endpoint(self) -> str | None:
+        """The URL this provider calls (the client's offline guard checks its host); None: unknown
+        here (the SDK's own default), or nowhere for an in-process provider."""
+        return self.settings.base_url or self.default_base_url
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """What would be sent for `request` besides the prompt (a failed call records it); {} when
+        the adapter does not say."""
+        return {}
 
     def api_key(self) -> str:
         """The key from the environment, or a clear error naming the variable to set."""
@@ -273,51 +237,3 @@ def prompt_hash(request: ModelRequest) -> str:
     else:
         blob = request.prompt or ""
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
-
-
-# --- the lazy registry ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Registration:
-    target: str  # "module:Class", imported on first use so each SDK stays optional
-    default_model: str | None = None
-
-
-_REGISTRY: dict[str, _Registration] = {}
-
-
-def register(name: str, target: str, *, default_model: str | None = None) -> None:
-    _REGISTRY[name] = _Registration(target=target, default_model=default_model)
-
-
-def registered() -> list[str]:
-    return sorted(_REGISTRY)
-
-
-def provider_class(name: str) -> type[Provider]:
-    reg = _REGISTRY.get(name)
-    if reg is None:
-        raise ConfigError(f"unknown provider '{name}'; known: {', '.join(registered())}")
-    module_name, _, cls_name = reg.target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ProviderConfigError(
-            f"provider '{name}' could not be loaded ({exc}); install its optional dependencies"
-        ) from exc
-    cls: type[Provider] = getattr(module, cls_name)
-    return cls
-
-
-def create_provider(spec: ModelSpec, settings: ProviderSettings) -> Provider:
-    return provider_class(spec.provider)(spec.model, settings)
-
-
-register("openai", "judgebench.models.openai:OpenAIProvider")
-register("deepseek", "judgebench.models.openai:DeepSeekProvider")
-register("openai-compatible", "judgebench.models.openai:OpenAICompatibleProvider")
-register("anthropic", "judgebench.models.anthropic:AnthropicProvider")
-register("google", "judgebench.models.google:GoogleProvider")
-register("local", "judgebench.models.local:LocalProvider", default_model="gemma3-270m")
-register("sim", "judgebench.models.sim:SimProvider", default_model="default")

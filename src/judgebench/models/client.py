@@ -1,14 +1,12 @@
-"""The one model client every stage uses: cache -> concurrency/rate limits -> retries -> cache put.
+"""The one model client every stage uses: cache -> budget -> concurrency/rate limits -> retries -> cache put.
 
-A call is answered from the response store when it can be (no request, no cost). Otherwise it waits
-for a concurrency slot and a rate-limit slot shared by every client of the same connection (provider
-and endpoint) in this process, and makes attempts with capped exponential backoff and full jitter on
-transient faults (429 honouring Retry-After, 5xx, timeouts, connection errors, malformed 200s);
-permanent faults (authentication, validation) fail at once. A received answer is committed to the
-store before the caller sees it, so a killed run never pays for it again. Errors are never stored.
-
-Safety for test suites: with `JUDGEBENCH_OFFLINE_TESTS=1` in the environment, any request to an
-endpoint whose host is not 127.0.0.1/localhost fails at once without being sent.
+A call is answered from the response store when it can be (no request, no cost). Otherwise it is
+priced against the run's budget, if any, then waits for a concurrency slot and a rate-limit slot
+shared by every client of the same connection (`limits.py`), and makes attempts with capped
+exponential backoff and full jitter on transient faults (429 honouring Retry-After, 5xx, timeouts,
+connection errors, malformed 200s); permanent faults (authentication, validation) fail at once. A
+received answer is committed to the store before the caller sees it, so a killed run never pays for
+it again. Errors are never stored. Safety for test suites: see `limits.offline_block_reason`.
 """
 
 from __future__ import annotations
@@ -16,14 +14,10 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
-from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from judgebench.errors import JudgebenchError
@@ -31,19 +25,27 @@ from judgebench.models.base import (
     Capabilities,
     ModelRequest,
     ModelResponse,
-    ModelSpec,
-    PermanentError,
     Provider,
     ProviderError,
     ProviderSettings,
+    ProviderTraits,
     TransientError,
     cache_key,
-    create_provider,
     prompt_hash,
-    provider_class,
 )
+from judgebench.models.budget import Budget
 from judgebench.models.cache import ResponseCache, default_cache
+from judgebench.models.limits import (
+    OFFLINE_ENV,
+    Connection,
+    RateLimiter,
+    offline_block_reason,
+    shared_limits,
+)
 from judgebench.models.pricing import PriceTable, estimate_tokens, heuristic_tokens
+from judgebench.models.registry import ModelSpec, create_provider, provider_class
+from judgebench.models.results import CallResult, ClientStats, Refusal, advance_progress
+from judgebench.records import Usage
 
 if TYPE_CHECKING:
     from judgebench.progress import ProgressReporter
@@ -56,203 +58,22 @@ __all__ = [
     "ModelClient",
     "RateLimiter",
     "default_cache",
+    "offline_block_reason",
 ]
 
-OFFLINE_ENV = "JUDGEBENCH_OFFLINE_TESTS"
-_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
-_IN_PROCESS = {"local", "sim"}
 # A server's Retry-After is honoured up to this many seconds (beyond it the backoff cap applies).
 _MAX_RETRY_AFTER = 600.0
+# A long run of cache hits yields to the event loop this often, so it cannot starve other tasks.
+_YIELD_EVERY = 64
 
 
-class CallResult(BaseModel):
-    """The outcome of one logical call: an answer (possibly from the store) or why there is none."""
+@dataclass
+class _Trial:
+    """The attempts of one uncached call: how many were made and what came of them."""
 
-    cache_key: str
-    prompt_hash: str
-    response: ModelResponse | None
-    error: str | None = None
-    from_cache: bool = False
     attempts: int = 0
-    cost_usd: float | None = None
-    params_sent: dict[str, Any] = Field(default_factory=dict)
-    # set for answers that came through a provider Batch API (judgebench.batch); None for live calls
-    batch_id: str | None = None
-    custom_id: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.response is not None
-
-
-class ClientStats(BaseModel):
-    """Totals for the manifest. Tokens and cost count only answers paid for in this session."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    failures: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
-    budget_refusals: int = 0
-    status_counts: dict[str, int] = Field(default_factory=dict)
-
-
-class BudgetExceeded(Exception):
-    """Raised internally; surfaces as a CallResult error starting with 'BudgetExceeded'."""
-
-
-@dataclass
-class Budget:
-    """A spending cap shared by every client given the same object (e.g. all judges of a run).
-
-    Before an uncached call is made, its cost is estimated (input tokens estimated, output at
-    `max_tokens`) and reserved; the call is refused when spent + reserved + estimate > the cap."""
-
-    max_cost_usd: float
-    spent_usd: float = 0.0
-    reserved_usd: float = 0.0
-
-    def try_reserve(self, estimate: float) -> bool:
-        if self.spent_usd + self.reserved_usd + estimate > self.max_cost_usd:
-            return False
-        self.reserved_usd += estimate
-        return True
-
-    def settle(self, estimate: float, actual: float) -> None:
-        self.reserved_usd = max(0.0, self.reserved_usd - estimate)
-        self.spent_usd += actual
-
-
-class RateLimiter:
-    """Smooth pacing for requests- and tokens-per-minute limits (no bursts).
-
-    Callers pass one at a time (FIFO): each waits for the next slot, `60/rpm` seconds after the
-    previous request left (and `tokens*60/tpm` after the previous token reservation), so requests
-    leave evenly spaced and a limit is reached without a 429. A caller that wakes late keeps the
-    schedule when it is less than half an interval behind (so sleep overshoot does not erode the
-    rate) and restarts it from now otherwise (so an event-loop stall never turns into a burst).
-    A 429 with Retry-After pauses every caller. Token reservations are estimates (prompt characters
-    and `max_tokens`), as providers count `max_tokens` against the limit when a request arrives."""
-
-    def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
-        self.rpm = rpm
-        self.tpm = tpm
-        self._next_request = 0.0
-        self._next_token = 0.0
-        self.pause_until = 0.0
-        self._lock = asyncio.Lock()
-
-    @property
-    def active(self) -> bool:
-        return bool(self.rpm or self.tpm)
-
-    def _slot(self, now: float) -> float:
-        return max(now, self.pause_until, self._next_request, self._next_token)
-
-    def _commit(self, slot: float, now: float, tokens: int) -> None:
-        interval = 60.0 / self.rpm if self.rpm else 0.0
-        base = slot if now - slot <= interval / 2 else now
-        if self.rpm:
-            self._next_request = base + interval
-        if self.tpm:
-            self._next_token = base + max(tokens, 1) * 60.0 / self.tpm
-
-    def reserve(self, tokens: int = 0) -> float:
-        """Take the next slot without waiting; returns the monotonic time it starts."""
-        slot = self._slot(time.monotonic())
-        self._commit(slot, slot, tokens)
-        return slot
-
-    async def acquire(self, tokens: int = 0) -> None:
-        """Wait for this caller's slot (returns at once when no limit is set and nothing is paused)."""
-        if not self.active and self.pause_until <= time.monotonic():
-            return
-        async with self._lock:
-            now = time.monotonic()
-            slot = self._slot(now)
-            if slot > now:
-                await asyncio.sleep(slot - now)
-                now = time.monotonic()
-            self._commit(slot, now, tokens)
-
-    def pause(self, seconds: float) -> None:
-        self.pause_until = max(self.pause_until, time.monotonic() + seconds)
-
-
-@dataclass
-class _Connection:
-    """Concurrency shared by all clients of one provider endpoint in one event loop."""
-
-    semaphore: asyncio.Semaphore
-    capacity: int
-
-
-_CONNECTIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Connection]] = (
-    weakref.WeakKeyDictionary()
-)
-_LIMITERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], RateLimiter]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _connection(key: str, settings: ProviderSettings) -> _Connection:
-    """The shared concurrency for endpoint `key` in the running loop: the largest concurrency any
-    of its clients asked for (a semaphore is widened by releasing the difference)."""
-    loop = asyncio.get_running_loop()
-    per_loop = _CONNECTIONS.setdefault(loop, {})
-    want = max(1, settings.concurrency)
-    conn = per_loop.get(key)
-    if conn is None:
-        conn = _Connection(asyncio.Semaphore(want), want)
-        per_loop[key] = conn
-    elif want > conn.capacity:
-        for _ in range(want - conn.capacity):
-            conn.semaphore.release()
-        conn.capacity = want
-    return conn
-
-
-def _limiter(key: str, model: str, settings: ProviderSettings) -> RateLimiter:
-    """The shared rate limiter for one model at one endpoint (providers limit per model): the
-    strictest rpm/tpm any of its clients set."""
-    loop = asyncio.get_running_loop()
-    per_loop = _LIMITERS.setdefault(loop, {})
-    limiter = per_loop.get((key, model))
-    if limiter is None:
-        limiter = RateLimiter(settings.rpm, settings.tpm)
-        per_loop[(key, model)] = limiter
-    else:
-        if settings.rpm and (limiter.rpm is None or settings.rpm < limiter.rpm):
-            limiter.rpm = settings.rpm
-        if settings.tpm and (limiter.tpm is None or settings.tpm < limiter.tpm):
-            limiter.tpm = settings.tpm
-    return limiter
-
-
-def offline_block_reason(provider: Provider) -> str | None:
-    """Why a request from `provider` must not be sent under JUDGEBENCH_OFFLINE_TESTS=1, or None."""
-    if os.environ.get(OFFLINE_ENV) != "1" or provider.name in _IN_PROCESS:
-        return None
-    endpoint = getattr(provider, "endpoint", None)
-    url = endpoint() if callable(endpoint) else None
-    url = url or provider.settings.base_url or provider.default_base_url
-    host = urlparse(url).hostname if url else None
-    if host in _LOCAL_HOSTS:
-        return None
-    where = url or "its default endpoint"
-    return f"{provider.name}: real model request blocked in tests ({OFFLINE_ENV}=1; endpoint {where})"
-
-
-def _status_of(exc: BaseException) -> str:
-    status = getattr(exc, "status", None)
-    if status:
-        return str(status)
-    return {"MalformedResponseError": "malformed", "TransientError": "transient"}.get(
-        type(exc).__name__, "permanent" if isinstance(exc, PermanentError) else type(exc).__name__
-    )
+    response: ModelResponse | None = None
+    error: str | None = None
 
 
 class ModelClient:
@@ -282,10 +103,14 @@ class ModelClient:
         self._prices = prices
         self._provider: Provider | None = None
         self._blocked: str | None = None
-        self._state: tuple[asyncio.AbstractEventLoop, _Connection, RateLimiter] | None = None
+        self._state: tuple[asyncio.AbstractEventLoop, Connection, RateLimiter] | None = None
         cls = provider_class(self.spec.provider)
-        env = getattr(cls, "base_url_env", None)
-        env_url = os.environ.get(env) if isinstance(env, str) else None
+        self.traits: ProviderTraits = cls.traits
+        # The SDKs bound each request by settings.timeout; the client guards the others (in-process
+        # providers excepted: their work runs in this process, where a deadline cannot stop it).
+        self._guard_deadline = not (self.traits.in_process or self.traits.enforces_deadline)
+        env = self.traits.base_url_env
+        env_url = os.environ.get(env) if env else None
         # The endpoint is part of the cache key: two servers may answer the same model differently.
         base_url = self.settings.base_url or env_url or cls.default_base_url
         self._key_base_url = base_url.rstrip("/") if base_url else None
@@ -324,16 +149,14 @@ class ModelClient:
     def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
         return self.prices.cost(self.spec.provider, self.spec.model, response.usage, batch=batch)
 
-    def estimate_cost(self, request: ModelRequest) -> float | None:
+    def estimate_cost(self, request: ModelRequest, *, batch: bool = False) -> float | None:
         """Upper-bound cost of an uncached request: estimated input tokens, output at `max_tokens`."""
         price = self.prices.price(self.spec.provider, self.spec.model)
         if price is None:
             return None
         text = request.prompt or "".join(m.content for m in request.messages or [])
-        from judgebench.records import Usage
-
         usage = Usage(input_tokens=estimate_tokens(text, self.spec), output_tokens=request.max_tokens)
-        return price.cost(usage)
+        return price.cost(usage, batch=batch)
 
     # --- one call ---------------------------------------------------------------------------------
 
@@ -343,148 +166,169 @@ class ModelClient:
         `refresh=True` skips the store for this call (a stored answer the caller found unusable)."""
         key = self.key_for(request)
         phash = prompt_hash(request)
-        self.stats.calls += 1
+        self.stats.record_calls()
         if self.use_cache and not refresh:
-            cached = self.cache.get(key)
-            if cached is not None:
-                self.stats.cache_hits += 1
-                return CallResult.model_construct(
-                    cache_key=key,
-                    prompt_hash=phash,
-                    response=cached,
-                    error=None,
-                    from_cache=True,
-                    attempts=0,
-                    cost_usd=self.cost_of(cached),
-                    params_sent=cached.params_sent,
-                )
+            stored = self._stored(key, phash)
+            if stored is not None:
+                return stored
         provider = self.provider
         if self._blocked is not None:
-            return self._failed(key, phash, self._blocked, 0, request)
+            return self._failed(key, phash, request, self._blocked, refused="offline")
+        reserved, refusal = self._reserve(request)
+        if refusal is not None:
+            return self._failed(key, phash, request, refusal, refused="budget")
+        trial = await self._send(provider, request, reserved)
+        if trial.response is None:
+            return self._failed(key, phash, request, trial.error or "no answer", attempts=trial.attempts)
+        return await self._answered(key, phash, trial)
 
-        estimate = 0.0
-        if self.budget is not None:
-            est = self.estimate_cost(request)
-            estimate = est or 0.0
-            if est is not None and not self.budget.try_reserve(est):
-                self.stats.budget_refusals += 1
-                b = self.budget
-                why = (
-                    f"BudgetExceeded: spent ${b.spent_usd:.4f} + in flight ${b.reserved_usd:.4f} + "
-                    f"this call up to ${est:.4f} would pass the cap ${b.max_cost_usd:.4f}"
-                )
-                return self._failed(key, phash, why, 0, request)
+    def _stored(self, key: str, phash: str) -> CallResult | None:
+        """The stored answer as a result (it costs nothing now), or None."""
+        cached = self.cache.get(key)
+        if cached is None:
+            return None
+        self.stats.record_cache_hit()
+        return CallResult.model_construct(
+            cache_key=key,
+            prompt_hash=phash,
+            response=cached,
+            from_cache=True,
+            attempts=0,
+            cost_usd=self.cost_of(cached),
+            params_sent=cached.params_sent,
+        )
 
-        conn, limiter = self._shared_state(provider)
-        attempts = 0
-        response: ModelResponse | None = None
-        error: str | None = None
-        max_attempts = 1 + max(0, self.settings.max_retries)  # the first attempt, then the retries
+    def _reserve(self, request: ModelRequest) -> tuple[float, str | None]:
+        """(USD reserved for this call, the refusal text when the budget cannot take it)."""
+        if self.budget is None:
+            return 0.0, None
+        estimate = self.estimate_cost(request)
+        if estimate is None:
+            return 0.0, None  # unpriced: nothing to reserve (--max-cost refuses such models up front)
+        if not self.budget.try_reserve(estimate):
+            return 0.0, self.budget.refusal(estimate)
+        return estimate, None
+
+    async def _send(self, provider: Provider, request: ModelRequest, reserved: float) -> _Trial:
+        """Make the attempts (`_retrying`), turning a provider fault into the trial's error and
+        settling the budget whatever happens (a cancel included)."""
+        trial = _Trial()
         try:
-            try:
-                # The first attempt runs outside tenacity: most calls succeed at once, and this path
-                # is the per-call overhead that bounds throughput where the SDK's CPU cost binds.
-                attempts = 1
-                response = await self._attempt(provider, conn, limiter, request)
-            except TransientError as first:
-                if max_attempts == 1:
-                    raise
-                await asyncio.sleep(self._backoff(1, first))
-                retrying = AsyncRetrying(
-                    stop=stop_after_attempt(max_attempts - 1),
-                    wait=self._wait,
-                    retry=retry_if_exception_type(TransientError),
-                    reraise=True,
-                )
-                async for attempt in retrying:
-                    with attempt:
-                        attempts += 1
-                        response = await self._attempt(provider, conn, limiter, request)
+            trial.response = await self._retrying(provider, request, trial)
         except ProviderError as exc:
-            error = self._describe(provider, exc, attempts)
+            trial.error = self._describe(provider, exc, trial.attempts)
         except JudgebenchError:
             raise  # configuration: the whole run must stop and say why
         except Exception as exc:  # an adapter let an unclassified error through: record it, no retry
-            self._count(type(exc).__name__)
-            error = f"{provider.name}: unexpected {type(exc).__name__}: {exc}"
+            self.stats.record_status(type(exc).__name__)
+            trial.error = f"{provider.name}: unexpected {type(exc).__name__}: {exc}"
         finally:
             if self.budget is not None:
-                actual = (self.cost_of(response) or 0.0) if response is not None else 0.0
-                self.budget.settle(estimate, actual)
-        self.stats.retries += max(0, attempts - 1)
-        if response is None:
-            return self._failed(key, phash, error or "no answer", attempts, request)
+                actual = (self.cost_of(trial.response) or 0.0) if trial.response is not None else 0.0
+                self.budget.settle(reserved, actual)
+        self.stats.record_retries(trial.attempts)
+        return trial
 
+    async def _retrying(self, provider: Provider, request: ModelRequest, trial: _Trial) -> ModelResponse:
+        """The first attempt, then (on a transient fault) up to `max_retries` more with backoff."""
+        conn, limiter = self._shared_state(provider)
+        max_attempts = 1 + max(0, self.settings.max_retries)  # the first attempt, then the retries
+        # The first attempt runs outside tenacity: most calls succeed at once, and this path is the
+        # per-call overhead that bounds throughput where the SDK's CPU cost binds.
+        trial.attempts = 1
+        try:
+            return await self._attempt(provider, conn, limiter, request)
+        except TransientError as first:
+            if max_attempts == 1:
+                raise
+            delay = self._backoff(1, first)
+        await asyncio.sleep(delay)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(max_attempts - 1),
+            wait=self._wait,
+            retry=retry_if_exception_type(TransientError),
+            reraise=True,
+        )
+        response: ModelResponse | None = None
+        async for attempt in retrying:
+            with attempt:
+                trial.attempts += 1
+                response = await self._attempt(provider, conn, limiter, request)
+        assert response is not None  # tenacity re-raises the last fault when every attempt fails
+        return response
+
+    async def _answered(self, key: str, phash: str, trial: _Trial) -> CallResult:
+        """Store a received answer (before anyone sees it), account for it, hand it over."""
+        response = trial.response
+        assert response is not None
         # Stored before anyone sees it: a kill from here on never pays for this answer again.
         await self.cache.aput(
             key, response, provider=self.spec.provider, model=self.spec.model, spec=self.spec.text
         )
         cost = self.cost_of(response)
-        self.stats.input_tokens += response.usage.input_tokens
-        self.stats.output_tokens += response.usage.output_tokens
-        if cost is None:
-            self.stats.unpriced_calls += 1
-        else:
-            self.stats.cost_usd += cost
+        self.stats.record_answer(response, cost)
         # fields built here are already typed; skipping validation keeps the per-call cost low
         return CallResult.model_construct(
             cache_key=key,
             prompt_hash=phash,
             response=response,
-            error=None,
             from_cache=False,
-            attempts=attempts,
+            attempts=trial.attempts,
             cost_usd=cost,
             params_sent=response.params_sent,
         )
 
-    def _shared_state(self, provider: Provider) -> tuple[_Connection, RateLimiter]:
+    def _shared_state(self, provider: Provider) -> tuple[Connection, RateLimiter]:
         """This loop's shared concurrency and rate limiter for the provider (looked up once per loop)."""
         loop = asyncio.get_running_loop()
         cached = self._state
         if cached is not None and cached[0] is loop:
             return cached[1], cached[2]
-        key = provider.connection_key()
-        conn, limiter = _connection(key, self.settings), _limiter(key, self.spec.model, self.settings)
+        conn, limiter = shared_limits(provider, self.settings)
         self._state = (loop, conn, limiter)
         return conn, limiter
 
     async def _attempt(
-        self, provider: Provider, conn: _Connection, limiter: RateLimiter, request: ModelRequest
+        self, provider: Provider, conn: Connection, limiter: RateLimiter, request: ModelRequest
     ) -> ModelResponse:
+        """One attempt inside the connection's concurrency and rate limits, its outcome counted."""
         async with conn.semaphore:
             if limiter.active or limiter.pause_until:
-                tokens = 0
-                if limiter.tpm:
-                    text = request.prompt or "".join(m.content for m in request.messages or [])
-                    tokens = heuristic_tokens(text) + request.max_tokens
-                await limiter.acquire(tokens)
+                await limiter.acquire(self._tokens_for(limiter, request))
             try:
-                if provider.name in _IN_PROCESS or getattr(provider, "enforces_timeout", False):
-                    response = await provider.generate(request)
-                else:
+                if self._guard_deadline:
                     # The SDKs enforce settings.timeout; this guard catches an adapter that does not.
                     async with asyncio.timeout(self.settings.timeout + 5.0):
                         response = await provider.generate(request)
+                else:
+                    response = await provider.generate(request)
             except TimeoutError:
-                self._count("timeout")
+                self.stats.record_status("timeout")
                 raise TransientError(
                     f"{provider.name}: no answer within {self.settings.timeout:g}s", provider=provider.name
                 ) from None
             except ProviderError as exc:
-                self._count(_status_of(exc))
+                self.stats.record_status(exc.status_label())
                 if exc.retry_after:
                     limiter.pause(min(exc.retry_after, _MAX_RETRY_AFTER))
                 raise
-        self._count("ok")
+        self.stats.record_status("ok")
         return response
 
-    def _backoff(self, failed_attempts: int, exc: BaseException | None) -> float:
+    @staticmethod
+    def _tokens_for(limiter: RateLimiter, request: ModelRequest) -> int:
+        """The tokens a tokens-per-minute limit reserves for `request` (prompt estimate + max_tokens)."""
+        if not limiter.tpm:
+            return 0
+        text = request.prompt or "".join(m.content for m in request.messages or [])
+        return heuristic_tokens(text) + request.max_tokens
+
+    def _backoff(self, failed_attempts: int, exc: ProviderError | None) -> float:
         """Full-jitter exponential backoff (uniform in [0, min(cap, initial * 2^(n-1))]), never
         shorter than the server's Retry-After."""
         ceiling = min(self.settings.backoff_max, self.settings.backoff_initial * 2.0 ** (failed_attempts - 1))
         delay = random.uniform(0.0, max(0.0, ceiling))
-        retry_after = getattr(exc, "retry_after", None)
+        retry_after = exc.retry_after if exc is not None else None
         if retry_after:
             delay = max(delay, min(float(retry_after), _MAX_RETRY_AFTER))
         return delay
@@ -492,10 +336,7 @@ class ModelClient:
     def _wait(self, state: RetryCallState) -> float:
         """tenacity's wait hook for attempts after the first (its attempt 1 is our attempt 2)."""
         exc = state.outcome.exception() if state.outcome is not None else None
-        return self._backoff(state.attempt_number + 1, exc)
-
-    def _count(self, status: str) -> None:
-        self.stats.status_counts[status] = self.stats.status_counts.get(status, 0) + 1
+        return self._backoff(state.attempt_number + 1, exc if isinstance(exc, ProviderError) else None)
 
     def _describe(self, provider: Provider, exc: ProviderError, attempts: int) -> str:
         message = str(exc) or type(exc).__name__
@@ -505,23 +346,36 @@ class ModelClient:
             message += f" (gave up after {attempts} attempt{'s' if attempts != 1 else ''})"
         return message
 
-    def _failed(self, key: str, phash: str, error: str, attempts: int, request: ModelRequest) -> CallResult:
-        self.stats.failures += 1
-        params: dict[str, Any] = {}
-        build = getattr(self._provider, "build_params", None)
-        if callable(build):
-            try:
-                params = dict(build(request))
-            except Exception:  # describing the params must never mask the real error
-                params = {}
-        return CallResult(
+    def _failed(
+        self,
+        key: str,
+        phash: str,
+        request: ModelRequest,
+        error: str,
+        *,
+        attempts: int = 0,
+        refused: Refusal | None = None,
+    ) -> CallResult:
+        result = CallResult(
             cache_key=key,
             prompt_hash=phash,
             response=None,
             error=error,
+            refused=refused,
             attempts=attempts,
-            params_sent=params,
+            params_sent=self._params(request),
         )
+        self.stats.record_result(result)
+        return result
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        """What the provider would send for `request` (recorded with a failed call)."""
+        if self._provider is None:
+            return {}
+        try:
+            return dict(self._provider.build_params(request))
+        except Exception:  # describing the params must never mask the real error
+            return {}
 
     # --- many calls -------------------------------------------------------------------------------
 
@@ -544,20 +398,9 @@ class ModelClient:
                 results[index] = result
                 if on_result is not None:
                     on_result(index, result)
-                if progress is not None:
-                    usage = (
-                        result.response.usage
-                        if result.response is not None and not result.from_cache
-                        else None
-                    )
-                    progress.advance(
-                        tokens=(usage.input_tokens + usage.output_tokens) if usage else 0,
-                        cost=0.0 if result.from_cache or result.response is None else result.cost_usd,
-                        cached=result.from_cache,
-                        failed=result.response is None,
-                    )
+                advance_progress(progress, result)
                 since_yield = since_yield + 1 if result.from_cache else 0
-                if since_yield >= 64:  # a long run of cache hits must not starve the event loop
+                if since_yield >= _YIELD_EVERY:
                     since_yield = 0
                     await asyncio.sleep(0)
 

@@ -1,8 +1,9 @@
-"""Named judges from `configs/judges.toml`: a short name for a spec with its parameters and limits.
+"""Named judges from `configs/judges.toml`, and building a client for a name or a spec.
 
 `--model gpt41mini` then means `openai:gpt-4.1-mini` at the configured concurrency and rpm, and the
 records call the judge `gpt41mini`. Anything not a configured name is parsed as a `PROVIDER:MODEL`
-spec with default settings. Flags given on the command line override the file.
+spec with default settings. Flags given on the command line override the file: they arrive as one
+`SettingsOverrides` (`build_client`, the api layer's way to a `ModelClient`).
 """
 
 from __future__ import annotations
@@ -11,35 +12,46 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from judgebench.errors import ConfigError
-from judgebench.models.base import ModelSpec, ProviderSettings
+from judgebench.models.budget import Budget
+from judgebench.models.cache import ResponseCache
+from judgebench.models.client import ModelClient
+from judgebench.models.pricing import PriceTable
+from judgebench.models.registry import ModelSpec
+from judgebench.models.settings import ProviderSettings, SettingsOverrides
 from judgebench.paths import configs_dir
 
+__all__ = [
+    "JudgeConfig",
+    "ResolvedJudge",
+    "build_client",
+    "judges_path",
+    "load_judges",
+    "resolve_judge",
+    "resolve_judge_full",
+]
 
-class JudgeConfig(BaseModel):
-    """One `[judges.NAME]` table; unknown keys are refused so a typo never passes silently."""
 
-    model_config = ConfigDict(extra="forbid")
+class JudgeConfig(SettingsOverrides):
+    """One `[judges.NAME]` table: a spec, its settings (every `SettingsOverrides` field) and request
+    defaults; unknown keys are refused so a typo never passes silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False)
 
     spec: str
     description: str | None = None
-    base_url: str | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    concurrency: int | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    backoff_initial: float | None = None
-    backoff_max: float | None = None
     # request defaults for this judge (the stage applies them to its ModelRequest)
     temperature: float | None = None
     max_tokens: int | None = None
 
+    def overrides(self) -> SettingsOverrides:
+        """The table's provider settings alone."""
+        return SettingsOverrides.model_validate(self.model_dump(include=set(SettingsOverrides.model_fields)))
+
     def settings_fields(self) -> dict[str, Any]:
-        names = set(ProviderSettings.model_fields)
-        return {k: v for k, v in self.model_dump(include=names).items() if v is not None}
+        return self.overrides().given()
 
     def request_defaults(self) -> dict[str, Any]:
         return {
@@ -98,24 +110,52 @@ def resolve_judge_full(
     """Like `resolve_judge`, also returning the judge's request defaults (temperature, max_tokens).
 
     `overrides` are ProviderSettings fields from command-line flags; None values are ignored."""
-    unknown = set(overrides) - set(ProviderSettings.model_fields)
+    unknown = set(overrides) - set(SettingsOverrides.model_fields)
     if unknown:
         raise ConfigError(
             f"unknown setting(s) {sorted(unknown)}; known: {sorted(ProviderSettings.model_fields)}"
         )
-    given = {k: v for k, v in overrides.items() if v is not None}
-    judges = load_judges(path)
-    config = judges.get(name_or_spec)
+    return _resolve(name_or_spec, path, SettingsOverrides(**overrides))
+
+
+def _resolve(name_or_spec: str, path: str | Path | None, overrides: SettingsOverrides) -> ResolvedJudge:
+    config = load_judges(path).get(name_or_spec)
     if config is not None:
         where = str(Path(path) if path is not None else judges_path())
         try:
             spec = ModelSpec.parse(config.spec)
         except ConfigError as exc:
             raise ConfigError(f"{where}: judges.{name_or_spec}.spec: {exc}") from exc
-        fields = {**config.settings_fields(), **given}
-        return ResolvedJudge(spec, ProviderSettings(**fields), name_or_spec, config.request_defaults())
+        settings = overrides.over(config.overrides()).apply()
+        return ResolvedJudge(spec, settings, name_or_spec, config.request_defaults())
     spec = ModelSpec.parse(name_or_spec)
-    return ResolvedJudge(spec, ProviderSettings(**given), spec.text, {})
+    return ResolvedJudge(spec, overrides.apply(), spec.text, {})
+
+
+def build_client(
+    name_or_spec: str,
+    overrides: SettingsOverrides | None = None,
+    *,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
+    cache: ResponseCache | None = None,
+    budget: Budget | None = None,
+    judges: str | Path | None = None,
+) -> ModelClient:
+    """A client for a judges.toml name (`judges`: that file instead of configs/judges.toml) or a
+    `PROVIDER:MODEL` spec: the configured settings with `overrides` on top, named as given.
+
+    Builds no provider and reads no key yet (that happens on the first uncached call)."""
+    resolved = _resolve(name_or_spec, judges, overrides or SettingsOverrides())
+    return ModelClient(
+        resolved.spec,
+        resolved.settings,
+        cache=cache,
+        use_cache=use_cache,
+        prices=prices,
+        name=resolved.name,
+        budget=budget,
+    )
 
 
 def resolve_judge(

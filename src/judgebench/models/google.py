@@ -22,21 +22,24 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import (
     Capabilities,
-    MalformedResponseError,
     ModelRequest,
     ModelResponse,
-    PermanentError,
-    ProviderError,
     ProviderSettings,
+    ProviderTraits,
     RemoteProvider,
     TokenLogprob,
+)
+from judgebench.models.failures import (
+    MalformedResponseError,
+    PermanentError,
+    ProviderError,
     TransientError,
     retry_after_seconds,
 )
-from judgebench.models.base import (
+from judgebench.models.failures import (
     error_message as _error_message,
 )
-from judgebench.models.base import (
+from judgebench.models.failures import (
     tag_status as _tag,
 )
 from judgebench.records import Usage
@@ -76,7 +79,7 @@ def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Bas
     transport: list[type[BaseException]] = []
     for name in ("httpx", "httpx2"):
         try:
-            module = __import__(name)
+            module = __import__(name)  # whichever HTTP library the installed SDK uses
         except ImportError:
             continue
         timeouts.append(module.TimeoutException)
@@ -88,15 +91,17 @@ class GoogleProvider(RemoteProvider):
     """`google:MODEL`: the Gemini API, or `--base-url` / GOOGLE_GEMINI_BASE_URL as the SDK honours it."""
 
     name: ClassVar[str] = "google"
+    traits: ClassVar[ProviderTraits] = ProviderTraits(
+        batch_backend="judgebench.batch.google_batch:GoogleBatch", base_url_env="GOOGLE_GEMINI_BASE_URL"
+    )
     key_env: ClassVar[tuple[str, ...]] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     default_base_url: ClassVar[str | None] = None
-    base_url_env: ClassVar[str | None] = "GOOGLE_GEMINI_BASE_URL"
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)
         self._key = self.api_key()
         # None leaves the SDK its own default (and its own handling of it)
-        self._base_url_override = settings.base_url or os.environ.get(self.base_url_env or "") or None
+        self._base_url_override = settings.base_url or os.environ.get(self.traits.base_url_env or "") or None
         self._base_url = self._base_url_override or SDK_DEFAULT_URL
         self._client: genai_sdk.Client | None = None
         # set when this model answered that it has no log-probabilities; later calls do not ask
@@ -112,6 +117,7 @@ class GoogleProvider(RemoteProvider):
 
     def _sdk_client(self) -> genai_sdk.Client:
         if self._client is None:
+            # lazily: the SDK loads only when a call is made, keeping start-up fast
             from google import genai
             from google.genai import types
 
@@ -167,7 +173,7 @@ class GoogleProvider(RemoteProvider):
         return ("\n\n".join(system) if system else None), contents
 
     async def _send(self, contents: list[dict[str, Any]], system: str | None, params: dict[str, Any]) -> str:
-        from google.genai import types
+        from google.genai import types  # lazily, as in _sdk_client (loaded by then)
 
         fields = types.GenerateContentConfig.model_fields
         if "should_return_http_response" not in fields:
@@ -215,7 +221,7 @@ class GoogleProvider(RemoteProvider):
 
     def _logprobs_rejection(self, exc: Exception, params: dict[str, Any]) -> str | None:
         """The API's message when `exc` is a 400 saying the model has no log-probabilities, else None."""
-        from google.genai import errors
+        from google.genai import errors  # lazily, as in _sdk_client (loaded by then)
 
         if "response_logprobs" not in params or not isinstance(exc, errors.ClientError) or exc.code != 400:
             return None
@@ -230,7 +236,7 @@ class GoogleProvider(RemoteProvider):
 
     def _classify(self, exc: Exception) -> Exception:
         """Map an SDK or transport exception to the client's three failure classes."""
-        from google.genai import errors
+        from google.genai import errors  # lazily, as in _sdk_client (loaded by then)
 
         provider = self.name
         timeouts, transport = _transport_errors()

@@ -53,15 +53,18 @@ import httpx
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import (
     Capabilities,
-    MalformedResponseError,
     Message,
     ModelRequest,
     ModelResponse,
-    PermanentError,
     Provider,
-    ProviderError,
     ProviderSettings,
+    ProviderTraits,
     TokenLogprob,
+)
+from judgebench.models.failures import (
+    MalformedResponseError,
+    PermanentError,
+    ProviderError,
     TransientError,
 )
 from judgebench.paths import cache_dir
@@ -174,7 +177,7 @@ def resolve_model_path(name: str) -> Path:
             f"unknown local model '{name}'; bundled: {known}; or give a path to a .gguf file"
         )
     _require_runtime(bundled.package)
-    package = importlib.import_module(bundled.package)
+    package = importlib.import_module(bundled.package)  # the optional weights package, on first use
     expected = str(package.EXPECTED_SHA256)
     target = models_dir() / str(package.MODEL_NAME)
     with _ASSEMBLE_LOCK:
@@ -218,7 +221,7 @@ class LocalEngine:
     """One loaded GGUF in one llama.cpp context; calls are serialised so answers are repeatable."""
 
     def __init__(self, path: Path, *, n_ctx: int, threads: int | None) -> None:
-        import xllamacpp
+        import xllamacpp  # lazily: the optional [local] runtime, loaded only when the model is
 
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
@@ -371,6 +374,8 @@ class LocalProvider(Provider):
     """`local[:NAME]`: the embedded base model, completion prompts only, greedy and repeatable."""
 
     name: ClassVar[str] = "local"
+    # in process, a base model: completion prompts only, no Batch API (vLLM batch files instead)
+    traits: ClassVar[ProviderTraits] = ProviderTraits(in_process=True, completion_only=True)
     key_env: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
@@ -382,9 +387,7 @@ class LocalProvider(Provider):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(
-            logprobs=True, json_mode=False, temperature=True, chat=False, completion=True, batch=False
-        )
+        return Capabilities(logprobs=True, json_mode=False, temperature=True, chat=False, completion=True)
 
     def connection_key(self) -> str:
         return f"local:{self.model}"

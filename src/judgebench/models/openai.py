@@ -23,20 +23,23 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import (
     Capabilities,
-    MalformedResponseError,
     ModelRequest,
     ModelResponse,
-    PermanentError,
     ProviderSettings,
+    ProviderTraits,
     RemoteProvider,
     TokenLogprob,
+)
+from judgebench.models.failures import (
+    MalformedResponseError,
+    PermanentError,
     TransientError,
     retry_after_seconds,
 )
-from judgebench.models.base import (
+from judgebench.models.failures import (
     error_message as _error_message,
 )
-from judgebench.models.base import (
+from judgebench.models.failures import (
     tag_status as _tag,
 )
 from judgebench.records import Usage
@@ -60,12 +63,18 @@ class OpenAIProvider(RemoteProvider):
     """`openai:MODEL`: api.openai.com (or OPENAI_BASE_URL, as the SDK honours it)."""
 
     name: ClassVar[str] = "openai"
+    traits: ClassVar[ProviderTraits] = ProviderTraits(
+        batch_backend="judgebench.batch.openai_batch:OpenAIBatch",
+        # the SDK applies settings.timeout to every request, so the client needs no guard of its own
+        enforces_deadline=True,
+        token_counter="tiktoken",
+        base_url_env="OPENAI_BASE_URL",
+    )
     key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
     default_base_url: ClassVar[str | None] = None
-    base_url_env: ClassVar[str | None] = "OPENAI_BASE_URL"
     sdk_default_url: ClassVar[str] = "https://api.openai.com/v1"
-    # the SDK applies settings.timeout to every request, so the client needs no guard of its own
-    enforces_timeout: ClassVar[bool] = True
+    # OpenAI deprecated `max_tokens` for `max_completion_tokens`; other servers know only the first
+    max_tokens_param: ClassVar[str] = "max_completion_tokens"
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)
@@ -86,8 +95,9 @@ class OpenAIProvider(RemoteProvider):
     def _resolve_base_url(self) -> str:
         if self.settings.base_url:
             return self.settings.base_url
-        if self.base_url_env and os.environ.get(self.base_url_env):
-            return os.environ[self.base_url_env]
+        env = self.traits.base_url_env
+        if env and os.environ.get(env):
+            return os.environ[env]
         return self.default_base_url or self.sdk_default_url
 
     def _is_reasoning(self) -> bool:
@@ -101,13 +111,11 @@ class OpenAIProvider(RemoteProvider):
 
     def _capabilities(self) -> Capabilities:
         reasoning = self._is_reasoning()
-        return Capabilities(
-            logprobs=not reasoning, json_mode=True, temperature=not reasoning, chat=True, batch=True
-        )
+        return Capabilities(logprobs=not reasoning, json_mode=True, temperature=not reasoning, chat=True)
 
     def _sdk_client(self) -> openai_sdk.AsyncOpenAI:
         if self._client is None:
-            import openai
+            import openai  # lazily: the SDK loads only when a call is made, keeping start-up fast
 
             self._sdk = openai
             self._client = openai.AsyncOpenAI(
@@ -126,10 +134,7 @@ class OpenAIProvider(RemoteProvider):
         params: dict[str, Any] = {"model": self.model}
         if request.temperature is not None and caps.temperature:
             params["temperature"] = request.temperature
-        if self.name == "openai":
-            params["max_completion_tokens"] = request.max_tokens
-        else:
-            params["max_tokens"] = request.max_tokens
+        params[self.max_tokens_param] = request.max_tokens
         if request.stop:
             params["stop"] = list(request.stop)
         completions = self._use_completions(request)
@@ -322,9 +327,13 @@ class DeepSeekProvider(OpenAIProvider):
     """`deepseek:MODEL`: DeepSeek's OpenAI-compatible endpoint with DEEPSEEK_API_KEY."""
 
     name: ClassVar[str] = "deepseek"
+    traits: ClassVar[ProviderTraits] = ProviderTraits(
+        batch_refusal="DeepSeek has no Batch API; run without --batch (live calls)",
+        enforces_deadline=True,
+    )
     key_env: ClassVar[tuple[str, ...]] = ("DEEPSEEK_API_KEY",)
     default_base_url: ClassVar[str | None] = "https://api.deepseek.com"
-    base_url_env: ClassVar[str | None] = None
+    max_tokens_param: ClassVar[str] = "max_tokens"
 
     def _capabilities(self) -> Capabilities:
         reasoner = "reasoner" in self.model
@@ -337,8 +346,11 @@ class OpenAICompatibleProvider(OpenAIProvider):
     A plain `prompt` request goes to `/v1/completions` (no chat template), `messages` to chat."""
 
     name: ClassVar[str] = "openai-compatible"
+    # the OpenAI Batch API at the server's URL (a server without one is told about vLLM's batch files)
+    traits: ClassVar[ProviderTraits] = OpenAIProvider.traits
     # Never OPENAI_API_KEY: a user's OpenAI key must not be sent to whatever server --base-url names.
     key_env: ClassVar[tuple[str, ...]] = ("OPENAI_COMPATIBLE_API_KEY",)
+    max_tokens_param: ClassVar[str] = "max_tokens"
 
     def _resolve_key(self) -> str:
         for var in self.key_env:
@@ -348,7 +360,7 @@ class OpenAICompatibleProvider(OpenAIProvider):
         return "EMPTY"
 
     def _resolve_base_url(self) -> str:
-        url = self.settings.base_url or os.environ.get("OPENAI_BASE_URL")
+        url = self.settings.base_url or os.environ.get(self.traits.base_url_env or "")
         if not url:
             raise ProviderConfigError(
                 "provider 'openai-compatible' needs the server's URL: pass --base-url "
@@ -358,6 +370,4 @@ class OpenAICompatibleProvider(OpenAIProvider):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(
-            logprobs=True, json_mode=True, temperature=True, chat=True, completion=True, batch=True
-        )
+        return Capabilities(logprobs=True, json_mode=True, temperature=True, chat=True, completion=True)

@@ -12,12 +12,13 @@ import re
 import tomllib
 import unicodedata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judgebench.errors import ConfigError
-from judgebench.models.base import ModelSpec
+from judgebench.models.base import TokenCounter
+from judgebench.models.registry import ModelSpec, traits_of
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
 
@@ -97,7 +98,9 @@ class PriceTable:
 
 # --- token estimates ------------------------------------------------------------------------------
 
-TokenMethod = Literal["tiktoken", "heuristic"]
+TokenMethod = TokenCounter
+# model names that tiktoken knows whoever serves them (an OpenAI model behind another provider)
+_OPENAI_MODEL_PREFIXES = ("gpt-", "o1", "o3", "o4")
 
 
 @functools.lru_cache(maxsize=16)
@@ -106,7 +109,7 @@ def _encoding(model: str) -> Any:
     if os.environ.get("JUDGEBENCH_OFFLINE_TESTS") == "1":
         return None
     try:
-        import tiktoken
+        import tiktoken  # lazily: optional, and slow to import; only dry runs and budgets need it
 
         try:
             return tiktoken.encoding_for_model(model)
@@ -131,7 +134,7 @@ def heuristic_tokens(text: str) -> int:
 def estimate_tokens_with_method(text: str, model_spec: ModelSpec | str) -> tuple[int, TokenMethod]:
     """Token count of `text` for the model and how it was counted."""
     spec = ModelSpec.parse(model_spec) if isinstance(model_spec, str) else model_spec
-    if spec.provider in ("openai", "openai-compatible") or spec.model.startswith(("gpt-", "o1", "o3", "o4")):
+    if traits_of(spec).token_counter == "tiktoken" or spec.model.startswith(_OPENAI_MODEL_PREFIXES):
         encoding = _encoding(spec.model)
         if encoding is not None:
             return len(encoding.encode(text, disallowed_special=())), "tiktoken"

@@ -19,10 +19,11 @@ from judgebench.models.base import (
     Capabilities,
     ModelRequest,
     ModelResponse,
-    PermanentError,
     Provider,
     ProviderSettings,
+    ProviderTraits,
 )
+from judgebench.models.failures import PermanentError
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
 
@@ -38,6 +39,9 @@ class SimScenario(BaseModel):
     invalid_rate: float = 0.0
     tie_probe_tie: float = 0.9
     tie_probe_en_share: float = 0.5
+    # one merit draw per item for both orders (a hard item is missed in both, as real judges do),
+    # instead of one per order: the same marginals, far fewer order-inconsistent items
+    item_level_errors: bool = False
 
     def acc(self, condition: str) -> float:
         return self.accuracy.get(condition, self.accuracy.get("en", 0.85))
@@ -78,7 +82,7 @@ def pair_letter(s: SimScenario, item: str, order: str, condition: str, gold: str
             return "Tie"
         if uniform(s.seed, item, order, salt, "pos") < s.pos(cond):
             return "A"
-        correct = uniform(s.seed, item, order, salt, "acc") < s.acc(cond)
+        correct = uniform(s.seed, item, "both" if s.item_level_errors else order, salt, "acc") < s.acc(cond)
         return gold if correct else ("B" if gold == "A" else "A")
 
     if uniform(s.seed, item, order, condition, "invalid") < s.invalid_rate:
@@ -107,8 +111,9 @@ class SimProvider(Provider):
     """`sim:SCENARIO` or `sim:SCENARIO/SEED`: scenarios live in configs/sim.toml."""
 
     name = "sim"
+    # in process; it only judges: its answers are drawn from planted verdict rates, not written
+    traits = ProviderTraits(in_process=True, translates=False)
     key_env = ()
-    translates = False  # its answers are drawn from planted verdict rates, not written
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)

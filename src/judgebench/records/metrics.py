@@ -40,6 +40,8 @@ class Metric(StrEnum):
     # position: per condition; the increase per pair en->c
     POSITION_INCONSISTENCY = "position_inconsistency"
     POSITION_INCONSISTENCY_INCREASE = "position_inconsistency_increase"
+    # position-bias direction, per condition: items where "A" won in both orders against "B" in both
+    POSITIONAL_MCNEMAR = "positional_mcnemar"
     # tie-probes, per target condition; the share of outcome X is `tie_probe_X` (`tie_probe_metric`)
     TIE_PROBE_EN = "tie_probe_en"
     TIE_PROBE_ZH = "tie_probe_zh"
@@ -73,6 +75,7 @@ class PFamily(StrEnum):
 
     MCNEMAR = "mcnemar"
     POSITION_INCREASE = "position_increase"
+    POSITION_DIRECTION = "position_direction"
     TIE_PROBE = "tie_probe"
     JUDGE_COMPARISON = "judge_comparison"
 
@@ -121,6 +124,12 @@ class MetricRecord(BaseModel):
     significant: bool | None = None  # p_adj below 1 - confidence
     mde: float | None = None  # smallest effect the test detects at the set power
     underpowered: bool | None = None  # a null result whose mde exceeds the user's threshold
+    # position_a_rate: the item-clustered (cluster-robust) interval and its test against 0.5; an
+    # item's two orders are not independent, so the plain Wilson interval beside it is not the one
+    # to read
+    ci_low_clustered: float | None = None
+    ci_high_clustered: float | None = None
+    p_clustered: float | None = None
 
     @model_serializer(mode="wrap")
     def _only_fields_that_apply(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -51,24 +51,33 @@ def _readiness(analysis: Analysis) -> Section:
         "verdict",
         "Readiness verdict",
         paragraphs=[
-            f"Is the judge safe to use on another language? Per judge and target condition: **fail** when "
-            f"the lower {level} bound of the flip rate exceeds {pct(settings.max_flip_rate)}% or the lower "
-            f"bound of the position-inconsistency increase (target minus en) exceeds "
-            f"{pct(settings.max_position_increase)} points; **pass** when both upper bounds are within "
-            f"them; otherwise **inconclusive** (more items are needed to decide)."
+            f"Is the judge safe to use on another language? Two parts, each from {level} bounds. "
+            f"**Baseline** (en): fail when accuracy's upper bound is at or below chance "
+            f"({pct(settings.chance)}%), when the lower bound of position inconsistency exceeds "
+            f"{pct(settings.max_position_inconsistency)}%, or when the judge is degenerate (one raw "
+            f"answer in at least {pct(settings.max_answer_share)}% of valid judgments, or more than "
+            f'{pct(settings.max_invalid_rate)}% invalid answers); a judge that always answers "A" is '
+            f"perfectly invariant and useless. **Invariance** (per target): fail when the lower bound of "
+            f"the flip rate exceeds {pct(settings.max_flip_rate)}% or that of the position-inconsistency "
+            "increase "
+            f"exceeds {pct(settings.max_position_increase)} points. The verdict is **fail** if either part "
+            "fails, **pass** only if both pass on a complete run, otherwise **inconclusive**."
         ],
+        terminal_paragraphs=not analysis.completeness.complete,
     )
+    incomplete = incomplete_note(analysis)
+    if incomplete:
+        section.paragraphs.insert(0, incomplete)
     if not analysis.readiness:
-        section.empty = (
-            "Not measured: the run has no target condition besides en, "
-            "so there is no language switch to test."
-        )
+        section.empty = "Not measured: the run has no valid en pair judgment to assess a judge on."
         return section
     rows = [
         [
             Cell(v.judge, "strong"),
             Cell(v.condition),
             Cell(v.status.upper(), v.status),
+            Cell(v.baseline, v.baseline),
+            Cell(v.invariance, v.invariance),
             Cell("\n".join(_sentence(r) for r in v.reasons) if v.reasons else DASH),
         ]
         for v in analysis.readiness
@@ -77,9 +86,28 @@ def _readiness(analysis: Analysis) -> Section:
     counts["inconclusive"] = len(analysis.readiness) - counts["pass"] - counts["fail"]
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     caption = f"{summary}; limits: flip rate {pct(settings.max_flip_rate)}%, position-inconsistency increase "
-    caption += f"{pct(settings.max_position_increase)} points."
-    section.tables.append(Table(["Judge", "Target", "Verdict", "Why"], rows, left=4, caption=caption))
+    caption += f"{pct(settings.max_position_increase)} points, en position inconsistency "
+    caption += f"{pct(settings.max_position_inconsistency)}%, accuracy above {pct(settings.chance)}%."
+    columns = ["Judge", "Target", "Verdict", "Baseline (en)", "Invariance", "Why"]
+    section.tables.append(Table(columns, rows, left=6, caption=caption))
     return section
+
+
+def incomplete_note(analysis: Analysis) -> str | None:
+    """The warning an incomplete run carries everywhere (terminal, Markdown, HTML banner)."""
+    done = analysis.completeness
+    if done.complete:
+        return None
+    parts = []
+    if done.never_made:
+        parts.append(f"{done.never_made:,} planned call(s) were never made")
+    if done.failed:
+        parts.append(f"{done.failed:,} failed after all retries and were not retried yet")
+    return (
+        f"**INCOMPLETE RUN**: {' and '.join(parts)} (of {done.planned:,} planned). Every number below is "
+        "computed on what exists, a non-random slice of the plan; no verdict is `pass` until the run "
+        "is complete. Rerun the same `judgebench judge` command to finish it."
+    )
 
 
 def _sentence(text: str) -> str:
@@ -97,6 +125,8 @@ def _judges(analysis: Analysis) -> Section:
         rows.append(
             [
                 Cell(s.judge, "strong"),
+                Cell(count(s.planned)),
+                Cell(count(s.never_made), "warn" if s.never_made else None),
                 Cell(count(s.judgments)),
                 Cell(count(s.answered)),
                 Cell(count(s.missing), "warn" if s.missing else None),
@@ -111,6 +141,8 @@ def _judges(analysis: Analysis) -> Section:
         )
     columns = [
         "Judge",
+        "Planned",
+        "Never made",
         "Judgments",
         "Answered",
         "Missing",

@@ -1,0 +1,115 @@
+"""The lazy provider registry: a provider name -> the adapter class that speaks it, and model specs.
+
+Adding a provider is one adapter module (a `Provider` subclass declaring its `traits`) and one
+`register(...)` line below; its prices go in `configs/prices.toml`. Adapter modules are imported on
+first use, so each SDK stays optional and start-up stays fast (adapters import their SDK lazily
+too, so looking up a class or its traits never loads an SDK). This is the only module that names
+providers; everything else asks a provider's traits (`traits_of`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from judgebench.errors import ConfigError, ProviderConfigError
+from judgebench.models.base import Provider, ProviderTraits
+from judgebench.models.settings import ProviderSettings
+
+__all__ = [
+    "ModelSpec",
+    "create_provider",
+    "provider_class",
+    "register",
+    "registered",
+    "traits_of",
+    "unregister",
+]
+
+
+@dataclass(frozen=True)
+class _Registration:
+    target: str  # "module:Class", imported on first use so each SDK stays optional
+    default_model: str | None = None
+
+
+_REGISTRY: dict[str, _Registration] = {}
+
+
+def register(name: str, target: str, *, default_model: str | None = None) -> None:
+    """Make `name:MODEL` specs reach the adapter class `target` ("package.module:Class")."""
+    _REGISTRY[name] = _Registration(target=target, default_model=default_model)
+
+
+def unregister(name: str) -> None:
+    """Forget a provider (tests that register a provider of their own remove it again)."""
+    if _REGISTRY.pop(name, None) is None:
+        raise ConfigError(f"unknown provider '{name}'; known: {', '.join(registered())}")
+
+
+def registered() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """`PROVIDER:MODEL` as a user writes it (`openai:gpt-4.1-mini`, `local`, `sim:biased`)."""
+
+    provider: str
+    model: str
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        text = text.strip()
+        if not text:
+            raise ConfigError("empty model spec; expected PROVIDER:MODEL such as openai:gpt-4.1-mini")
+        provider, sep, model = text.partition(":")
+        if provider not in _REGISTRY:
+            known = ", ".join(sorted(_REGISTRY))
+            raise ConfigError(f"unknown provider '{provider}' in model spec '{text}'; known: {known}")
+        if not sep or not model:
+            model = _REGISTRY[provider].default_model or ""
+            if not model:
+                raise ConfigError(f"model spec '{text}' needs a model name: {provider}:MODEL")
+        return cls(provider=provider, model=model, text=text)
+
+
+def provider_class(name: str) -> type[Provider]:
+    """The adapter class registered as `name` (its module imported now; its SDK not yet)."""
+    reg = _REGISTRY.get(name)
+    if reg is None:
+        raise ConfigError(f"unknown provider '{name}'; known: {', '.join(registered())}")
+    module_name, _, cls_name = reg.target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ProviderConfigError(
+            f"provider '{name}' could not be loaded ({exc}); install its optional dependencies"
+        ) from exc
+    cls: type[Provider] = getattr(module, cls_name)
+    return cls
+
+
+def traits_of(spec_or_name: ModelSpec | str) -> ProviderTraits:
+    """What the provider of a spec (`ModelSpec`, "PROVIDER:MODEL") or a provider name declares,
+    without building it or reading a key. A judges.toml name is not a spec: resolve it first
+    (`resolve_judge_full(name).spec`)."""
+    if isinstance(spec_or_name, ModelSpec):
+        name = spec_or_name.provider
+    else:
+        name = spec_or_name.strip().partition(":")[0]
+    return provider_class(name).traits
+
+
+def create_provider(spec: ModelSpec, settings: ProviderSettings) -> Provider:
+    return provider_class(spec.provider)(spec.model, settings)
+
+
+register("openai", "judgebench.models.openai:OpenAIProvider")
+register("deepseek", "judgebench.models.openai:DeepSeekProvider")
+register("openai-compatible", "judgebench.models.openai:OpenAICompatibleProvider")
+register("anthropic", "judgebench.models.anthropic:AnthropicProvider")
+register("google", "judgebench.models.google:GoogleProvider")
+register("local", "judgebench.models.local:LocalProvider", default_model="gemma3-270m")
+register("sim", "judgebench.models.sim:SimProvider", default_model="default")

@@ -1,0 +1,63 @@
+"""The provider knobs, stated once: `ProviderSettings` (how to reach and pace a provider) and
+`SettingsOverrides` (the same fields, each optional: what a flag, a judges.toml table or a library
+caller changes). Every layer that takes knobs (the CLI flags, `api.CallOptions`, `configs/judges.toml`)
+hands them over as a `SettingsOverrides` and lets `apply` merge and validate them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class ProviderSettings(BaseModel):
+    """How to reach a provider and how hard to push it. Never holds a key: keys come from env."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    timeout: float = 120.0
+    max_retries: int = Field(default=8, ge=0)  # retries after the first attempt; 0 = one attempt
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    backoff_initial: float = 1.0
+    backoff_max: float = 60.0
+
+
+class SettingsOverrides(BaseModel):
+    """Every `ProviderSettings` field, optional: None leaves the setting as it is.
+
+    Unknown names are refused (`extra="forbid"`), so a misspelt knob never passes silently; the
+    values are validated as settings when they are applied. Built from any object with these
+    attributes too: `SettingsOverrides.model_validate(options, from_attributes=True)`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    concurrency: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
+    backoff_initial: float | None = None
+    backoff_max: float | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        return value or None  # `--base-url ""` means no override, as it always has
+
+    def given(self) -> dict[str, Any]:
+        """The fields that override something (those not None)."""
+        return {name: value for name, value in self.model_dump().items() if value is not None}
+
+    def over(self, base: SettingsOverrides) -> SettingsOverrides:
+        """These overrides on top of `base` (a flag over a judges.toml table)."""
+        return SettingsOverrides.model_validate({**base.given(), **self.given()})
+
+    def apply(self, settings: ProviderSettings | None = None) -> ProviderSettings:
+        """`settings` (default: the defaults) with these fields replaced, validated as settings."""
+        current = settings.model_dump() if settings is not None else {}
+        return ProviderSettings.model_validate({**current, **self.given()})
