@@ -18,6 +18,7 @@ from judgebench.bbe.outputs import default_out, write_outputs
 from judgebench.bbe.scores import UnitScoreMode, load_run
 from judgebench.bbe.sources import (
     bbe_from_arena_hard,
+    bbe_from_bridge,
     bbe_from_table,
     calibrate_sets,
     sample_units,
@@ -56,6 +57,7 @@ class BBERequest(BaseModel):
     arena_hard: Path | None = None
     baseline: str | None = None
     judge: str | None = None  # the judge of a --scores table (default: the file's stem)
+    calibrate_from: Path | None = None  # the bridge: a Judge-LS run whose `judge` neighbours calibrate
     neighbours: list[str] | None = None
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
@@ -68,6 +70,10 @@ class BBERequest(BaseModel):
             raise ValueError("give exactly one of --run DIR, --scores FILE --scale MIN MAX, --arena-hard DIR")
         if self.scores is not None and self.scale is None:
             raise ValueError("--scores needs --scale MIN MAX (the declared range, never the observed one)")
+        if self.calibrate_from is not None and (self.scores is None or self.judge is None):
+            raise ValueError("--calibrate-from RUN needs --judge NAME and --scores FILE --scale MIN MAX")
+        if self.params.verify_kind == "fresh" and self.params.verify and self.run is None:
+            raise ValueError("--verify-kind fresh judges new neighbours of a Judge-LS run: give --run DIR")
         if self.perturb is not None and self.run is None:
             raise ValueError("--perturb re-judges units of a Judge-LS run: give --run DIR")
         return self
@@ -149,6 +155,12 @@ def bbe(
     if req.run is not None:
         run = safe_run_path(req.run)
         result, outcome = _from_run(run, req, options or CallOptions(), execution or Execution())
+    elif req.calibrate_from is not None and req.scores is not None and req.scale is not None:
+        assert req.judge is not None
+        result = bbe_from_bridge(
+            safe_run_path(req.calibrate_from), req.judge, req.scores, req.scale, req.params,
+            unit_score_mode=req.unit_score,
+        )  # fmt: skip
     elif req.scores is not None and req.scale is not None:
         result = bbe_from_table(
             req.scores,
