@@ -277,7 +277,8 @@ def test_protocol_worked_values_with_the_documented_flags_only(
     the default certificate is now the tightest that applies (PROTOCOL §5b), so it is named."""
     table = _table(tmp_path / "t.csv", units, change)
     code, out = _bbe(
-        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", "--certificate", "markov"
+        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1",
+        "--certificate", "markov",
     )  # fmt: skip
     assert code == 0, out
     doc = _doc(tmp_path / "bbe.json")
@@ -294,7 +295,8 @@ def test_infeasible_without_shrinkage_from_0_0354(tmp_path: Path) -> None:
     assert code != 0 and "--alpha auto" in out
     assert _doc(tmp_path / "bbe.json")["feasible"] is False
     code, out = _bbe(
-        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", "--alpha", "auto", *markov
+        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1",
+        "--alpha", "auto", *markov,
     )  # fmt: skip
     assert code == 0, out
     doc = _doc(tmp_path / "bbe.json")
