@@ -14,6 +14,13 @@ from judgebench.bbe.scores import ScoreSet
 from judgebench.records.bbe import SystemRow
 
 
+def _colours(names: list[str]) -> dict[str, tuple[float, ...]]:
+    """A stable colour per name, in first-seen order (tab10, then tab20 for more)."""
+    unique = list(dict.fromkeys(names))
+    cmap = plt.get_cmap("tab10" if len(unique) <= 10 else "tab20")
+    return {name: tuple(cmap(i % cmap.N)) for i, name in enumerate(unique)}
+
+
 def plot_bbe(
     path: Path,
     sets: list[tuple[ScoreSet, np.ndarray | None]],
@@ -21,23 +28,28 @@ def plot_bbe(
     *,
     title: str,
 ) -> Path:
-    """Left: per-unit raw vs bias-bounded (normalised); right: ranks raw -> bias-bounded (slope chart)."""
+    """Left: per-unit raw vs bias-bounded (normalised); right: ranks raw -> bias-bounded (slope chart).
+    One colour per system in both panels (a Judge-LS run's systems are its judges)."""
     fig, (ax_u, ax_r) = plt.subplots(1, 2, figsize=(11, 4.6))
+    colour = _colours([r.system for r in rows] + [s for ss, _ in sets for s in dict.fromkeys(ss.systems)])
     for ss, noisy in sets:
         if noisy is None:
             continue
-        ax_u.scatter(ss.base, noisy, s=6, alpha=0.5, label=ss.name[:40])
+        systems = np.asarray(ss.systems)
+        for system in dict.fromkeys(ss.systems):
+            mask = systems == system
+            ax_u.scatter(ss.base[mask], noisy[mask], s=6, alpha=0.5, color=colour[system], label=system[:40])
     ax_u.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     ax_u.set_xlabel("raw score (normalised)")
     ax_u.set_ylabel("bias-bounded score")
     ax_u.set_title("per unit")
     drawn = any(noisy is not None for _, noisy in sets)
-    if drawn and len(sets) <= 8:  # an infeasible calibration draws nothing: no empty-legend warning
+    if drawn and len(colour) <= 8:  # an infeasible calibration draws nothing: no empty-legend warning
         ax_u.legend(fontsize=7, loc="upper left")
     for row in rows:
         if row.rank_bias_bounded is None:
             continue
-        ax_r.plot([0, 1], [row.rank_raw, row.rank_bias_bounded], marker="o")
+        ax_r.plot([0, 1], [row.rank_raw, row.rank_bias_bounded], marker="o", color=colour[row.system])
         ax_r.annotate(
             row.system[:28],
             (0, row.rank_raw),
