@@ -57,3 +57,20 @@ def test_calibrate_from_needs_judge_and_scores(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.1}, items=10)
     result = runner.invoke(app, [*COMMON, "--run", str(run), "--calibrate-from", str(run)])
     assert result.exit_code != 0
+
+
+def test_fresh_verification_judges_new_neighbours(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    made = runner.invoke(app, ["run", "--model", "sim:default", "--run", str(run), "--yes"])
+    assert made.exit_code == 0, made.output
+    result = runner.invoke(
+        app, [*COMMON, "--run", str(run), "--alpha", "auto", "--verify", "500", "--verify-kind", "fresh",
+              "--perturb-units", "20"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    cal = json.loads((run / "bbe.json").read_text())["calibrations"][0]
+    v = cal["verify"]
+    assert v["kind"] == "fresh" and v["passed"] is True and 0 < v["pairs"] <= 20
+    assert cal["certificate"] in ("range", "quantile")  # carries over to the new neighbours
+    judged = [json.loads(line) for line in (run / "bbe_neighbours.jsonl").read_text().splitlines()]
+    assert {j["condition"] for j in judged} == {"fresh-formatting-1000003"}

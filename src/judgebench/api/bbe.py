@@ -3,16 +3,18 @@ folder, write bbe.json with its scores and plot, and (with --perturb) judge new 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgebench.api.datasets import open_dataset
 from judgebench.api.options import CallOptions
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
 from judgebench.api.requests import build_request
-from judgebench.bbe.engine import BBEParams, BBERun
+from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import NEIGHBOURS_FILE, PerturbKind
 from judgebench.bbe.outputs import default_out, write_outputs
 from judgebench.bbe.scores import UnitScoreMode, load_run
@@ -24,6 +26,7 @@ from judgebench.bbe.sources import (
     sample_units,
     with_perturbation_pairs,
 )
+from judgebench.bbe.verify import VerifySpec, fresh_block
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution
 from judgebench.records.bbe import BBEResult
@@ -61,6 +64,7 @@ class BBERequest(BaseModel):
     neighbours: list[str] | None = None
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
+    fresh_units: int | None = Field(default=200, ge=1)  # --verify-kind fresh: units to re-judge (None: all)
     out: Path | None = None
     plot: bool = True
 
@@ -134,7 +138,42 @@ def _from_run(
         )
         source["perturbation"] = outcome.model_dump()
     result = calibrate_sets(sets, req.params, neighbours=neighbours, source=source, skipped=loaded.skipped)
+    if req.params.verify and req.params.verify_kind == "fresh":
+        for out in result.outputs:
+            _fresh_verify(run, out, req, options, execution)
     return result, outcome
+
+
+def _fresh_verify(
+    run: Path, out: CalibrationOutput, req: BBERequest, options: CallOptions, execution: Execution
+) -> None:
+    """`--verify-kind fresh`: perturb newly drawn units (formatting, a seed of their own, a condition
+    name of their own so that no earlier answer is reused), judge them through the judge stage's
+    execution, and count violations of the released mechanism on those neighbours."""
+    block, ss = out.block, out.scores
+    params = req.params
+    if block.sigma is None or block.alpha is None or params.verify is None:
+        return
+    rundir = RunDir(run)
+    seed = params.seed + 1_000_003
+    units = sample_units(ss, req.fresh_units, seed)
+    spec = req.perturb
+    items = open_dataset(rundir, spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
+    calls, _ = perturbed_calls(items, units, kind="formatting", judge=ss.name, seed=seed)
+    condition = f"fresh-formatting-{seed}"
+    calls = [dataclasses.replace(c, condition=condition) for c in calls]
+    template = _template_path(rundir, spec.template_path if spec else None)
+    answers, _failed = rejudge(
+        run, calls, judge=ss.name, template_path=template, options=options, execution=execution
+    )
+    fresh = with_perturbation_pairs(ss.only_kinds(set()), answers, kind=condition, judge=ss.name, units=units)
+    changes = np.abs(fresh.pair_score - fresh.base[fresh.pair_unit])
+    if len(changes) == 0:
+        raise ConfigError(f"--verify-kind fresh: no fresh neighbour of {ss.name} has a valid answer")
+    vspec = VerifySpec(params.tau, params.delta, params.verify, params.seed, 0, "fresh")
+    release = (block.certificate or "range", block.alpha, block.sigma)
+    judged = f"{len(changes)} newly judged formatting perturbations of {len(units)} sampled units"
+    block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
 
 
 def bbe(

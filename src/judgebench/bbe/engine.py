@@ -236,7 +236,8 @@ def calibrate(
         rng = np.random.default_rng([params.seed, index, _NOISE])
         noisy = mech.apply_mechanism(ss.base, choice.alpha, mu, sigma, rng, clip=params.clip)
     block = _block(ctx, choice, mu, noisy)
-    if params.verify and sigma is not None and len(ctx.pairs_set.pair_unit):
+    holdout = params.verify_kind == "holdout"  # fresh: the api layer judges new neighbours
+    if params.verify and holdout and sigma is not None and len(ctx.pairs_set.pair_unit):
         spec = VerifySpec(params.tau, params.delta, params.verify, params.seed, index, params.verify_kind)
         release = (choice.pick.certificate.name, choice.alpha, sigma, block.violation_probability)
         block.verify = check_release(

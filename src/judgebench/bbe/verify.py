@@ -246,3 +246,18 @@ def check_release(
     block.kind = spec.kind
     block.note = note
     return block
+
+
+def fresh_block(
+    changes: FloatArray, spec: VerifySpec, release: tuple[str, float, float], *, d: int, judged: str
+) -> VerifyBlock:
+    """Verification on freshly drawn and judged neighbours (`changes`: their |change|), fresh noise,
+    at the released alpha and sigma (a certificate that carries over)."""
+    name, alpha, sigma = release
+    v = norm_violations(
+        changes, alpha=alpha, sigma=sigma, tau=spec.tau, d=d, draws=spec.draws, rng=spec.rng(_VERIFY)
+    )
+    block = verify_block(v, spec.draws, spec.delta, pairs=len(changes))
+    block.kind, block.certificate = "fresh", name
+    block.check = f"fresh neighbours: {judged}, fresh noise"
+    return block

@@ -215,7 +215,10 @@ def bbe_command(
     ] = None,
     perturb_units: Annotated[
         int,
-        typer.Option("--perturb-units", help="How many en units to perturb (sampled by --seed; 0 = all)."),
+        typer.Option(
+            "--perturb-units",
+            help="How many en units to perturb, for --perturb and --verify-kind fresh (by --seed; 0 = all).",
+        ),
     ] = 200,
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Dataset SPEC for --perturb (default: the run's).")
@@ -287,6 +290,7 @@ def bbe_command(
         neighbours=[k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None,
         unit_score=unit_score,
         perturb=perturbation,
+        fresh_units=perturb_units or None,
         out=out,
         plot=plot,
         options=opt.call_options(
