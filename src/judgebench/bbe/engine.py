@@ -19,7 +19,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgebench import __version__
-from judgebench.bbe import certificates as certs
 from judgebench.bbe import mechanism as mech
 from judgebench.bbe import sensitivity as sens
 from judgebench.bbe.choice import Choice, Ctx, centre_of, choose, context
@@ -29,6 +28,7 @@ from judgebench.bbe.schematic import SchematicFit
 from judgebench.bbe.scores import ScoreSet
 from judgebench.bbe.utility import SystemRelease, utility
 from judgebench.bbe.verify import HalfCalibration, VerifySpec, check_release
+from judgebench.errors import ConfigError
 from judgebench.records.bbe import BBEResult, Calibration, CertificateRow, Correlation, SchematicBlock
 
 __all__ = [
@@ -112,7 +112,7 @@ def _rows(choice: Choice) -> list[CertificateRow]:
             name=c.name,
             bound=c.bound,
             alpha_max=c.alpha_max,
-            sigma=c.sigma(choice.alpha),
+            sigma=choice.sigma if c is choice.pick.certificate else c.sigma(choice.alpha),
             alpha=choice.alpha,
             carries_over=c.carries_over,
             delta_sensitivity=c.delta_bias,
@@ -124,13 +124,18 @@ def _rows(choice: Choice) -> list[CertificateRow]:
 
 
 def _half(ctx: Ctx, choice: Choice, mask: NDArray[np.bool_]) -> HalfCalibration:
-    """Recalibrate on the units outside `mask` with a certificate that carries over (the release's
-    own when it does), at the released alpha."""
+    """Recalibrate on the units outside `mask` at the released alpha, with the release's own
+    certificate (a named Markov step on the plug-in is tested for carrying over as it is), or for an
+    exact release, or where the named one does not apply to half the data, the tightest that carries
+    over."""
     name = choice.pick.certificate.name
-    certificate: certs.CertificateChoice = name if choice.pick.certificate.carries_over else "auto"
-    half = choose(
-        ctx, ctx.pairs_set.subset_pairs(~mask), alpha=choice.alpha, certificate=certificate, carry_over=True
-    )
+    half_set = ctx.pairs_set.subset_pairs(~mask)
+    try:
+        if name == "exact":
+            raise ConfigError("exact does not carry over")
+        half = choose(ctx, half_set, alpha=choice.alpha, certificate=name, carry_over=True)
+    except ConfigError:
+        half = choose(ctx, half_set, alpha=choice.alpha, certificate="auto", carry_over=True)
     return HalfCalibration(
         certificate=half.pick.certificate.name,
         sensitivity=half.used,
