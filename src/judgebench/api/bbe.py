@@ -11,13 +11,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgebench.api.datasets import open_dataset
+from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
 from judgebench.api.requests import build_request
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import NEIGHBOURS_FILE, PerturbKind
 from judgebench.bbe.outputs import default_out, write_outputs
-from judgebench.bbe.scores import UnitScoreMode, load_run
+from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run
 from judgebench.bbe.sources import (
     bbe_from_arena_hard,
     bbe_from_bridge,
@@ -28,7 +29,10 @@ from judgebench.bbe.sources import (
 )
 from judgebench.bbe.verify import VerifySpec, fresh_block
 from judgebench.errors import ConfigError
-from judgebench.execution import Execution
+from judgebench.execution import Execution, existing_judgments, pending_calls
+from judgebench.judge.plan import PlannedCall
+from judgebench.judge.templates import load_template
+from judgebench.records import UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
 from judgebench.rundir import RunDir, safe_run_path
@@ -144,25 +148,32 @@ def _from_run(
     return result, outcome
 
 
+FRESH_KIND = "formatting"
+
+
+def _fresh_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey], str]:
+    """The calls of `--verify-kind fresh` for one judge: newly drawn units (a seed of their own),
+    perturbed by formatting, under a condition name of their own so that no earlier answer is reused."""
+    seed = req.params.seed + 1_000_003
+    units = sample_units(ss, req.fresh_units, seed)
+    spec = req.perturb
+    items = open_dataset(RunDir(run), spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
+    calls, _ = perturbed_calls(items, units, kind=FRESH_KIND, judge=ss.name, seed=seed)
+    condition = f"fresh-{FRESH_KIND}-{seed}"
+    return [dataclasses.replace(c, condition=condition) for c in calls], units, condition
+
+
 def _fresh_verify(
     run: Path, out: CalibrationOutput, req: BBERequest, options: CallOptions, execution: Execution
 ) -> None:
-    """`--verify-kind fresh`: perturb newly drawn units (formatting, a seed of their own, a condition
-    name of their own so that no earlier answer is reused), judge them through the judge stage's
-    execution, and count violations of the released mechanism on those neighbours."""
+    """`--verify-kind fresh`: judge fresh neighbours through the judge stage's execution and count
+    violations of the released mechanism (alpha, sigma) on them."""
     block, ss = out.block, out.scores
     params = req.params
     if block.sigma is None or block.alpha is None or params.verify is None:
         return
-    rundir = RunDir(run)
-    seed = params.seed + 1_000_003
-    units = sample_units(ss, req.fresh_units, seed)
-    spec = req.perturb
-    items = open_dataset(rundir, spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
-    calls, _ = perturbed_calls(items, units, kind="formatting", judge=ss.name, seed=seed)
-    condition = f"fresh-formatting-{seed}"
-    calls = [dataclasses.replace(c, condition=condition) for c in calls]
-    template = _template_path(rundir, spec.template_path if spec else None)
+    calls, units, condition = _fresh_calls(run, ss, req)
+    template = _template_path(RunDir(run), req.perturb.template_path if req.perturb else None)
     answers, _failed = rejudge(
         run, calls, judge=ss.name, template_path=template, options=options, execution=execution
     )
@@ -172,8 +183,41 @@ def _fresh_verify(
         raise ConfigError(f"--verify-kind fresh: no fresh neighbour of {ss.name} has a valid answer")
     vspec = VerifySpec(params.tau, params.delta, params.verify, params.seed, 0, "fresh")
     release = (block.certificate or "range", block.alpha, block.sigma)
-    judged = f"{len(changes)} newly judged formatting perturbations of {len(units)} sampled units"
+    judged = f"{len(changes)} newly judged {FRESH_KIND} perturbations of {len(units)} sampled units"
     block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
+
+
+def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estimate]:
+    """`bbe --dry-run`: the calls `--perturb` and `--verify-kind fresh` would make, with their tokens
+    and cost (nothing is called or written). Without either, nothing: bbe itself makes no calls."""
+    req = build_request(BBERequest, request, fields)
+    if req.run is None:
+        return []
+    run = safe_run_path(req.run)
+    rundir = RunDir(run)
+    sets = load_run(run, mode=req.unit_score).sets
+    plans: list[tuple[str, list[PlannedCall], str | None]] = []
+    spec = req.perturb
+    if spec is not None:
+        ss = next((s for s in sets if s.name == spec.model), None)
+        if ss is None:
+            raise ConfigError(f"--model {spec.model} is not a judge of this run")
+        items = open_dataset(rundir, spec.dataset, spec.data_dir).by_id()
+        units = sample_units(ss, spec.units, req.params.seed)
+        calls, _ = perturbed_calls(items, units, kind=spec.kind, judge=spec.model, seed=req.params.seed)
+        plans.append((spec.model, calls, spec.template_path))
+    if req.params.verify and req.params.verify_kind == "fresh":
+        for ss in sets:
+            plans.append((ss.name, _fresh_calls(run, ss, req)[0], spec.template_path if spec else None))
+    out: list[Estimate] = []
+    for judge_name, calls, template_path in plans:
+        template = load_template(_template_path(rundir, template_path))
+        todo = pending_calls(calls, existing_judgments(run / NEIGHBOURS_FILE))
+        out += [
+            e.model_copy(update={"stage": "bbe"})
+            for e in estimate_judging(calls, todo, template, [judge_name])
+        ]
+    return out
 
 
 def bbe(

@@ -239,6 +239,10 @@ def bbe_command(
         bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
     ] = False,
     poll_interval: opt.PollIntervalOpt = 30.0,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Price the calls of --perturb / --verify-kind fresh; call nothing."),
+    ] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Where to write bbe.json.")] = None,
     plot: Annotated[bool, typer.Option("--plot/--no-plot", help="Write the plot beside bbe.json.")] = True,
 ) -> None:
@@ -277,22 +281,32 @@ def bbe_command(
             "data_dir": data_dir,
             "template_path": template,
         }
+    request: dict[str, Any] = {
+        "params": api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
+        "run": run,
+        "scores": scores,
+        "scale": scale,
+        "factor_scale": factor_scale,
+        "arena_hard": arena_hard,
+        "baseline": baseline,
+        "judge": judge,
+        "calibrate_from": calibrate_from,
+        "neighbours": [k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None,
+        "unit_score": unit_score,
+        "perturb": perturbation,
+        "fresh_units": perturb_units or None,
+        "out": out,
+        "plot": plot,
+    }
+    if dry_run:
+        rows = api.bbe_estimate(**request)
+        if rows:
+            render.estimates(rows)
+        else:
+            render.note("dry run: this bbe makes no calls (only --perturb and --verify-kind fresh judge)")
+        return
     outcome = api.bbe(
-        params=api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
-        run=run,
-        scores=scores,
-        scale=scale,
-        factor_scale=factor_scale,
-        arena_hard=arena_hard,
-        baseline=baseline,
-        judge=judge,
-        calibrate_from=calibrate_from,
-        neighbours=[k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None,
-        unit_score=unit_score,
-        perturb=perturbation,
-        fresh_units=perturb_units or None,
-        out=out,
-        plot=plot,
+        **request,
         options=opt.call_options(
             base_url=base_url,
             timeout=timeout,
