@@ -180,7 +180,7 @@ def test_understated_sensitivity_fails_holdout_verification_and_honest_passes(tm
     honest = _release(run, alpha=None, verify=2000).result.calibrations[0]
     h = honest.verify
     assert honest.sensitivity_source == "measured" and h is not None and h.kind == "holdout"
-    assert honest.certificate in ("range", "quantile")  # carries over
+    assert honest.certificate in ("exact_ucb", "range", "quantile")  # carries over
     assert h.passed is True and h.holdout is not None and h.holdout.certificate == honest.certificate
 
 
@@ -230,8 +230,66 @@ def test_bridge_releases_a_table_calibrated_on_a_run(tmp_path: Path) -> None:
         params=params, scores=table, scale=(0, 10), judge="j", calibrate_from=run, plot=False
     ).result
     cal = res.calibrations[0]
-    assert cal.feasible and cal.d == 500 and cal.certificate in ("range", "quantile", "markov")
+    assert cal.feasible and cal.d == 500 and cal.certificate in ("exact_ucb", "range", "quantile", "markov")
     assert {r.name: r.carries_over for r in cal.certificates}[cal.certificate]
     assert res.transfer_assumption and "same judge" in res.transfer_assumption
     assert res.source["calibrated_from"]["judge"] == "j"
     assert cal.pairs == len(_changes(run, "j")) and cal.verify is not None and cal.verify.passed
+
+
+def _cluster_tail_hoeffding(run: Path, judge: str, v: float, delta: float) -> tuple[float, float]:
+    """Empirical share of changes > v and its per-item Hoeffding bound at level delta (computed here)."""
+    table: dict[tuple[str, str, str], str | None] = {}
+    for line in (run / "judgments.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["judge"] == judge and rec["kind"] == "pair":
+            table[(rec["item_id"], rec["condition"], rec["order"])] = rec["verdict"]
+    per_item: dict[str, list[bool]] = {}
+    for (item, cond, order), verdict in table.items():
+        if cond != "en" or verdict not in SCORE:
+            continue
+        other = "swap" if order == "orig" else "orig"
+        for key in ((item, "zh", order), (item, "ls", order), (item, "en", other)):
+            nb = table.get(key)
+            if nb in SCORE:
+                per_item.setdefault(item, []).append(abs(SCORE[nb] - SCORE[verdict]) > v)
+    counts = np.array([len(x) for x in per_item.values()])
+    y = np.array([sum(x) for x in per_item.values()]) / counts.mean()
+    share = float(y.mean())
+    return share, share + counts.max() / counts.mean() * math.sqrt(math.log(1 / delta) / (2 * len(y)))
+
+
+def test_exact_on_upper_bounds_dominates_and_matches_scipy(tmp_path: Path) -> None:
+    """The certificate that carries over from exact: exact on upper confidence bounds of the shares."""
+    run = write_run(tmp_path / "run", judges={"j": 0.2}, items=80)
+    cal = _release(run, alpha=None, verify=500).result.calibrations[0]
+    assert cal.certificate == "exact_ucb" and cal.alpha is not None and cal.sigma is not None
+    row = _cert(cal, "exact_ucb")
+    support, shares = np.asarray(row["support"]), np.asarray(row["shares"])
+    d_e = row["delta_estimate"]
+    assert d_e == pytest.approx(0.1 * DELTA) and row["delta_sensitivity"] == 0
+    assert shares.sum() == pytest.approx(1.0) and support[-1] == 1.0
+    thresholds = [0.0, 0.5]  # verdict changes are 0, 0.5 or 1: U(> 0), U(> 0.5)
+    for v in thresholds:
+        upper = shares[support > v].sum()
+        share, hoeffding = _cluster_tail_hoeffding(run, "j", v, d_e / len(thresholds) / 2)
+        assert share <= upper + 1e-12 <= hoeffding + 1e-9, (v, share, upper, hoeffding)
+    # sigma: the largest with the exact probability on the dominating distribution <= delta - d_e
+    alpha = cal.alpha
+
+    def v_of(sigma: float) -> float:
+        s2 = 2 * sigma**2
+        terms = [
+            w
+            * (
+                stats.ncx2.sf(TAU**2 / s2, cal.d, (alpha * c) ** 2 / s2)
+                if c > 0
+                else stats.chi2.sf(TAU**2 / s2, cal.d)
+            )
+            for c, w in zip(support, shares, strict=True)
+        ]
+        return float(sum(terms))
+
+    assert v_of(cal.sigma) == pytest.approx(DELTA - d_e, rel=1e-6)
+    assert v_of(cal.sigma * 1.01) > DELTA - d_e
+    assert cal.verify is not None and cal.verify.passed is True

@@ -50,7 +50,7 @@ def test_calibrate_from_releases_the_bundled_leaderboard(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())
     assert doc["transfer_assumption"] and "Transfer assumption" in result.output
-    assert doc["certificate"] in ("range", "quantile") and doc["utility"]["pairs"] == 15
+    assert doc["certificate"] in ("exact_ucb", "range", "quantile") and doc["utility"]["pairs"] == 15
 
 
 def test_calibrate_from_needs_judge_and_scores(tmp_path: Path) -> None:
@@ -75,6 +75,6 @@ def test_fresh_verification_judges_new_neighbours(tmp_path: Path) -> None:
     cal = json.loads((run / "bbe.json").read_text())["calibrations"][0]
     v = cal["verify"]
     assert v["kind"] == "fresh" and v["passed"] is True and 0 < v["pairs"] <= 20
-    assert cal["certificate"] in ("range", "quantile")  # carries over to the new neighbours
+    assert cal["certificate"] in ("exact_ucb", "range", "quantile")  # carries over to the new neighbours
     judged = [json.loads(line) for line in (run / "bbe_neighbours.jsonl").read_text().splitlines()]
     assert {j["condition"] for j in judged} == {"fresh-formatting-1000003"}

@@ -28,11 +28,13 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit, noise_radius_factor
+from judgebench.bbe.sensitivity import mean_square_ucb
 
 FloatArray = NDArray[np.float64]
-CertificateName = Literal["markov", "range", "quantile", "exact"]
-CertificateChoice = Literal["auto", "markov", "range", "quantile", "exact"]
-NAMES: tuple[CertificateName, ...] = ("exact", "range", "quantile", "markov")
+IntArray = NDArray[np.int64]
+CertificateName = Literal["markov", "range", "quantile", "exact", "exact_ucb"]
+CertificateChoice = Literal["auto", "markov", "range", "quantile", "exact", "exact_ucb"]
+NAMES: tuple[CertificateName, ...] = ("exact", "exact_ucb", "range", "quantile", "markov")
 
 _EXACT_BUCKETS = 200  # more distinct changes than this: rounded up to a 1e-3 grid (conservative)
 _BISECTIONS = 60
@@ -51,6 +53,7 @@ class Evidence:
     upper_bound: bool = False  # Delta is an upper confidence bound (markov then carries over)
     fixed: bool = False  # Delta is stated, not measured (exact and quantile do not apply)
     k: int = 1  # units a neighbour changes at most
+    groups: IntArray | None = None  # the independent cluster of each change (None: each its own)
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,8 @@ class Certificate:
     carries_over: bool
     tau: float
     d: int
-    values: FloatArray | None = None  # exact: distinct changes
-    weights: FloatArray | None = None  # exact: their shares
+    values: FloatArray | None = None  # exact, exact_ucb: change sizes
+    weights: FloatArray | None = None  # exact: their shares; exact_ucb: a dominating distribution
 
     @property
     def alpha_max(self) -> float | None:
@@ -79,8 +82,8 @@ class Certificate:
 
     def sigma(self, alpha: float) -> float | None:
         """sigma_max at this alpha, or None when no positive sigma keeps the guarantee."""
-        if self.name == "exact":
-            assert self.values is not None and self.weights is not None
+        if self.values is not None:
+            assert self.weights is not None
             return exact_sigma(
                 self.values, self.weights, alpha=alpha, tau=self.tau, d=self.d, delta=self.delta_noise
             )
@@ -174,6 +177,41 @@ def exact_alpha_sup(values: FloatArray, weights: FloatArray, tau: float, delta: 
     return math.inf if c_star <= 0 else tau / c_star
 
 
+def tail_ucb(exceeds: NDArray[np.bool_], groups: IntArray | None, delta: float) -> float:
+    """Upper confidence bound (level 1 - delta) on the share of changes that exceed a size: one term
+    per independent cluster (as the sensitivity bound), min(Hoeffding, empirical Bernstein)."""
+    g = np.arange(len(exceeds)) if groups is None else groups
+    _, inverse, counts = np.unique(g, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=exceeds.astype(np.float64), minlength=len(counts))
+    mean_k = float(np.mean(counts))
+    return min(1.0, mean_square_ucb(sums / mean_k, float(np.max(counts)) / mean_k, delta))
+
+
+def dominating_distribution(
+    changes: FloatArray, groups: IntArray | None, delta_estimate: float, k: int = 1
+) -> tuple[FloatArray, FloatArray]:
+    """A change distribution that, with probability 1 - delta_estimate, is stochastically larger than
+    the one new neighbours are drawn from: on the grid 0 < v_1 < ... < v_K = sqrt(k) (the observed
+    sizes and the range bound), mass U(> v_(i-1)) - U(> v_i) at v_i, U the upper confidence bounds on
+    the tail shares (union bound over the grid), made non-increasing. The violation probability grows
+    with the change, so computing it exactly on this distribution bounds the one of new neighbours."""
+    sizes, _ = distinct_changes(changes)
+    top = math.sqrt(k)
+    grid = np.unique(np.concatenate([[0.0], sizes[sizes < top], [top]]))
+    thresholds = grid[:-1]  # U(> v) for every grid point but the top (nothing exceeds sqrt(k))
+    each = delta_estimate / len(thresholds)
+    tails = np.array([tail_ucb(np.abs(changes) > v, groups, each) for v in thresholds])
+    tails = np.minimum.accumulate(tails)
+    upper = np.concatenate([[1.0], tails])  # Pr(change >= grid[i]) <= upper[i]
+    weights = upper - np.concatenate([upper[1:], [0.0]])
+    keep = weights > 0
+    return grid[keep].astype(np.float64), weights[keep].astype(np.float64)
+
+
+def _estimate_split(ev: Evidence) -> float:
+    return ev.split.estimate if ev.split.estimate > 0 else DEFAULT_SPLIT_BOUND[2] * ev.delta
+
+
 def _quantile_split(ev: Evidence) -> DeltaSplit:
     if ev.split.estimate > 0:
         return ev.split
@@ -198,6 +236,23 @@ def applicable(ev: Evidence) -> list[Certificate]:
                 False,
                 values=values,
                 weights=weights,
+                tau=ev.tau,
+                d=ev.d,
+            )
+        )
+        d_e = _estimate_split(ev)
+        u_values, u_weights = dominating_distribution(ev.changes, ev.groups, d_e, ev.k)
+        out.append(
+            Certificate(
+                "exact_ucb",
+                None,
+                exact_alpha_sup(u_values, u_weights, ev.tau, ev.delta - d_e),
+                0.0,
+                ev.delta - d_e,
+                d_e,
+                True,
+                values=u_values,
+                weights=u_weights,
                 tau=ev.tau,
                 d=ev.d,
             )

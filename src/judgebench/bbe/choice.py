@@ -109,6 +109,7 @@ def choose(
         changes=_changes(ctx, estimate_set),
         upper_bound=params.upper_bound,
         fixed=params.sensitivity is not None,
+        groups=estimate_set.groups()[estimate_set.pair_unit],
     )
     applicable = certs.applicable(evidence)
     try:

@@ -118,6 +118,8 @@ def _rows(choice: Choice) -> list[CertificateRow]:
             delta_sensitivity=c.delta_bias,
             delta_noise=c.delta_noise,
             delta_estimate=c.delta_estimate,
+            support=None if c.values is None else [float(x) for x in c.values],
+            shares=None if c.weights is None else [float(x) for x in c.weights],
         )
         for c in choice.applicable
     ]

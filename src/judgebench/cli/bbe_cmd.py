@@ -129,7 +129,7 @@ def bbe_command(
         str,
         typer.Option(
             "--certificate",
-            help="Bias bound: auto (tightest that applies), exact, range, quantile or markov (PROTOCOL §5b).",
+            help="Bias bound: auto (the tightest that applies), exact, exact_ucb, range, quantile, markov.",
         ),
     ] = "auto",
     sensitivity: Annotated[

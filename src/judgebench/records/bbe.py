@@ -30,6 +30,10 @@ class CertificateRow(BaseModel):
     delta_sensitivity: float = 0.0
     delta_noise: float = 0.0
     delta_estimate: float = 0.0
+    # exact and exact_ucb: the change sizes and their shares the probability is computed on
+    # (exact_ucb: a distribution that dominates new neighbours' with probability 1 - delta_estimate)
+    support: list[float] | None = None
+    shares: list[float] | None = None
 
 
 class UtilityBlock(BaseModel):
