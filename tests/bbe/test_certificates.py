@@ -170,9 +170,9 @@ def test_shared_alpha_and_neutral_centre_keep_the_raw_order(tmp_path: Path) -> N
 
 
 def test_understated_sensitivity_fails_holdout_verification_and_honest_passes(tmp_path: Path) -> None:
-    run = write_run(tmp_path / "run", judges={"j": 0.3}, items=60)
+    run = write_run(tmp_path / "run", judges={"j": 0.05}, items=60, accuracy=0.9)
     lie = _release(run, alpha=1.0, sensitivity=0.001, verify=2000).result.calibrations[0]
-    assert lie.feasible and lie.sensitivity_source == "fixed" and lie.sensitivity_plugin > 0.25
+    assert lie.feasible and lie.sensitivity_source == "fixed" and 0.2 < lie.sensitivity_plugin < 0.4
     assert lie.certificate == "markov"
     v = lie.verify
     assert v is not None and v.kind == "holdout" and v.holdout is not None
