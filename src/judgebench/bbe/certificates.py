@@ -148,7 +148,7 @@ def exact_sigma(
 ) -> float | None:
     """The largest sigma with v(sigma) <= delta: a log grid finds the last feasible sigma before v
     exceeds delta for good, bisection refines it; None when no sigma qualifies."""
-    grid = np.geomspace(tau * 1e-4, tau, 41)
+    grid = np.geomspace(tau * 1e-4, tau * 100.0, 61)
     v = np.array([exact_violation(values, weights, alpha=alpha, sigma=s, tau=tau, d=d) for s in grid])
     ok = np.flatnonzero(v <= delta)
     if len(ok) == 0:

@@ -216,6 +216,15 @@ def _systems(res: BBEResult) -> None:
 
 
 def _bbe_notes(res: BBEResult) -> None:
+    for c in res.calibrations + res.factor_calibrations:
+        v = c.verify
+        if v is not None and v.passed is False:
+            note(
+                f"warning: {c.judge}: verification FAILED ({v.kind}: violation rate {v.rate:.3f}, Wilson "
+                f"lower bound {v.ci_low:.3f} > delta {res.delta:g}); the guarantee does not hold as stated"
+            )
+        elif v is not None and v.note:
+            note(f"note: {c.judge}: {v.note}")
     for name, why in res.judges_skipped.items():
         note(f"note: judge {name} not calibrated: {why}")
     for name, why in res.factors_skipped.items():
