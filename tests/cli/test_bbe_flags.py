@@ -78,3 +78,14 @@ def test_fresh_verification_judges_new_neighbours(tmp_path: Path) -> None:
     assert cal["certificate"] in ("exact_ucb", "range", "quantile")  # carries over to the new neighbours
     judged = [json.loads(line) for line in (run / "bbe_neighbours.jsonl").read_text().splitlines()]
     assert {j["condition"] for j in judged} == {"fresh-formatting-1000003"}
+
+    # --repeats K: K re-asks of identical en inputs, each a recorded call, the cache off; the jitter
+    # is reported beside the sensitivity
+    again = runner.invoke(app, [*COMMON, "--run", str(run), "--alpha", "auto", "--repeats", "2",
+                                "--perturb-units", "10"])  # fmt: skip
+    assert again.exit_code == 0, again.output
+    cal = json.loads((run / "bbe.json").read_text())["calibrations"][0]
+    assert cal["jitter_measured"] is not None and cal["jitter_measured"] >= 0
+    judged = [json.loads(line) for line in (run / "bbe_neighbours.jsonl").read_text().splitlines()]
+    repeats = [j for j in judged if j["condition"].startswith("repeat-")]
+    assert len(repeats) == 20 and {j["condition"] for j in repeats} == {"repeat-1", "repeat-2"}

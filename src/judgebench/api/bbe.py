@@ -18,7 +18,7 @@ from judgebench.api.requests import build_request
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import NEIGHBOURS_FILE, PerturbKind
 from judgebench.bbe.outputs import default_out, write_outputs
-from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run
+from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run, unit_score
 from judgebench.bbe.sources import (
     bbe_from_arena_hard,
     bbe_from_bridge,
@@ -69,6 +69,7 @@ class BBERequest(BaseModel):
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
     fresh_units: int | None = Field(default=200, ge=1)  # --verify-kind fresh: units to re-judge (None: all)
+    repeats: int | None = Field(default=None, ge=1)  # re-ask sampled en units K times: the jitter
     out: Path | None = None
     plot: bool = True
 
@@ -141,6 +142,9 @@ def _from_run(
             file=str(run / NEIGHBOURS_FILE),
         )
         source["perturbation"] = outcome.model_dump()
+    if req.repeats:
+        sets = [_with_repeats(run, ss, req, options, execution) for ss in sets]
+        source["repeats"] = req.repeats
     result = calibrate_sets(sets, req.params, neighbours=neighbours, source=source, skipped=loaded.skipped)
     if req.params.verify and req.params.verify_kind == "fresh":
         for out in result.outputs:
@@ -149,6 +153,53 @@ def _from_run(
 
 
 FRESH_KIND = "formatting"
+REPEAT_PREFIX = "repeat-"
+
+
+def _repeat_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey]]:
+    """`--repeats K`: K re-asks of the identical en input of sampled units, each its own call key
+    (condition `repeat-i`), so that each is a recorded call and resumes like any other."""
+    units = sample_units(ss, req.fresh_units, req.params.seed + 2_000_003)
+    spec = req.perturb
+    items = open_dataset(RunDir(run), spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
+    calls = []
+    for item_id, order in units:
+        item = items[item_id]
+        a, b = (item.output_1, item.output_2) if order == "orig" else (item.output_2, item.output_1)
+        for i in range(1, (req.repeats or 0) + 1):
+            calls.append(
+                PlannedCall(ss.name, item.id, item.subset, "pair", f"{REPEAT_PREFIX}{i}", order, item.label,
+                            item.instruction, a, b, "English")
+            )  # fmt: skip
+    return calls, units
+
+
+def _with_repeats(
+    run: Path, ss: ScoreSet, req: BBERequest, options: CallOptions, execution: Execution
+) -> ScoreSet:
+    """Judge the re-asks with the cache off (a cached answer would hide the jitter) and add them, with
+    each unit's base score, as the set's repeated judgments (PROTOCOL §5's jitter)."""
+    calls, units = _repeat_calls(run, ss, req)
+    template = _template_path(RunDir(run), req.perturb.template_path if req.perturb else None)
+    fresh_options = dataclasses.replace(options, use_cache=False)
+    answers, _failed = rejudge(
+        run, calls, judge=ss.name, template_path=template, options=fresh_options, execution=execution
+    )
+    position = {key: i for i, key in enumerate(ss.unit_keys)}
+    use_probs = ss.score_source == "probabilities"
+    rep_unit = [position[u] for u in units]
+    rep_score = [float(ss.base[position[u]]) for u in units]
+    for j in answers:
+        score = unit_score(j, use_probs=use_probs)
+        key = UnitKey(j.item_id, j.order)
+        if score is not None and key in position and j.condition.startswith(REPEAT_PREFIX):
+            rep_unit.append(position[key])
+            rep_score.append(score)
+    return dataclasses.replace(
+        ss,
+        repeat_unit=np.asarray(rep_unit, dtype=np.int64),
+        repeat_score=np.asarray(rep_score, dtype=np.float64),
+    )
 
 
 def _fresh_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey], str]:
@@ -188,8 +239,8 @@ def _fresh_verify(
 
 
 def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estimate]:
-    """`bbe --dry-run`: the calls `--perturb` and `--verify-kind fresh` would make, with their tokens
-    and cost (nothing is called or written). Without either, nothing: bbe itself makes no calls."""
+    """`bbe --dry-run`: the calls `--perturb`, `--verify-kind fresh` and `--repeats` would make, with
+    their tokens and cost (nothing is called or written). Without them, nothing: bbe makes no calls."""
     req = build_request(BBERequest, request, fields)
     if req.run is None:
         return []
@@ -209,6 +260,9 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
     if req.params.verify and req.params.verify_kind == "fresh":
         for ss in sets:
             plans.append((ss.name, _fresh_calls(run, ss, req)[0], spec.template_path if spec else None))
+    if req.repeats:
+        for ss in sets:
+            plans.append((ss.name, _repeat_calls(run, ss, req)[0], spec.template_path if spec else None))
     out: list[Estimate] = []
     for judge_name, calls, template_path in plans:
         template = load_template(_template_path(rundir, template_path))

@@ -188,6 +188,7 @@ def _block(ctx: Ctx, choice: Choice, mu: float, noisy: FloatArray | None) -> Cal
         sensitivity_source=choice.source,
         sensitivity_upper=neighbour.upper if neighbour else None,
         jitter=ctx.jitter,
+        jitter_measured=sens.jitter_rms(ss.repeat_unit, ss.repeat_score),
         alpha_mode="given" if params.alpha is not None else f"auto (margin {params.margin})",
         max_alpha=c.alpha_max,
         max_sensitivity=mech.max_sensitivity(params.tau, choice.alpha, split.sensitivity),

@@ -239,6 +239,13 @@ def bbe_command(
         bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
     ] = False,
     poll_interval: opt.PollIntervalOpt = 30.0,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats",
+            help="Re-ask K times the en input of --perturb-units sampled units (no cache): the jitter.",
+        ),
+    ] = None,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="Price the calls of --perturb / --verify-kind fresh; call nothing."),
@@ -295,6 +302,7 @@ def bbe_command(
         "unit_score": unit_score,
         "perturb": perturbation,
         "fresh_units": perturb_units or None,
+        "repeats": repeats,
         "out": out,
         "plot": plot,
     }
@@ -303,7 +311,7 @@ def bbe_command(
         if rows:
             render.estimates(rows)
         else:
-            render.note("dry run: this bbe makes no calls (only --perturb and --verify-kind fresh judge)")
+            render.note("dry run: this bbe makes no calls (only --perturb, --verify-kind fresh, --repeats)")
         return
     outcome = api.bbe(
         **request,

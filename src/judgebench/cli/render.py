@@ -162,6 +162,8 @@ def _calibrations(res: BBEResult) -> None:
         table.add_column(col, overflow="fold")
     for c in res.calibrations + res.factor_calibrations:
         fixed = " (fixed)" if c.sensitivity_source == "fixed" else ""
+        if c.jitter_measured is not None:
+            fixed += f"; jitter {_fmt(c.jitter_measured, 3)}"
         table.add_row(
             c.judge,
             str(c.d),

@@ -140,6 +140,9 @@ class Calibration(BaseModel):
     # details
     sensitivity_upper: float | None = None
     jitter: float = 0.0
+    # the repeat jitter measured on re-asks of identical inputs (sqrt E (s1 - s2)^2), beside the
+    # sensitivity; None without repeated judgments
+    jitter_measured: float | None = None
     alpha_mode: str = "given"
     max_alpha: float | None = None
     max_sensitivity: float | None = None
