@@ -28,7 +28,7 @@ from judgebench.bbe.sources import (
     with_perturbation_pairs,
 )
 from judgebench.bbe.verify import VerifySpec, fresh_block
-from judgebench.errors import ConfigError
+from judgebench.errors import ConfigError, InputError
 from judgebench.execution import Execution, existing_judgments, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
@@ -164,7 +164,9 @@ def _repeat_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[Planne
     items = open_dataset(RunDir(run), spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
     calls = []
     for item_id, order in units:
-        item = items[item_id]
+        item = items.get(item_id)
+        if item is None:
+            raise InputError(f"item '{item_id}' of the run is not in the dataset", item=item_id)
         a, b = (item.output_1, item.output_2) if order == "orig" else (item.output_2, item.output_1)
         for i in range(1, (req.repeats or 0) + 1):
             calls.append(
