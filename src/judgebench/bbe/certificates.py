@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import optimize, stats
 
 from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit, noise_radius_factor
 from judgebench.bbe.sensitivity import mean_square_ucb
@@ -129,27 +129,34 @@ def distinct_changes(changes: FloatArray) -> tuple[FloatArray, FloatArray]:
     return values.astype(np.float64), (counts / counts.sum()).astype(np.float64)
 
 
-def exact_violation(
-    values: FloatArray, weights: FloatArray, *, alpha: float, sigma: float, tau: float, d: int
-) -> float:
-    """mean_i Pr(||alpha c_i + Z - Z'|| > tau), Z - Z' ~ N(0, 2 sigma^2 I_d): noncentral chi-square."""
-    scale = 2.0 * sigma * sigma
+def _violations(
+    values: FloatArray, weights: FloatArray, alpha: float, sigmas: FloatArray, tau: float, d: int
+) -> FloatArray:
+    """v(sigma) for every sigma of `sigmas` at once (one scipy call over the sigma x change grid)."""
+    scale = 2.0 * sigmas[:, None] ** 2
     x = tau * tau / scale
-    nc = alpha * alpha * values * values / scale
+    nc = alpha * alpha * values[None, :] ** 2 / scale
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # boost's series warnings at extreme arguments
         probs = np.where(nc > 0, stats.ncx2.sf(x, d, np.maximum(nc, 1e-300)), stats.chi2.sf(x, d))
     probs = np.where(np.isfinite(probs), np.clip(probs, 0.0, 1.0), 1.0)  # unknown: count as violated
-    return float(np.sum(weights * probs))
+    return np.asarray(probs @ weights, dtype=np.float64)
+
+
+def exact_violation(
+    values: FloatArray, weights: FloatArray, *, alpha: float, sigma: float, tau: float, d: int
+) -> float:
+    """mean_i Pr(||alpha c_i + Z - Z'|| > tau), Z - Z' ~ N(0, 2 sigma^2 I_d): noncentral chi-square."""
+    return float(_violations(values, weights, alpha, np.asarray([sigma], dtype=np.float64), tau, d)[0])
 
 
 def exact_sigma(
     values: FloatArray, weights: FloatArray, *, alpha: float, tau: float, d: int, delta: float
 ) -> float | None:
     """The largest sigma with v(sigma) <= delta: a log grid finds the last feasible sigma before v
-    exceeds delta for good, bisection refines it; None when no sigma qualifies."""
+    exceeds delta for good, Brent's method refines it; None when no sigma qualifies."""
     grid = np.geomspace(tau * 1e-4, tau * 100.0, 61)
-    v = np.array([exact_violation(values, weights, alpha=alpha, sigma=s, tau=tau, d=d) for s in grid])
+    v = _violations(values, weights, alpha, grid, tau, d)
     ok = np.flatnonzero(v <= delta)
     if len(ok) == 0:
         return None
@@ -157,14 +164,15 @@ def exact_sigma(
     if last == len(grid) - 1:
         return float(grid[-1])
     lo, hi = float(grid[last]), float(grid[last + 1])
-    for _ in range(_BISECTIONS):
-        mid = 0.5 * (lo + hi)
-        if exact_violation(values, weights, alpha=alpha, sigma=mid, tau=tau, d=d) <= delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
+
+    def excess(sigma: float) -> float:
+        return exact_violation(values, weights, alpha=alpha, sigma=sigma, tau=tau, d=d) - delta
+
+    root = float(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-12, maxiter=_BISECTIONS))
+    for _ in range(4):  # the root within Brent's tolerance: step down to the feasible side
+        if excess(root) <= 0:
+            return root
+        root -= max(1e-14, 1e-11 * root)
     return lo
 
 
