@@ -141,7 +141,7 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 def _verify_text(v: VerifyBlock) -> str:
     verdict = "" if v.passed is None else (" pass" if v.passed else " [red]FAIL[/]")
-    text = f"{v.kind}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    text = f"{v.kind or 'in-sample'}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     h = v.holdout
     if v.check.startswith("held-out"):
         return text
@@ -222,7 +222,7 @@ def _bbe_notes(res: BBEResult) -> None:
         v = c.verify
         if v is not None and v.passed is False:
             note(
-                f"warning: {c.judge}: verification FAILED ({v.kind}: violation rate {v.rate:.3f}, Wilson "
+                f"warning: {c.judge}: verification FAILED ({v.kind or 'in-sample'}: violation rate {v.rate:.3f}, Wilson "
                 f"lower bound {v.ci_low:.3f} > delta {res.delta:g}); the guarantee does not hold as stated"
             )
         elif v is not None and v.note:

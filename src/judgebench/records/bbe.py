@@ -84,7 +84,7 @@ class VerifyBlock(BaseModel):
     pairs: int = Field(description="(unit, neighbour) pairs the neighbour is drawn from")
     at_or_below_delta: bool = Field(description="the Wilson interval's lower end is at or below delta")
     holdout: HoldoutCheck | None = None
-    kind: str = "holdout"  # holdout | fresh (PROTOCOL §5b)
+    kind: str | None = None  # holdout | fresh (PROTOCOL §5b); None in a bbe.json older than §5b
     passed: bool | None = Field(
         default=None, description="false when the violation rate's Wilson lower bound exceeds delta"
     )

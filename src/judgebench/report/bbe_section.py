@@ -69,7 +69,7 @@ def _calibration_row(c: Calibration) -> list[Cell]:
         verify = DASH
     else:
         verdict = "" if v.passed is None else ("pass " if v.passed else "FAIL ")
-        verify = f"{verdict}{v.kind} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        verify = f"{verdict}{v.kind or 'in-sample'} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     others = ", ".join(f"{r.name} {_num(r.alpha_max)}" for r in c.certificates)
     return [
         judge_cell(c.judge),
