@@ -223,7 +223,8 @@ def _bbe_notes(res: BBEResult) -> None:
         if v is not None and v.passed is False:
             note(
                 f"warning: {c.judge}: verification FAILED ({v.kind or 'in-sample'}: violation rate "
-                f"{v.rate:.3f}, Wilson lower bound {v.ci_low:.3f} > delta {res.delta:g}); the guarantee does not hold as stated"
+                f"{v.rate:.3f}, Wilson lower bound {v.ci_low:.3f} > delta {res.delta:g}); the guarantee "
+                "does not hold as stated"
             )
         elif v is not None and v.note:
             note(f"note: {c.judge}: {v.note}")
