@@ -28,20 +28,25 @@ def plot_bbe(
     title: str,
 ) -> Path:
     """Left: per-unit raw vs bias-bounded (normalised); right: ranks raw -> bias-bounded (slope chart).
-
-    A name has one colour in both panels (and the colour the report gives that judge elsewhere)."""
-    colors = judge_colors([*(ss.name for ss, _ in sets), *(r.system for r in rows)], mean=None)
+    One colour per system in both panels (a Judge-LS run's systems are its judges)."""
     fig, (ax_u, ax_r) = plt.subplots(1, 2, figsize=(11, 4.6))
+    # one colour per system in both panels, the colour the report gives that judge elsewhere
+    colour = judge_colors([r.system for r in rows] + [s for ss, _ in sets for s in ss.systems], mean=None)
     for ss, noisy in sets:
         if noisy is None:
             continue
-        ax_u.scatter(ss.base, noisy, s=6, alpha=0.5, color=colors[ss.name], label=_name(ss.name, 40))
+        systems = np.asarray(ss.systems)
+        for system in dict.fromkeys(ss.systems):
+            mask = systems == system
+            ax_u.scatter(
+                ss.base[mask], noisy[mask], s=6, alpha=0.5, color=colour[system], label=_name(system, 40)
+            )
     ax_u.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     ax_u.set_xlabel("raw score (normalised)")
     ax_u.set_ylabel("bias-bounded score")
     ax_u.set_title("per unit")
     drawn = any(noisy is not None for _, noisy in sets)
-    if drawn and len(sets) <= 8:  # an infeasible calibration draws nothing: no empty-legend warning
+    if drawn and len(colour) <= 8:  # an infeasible calibration draws nothing: no empty-legend warning
         ax_u.legend(fontsize=7, loc="upper left")
     ranked = [row for row in rows if row.rank_bias_bounded is not None]
     if len(ranked) < 2:  # one system: a ranking of one is no comparison, not a lone dot
@@ -61,7 +66,7 @@ def plot_bbe(
         rank = row.rank_bias_bounded
         if rank is None:
             continue
-        ax_r.plot([0, 1], [row.rank_raw, rank], marker="o", color=colors[row.system])
+        ax_r.plot([0, 1], [row.rank_raw, rank], marker="o", color=colour[row.system])
         ax_r.annotate(
             _name(row.system, 28),
             (0, row.rank_raw),

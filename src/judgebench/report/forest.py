@@ -66,6 +66,7 @@ def _draw_forest(
     ys: dict[tuple[str, str], float],
     rows: list[ForestRow],
     colors: dict[str, str],
+    *,
     limit: float,
     increase: bool,
 ) -> None:
@@ -127,7 +128,7 @@ def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) 
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for ax, (metric, limit, what, unit, rows) in zip(axes, panels, strict=True):
         increase = metric == Metric.POSITION_INCONSISTENCY_INCREASE
-        _draw_forest(ax, ys, rows, colors, limit, increase)
+        _draw_forest(ax, ys, rows, colors, limit=limit, increase=increase)
         methods = sorted({m for p, j, _, _ in rows if (m := _method(index.get(j, metric, p)))})
         ax.set_title(f"{what} ({' / '.join(methods) or 'no'} 95% interval)", fontsize=10)
         ax.set_xlabel(f"{what}, {unit}; limit {100 * limit:g} {unit}", fontsize=8)
