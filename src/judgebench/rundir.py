@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -31,6 +30,7 @@ from judgebench.records.manifest import (
     StageEntry,
     migrate,
 )
+from judgebench.records.sanitize import mask_url
 
 T = TypeVar("T", bound=BaseModel)
 S = TypeVar("S", bound=StageEntry)
@@ -47,19 +47,9 @@ REPORT_HTML = "report.html"
 BBE_JSON = "bbe.json"
 
 
-_URL_SECRET = re.compile(
-    r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]*@|(?P<q>[?&][^=&\s]*(?:key|token|secret|sig)[^=&\s]*=)[^&\s]*",
-    re.I,
-)
-
-
 def redact_command(argv: list[str]) -> list[str]:
     """The command line as recorded: credentials in URLs (user:token@, ?api-key=...) are masked."""
-
-    def mask(match: re.Match[str]) -> str:
-        return f"{match.group('scheme')}***@" if match.group("scheme") else f"{match.group('q')}***"
-
-    return [_URL_SECRET.sub(mask, arg) for arg in argv]
+    return [mask_url(arg) for arg in argv]
 
 
 def now_iso() -> str:

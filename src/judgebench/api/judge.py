@@ -181,7 +181,7 @@ def _record(
     for name, client in clients.items():
         judges[name] = JudgeEntry(
             spec=client.spec.text,
-            settings=client.settings.model_dump(),
+            settings=client.settings.for_record(),
             outcome=outcomes[name],
             stats=client.stats.model_dump(),
         )

@@ -96,4 +96,6 @@ def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, 
         latency_s=response.latency_s,
         finish_reason=response.finish_reason,
         from_cache=result.from_cache,
+        raw_chars=response.text_chars,
+        raw_cap=response.text_cap,
     )

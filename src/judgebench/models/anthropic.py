@@ -209,7 +209,7 @@ class AnthropicProvider(RemoteProvider):
                 what = "authentication failed" if status == 401 else "permission denied"
                 err = PermanentError(
                     f"{provider}: {what} (HTTP {status}): check ANTHROPIC_API_KEY "
-                    f"(the key was rejected by {self._base_url})",
+                    f"(the key was rejected by {self.shown_url})",
                     provider=provider,
                 )
             else:

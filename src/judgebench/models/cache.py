@@ -12,6 +12,7 @@ clear it with `ResponseCache.clear()` (`judgebench cache clear`) or by deleting 
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -21,6 +22,8 @@ from typing import Any
 
 from judgebench.models.base import ModelResponse
 from judgebench.paths import cache_dir
+
+logger = logging.getLogger(__name__)
 
 _INSERT = (
     "INSERT OR REPLACE INTO responses (key, provider, model, spec, response, created_at) "
@@ -103,18 +106,37 @@ class ResponseCache:
             if self._known is not None:
                 self._known.add(key)
 
-    def put(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> None:
-        """Store an answer (replacing an older one under the same key), committed before returning."""
-        row = _row(key, response, provider=provider, model=model, spec=spec)
-        with self._lock:
-            self._conn.execute(_INSERT, row)
-        self._remember(key)
+    # Set when a write failed (a full disk, a read-only file): the reason, said once; later puts
+    # are skipped. The store is an optimisation: the run folder stays the record.
+    disabled: str | None = None
 
-    async def aput(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> None:
+    def put(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> bool:
+        """Store an answer (replacing an older one under the same key), committed before returning.
+        Never raises: a failed write disables the store for this handle, says so once and returns
+        False (the caller still has the answer and records it in the run folder)."""
+        if self.disabled is not None:
+            return False
+        try:
+            row = _row(key, response, provider=provider, model=model, spec=spec)
+            with self._lock:
+                self._conn.execute(_INSERT, row)
+        except (sqlite3.Error, OSError, ValueError) as exc:  # pydantic's serialisation errors too
+            self.disabled = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            logger.warning(
+                "warning: the response cache %s cannot be written (%s); going on without it "
+                "(answers are still recorded in the run folder)",
+                self.path,
+                self.disabled,
+            )
+            return False
+        self._remember(key)
+        return True
+
+    async def aput(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> bool:
         """`put` for async callers (the client awaits it before reporting an answer). A commit in
         WAL mode with synchronous=NORMAL is a short write with no fsync, so it runs inline: a writer
         thread with group commit was measured and cost more CPU (GIL hand-offs) than it saved."""
-        self.put(key, response, provider=provider, model=model, spec=spec)
+        return self.put(key, response, provider=provider, model=model, spec=spec)
 
     def __len__(self) -> int:
         with self._lock:

@@ -269,7 +269,7 @@ class GoogleProvider(RemoteProvider):
             what = "permission denied" if status == 403 else "authentication failed"
             err = PermanentError(
                 f"{provider}: {what} (HTTP {status}): check GEMINI_API_KEY or GOOGLE_API_KEY "
-                f"(the key was rejected by {self._base_url})",
+                f"(the key was rejected by {self.shown_url})",
                 provider=provider,
             )
         elif isinstance(exc, errors.ClientError):

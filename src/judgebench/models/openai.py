@@ -212,7 +212,7 @@ class OpenAIProvider(RemoteProvider):
 
     def _key_hint(self) -> str:
         names = " or ".join(self.key_env) or "the API key variable"
-        return f"check {names} (the key was rejected by {self._base_url})"
+        return f"check {names} (the key was rejected by {self.shown_url})"
 
     def _malformed(self, why: str) -> MalformedResponseError:
         err = MalformedResponseError(f"{self.name}: malformed 200 response: {why}", provider=self.name)
