@@ -230,7 +230,11 @@ def judge(
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     clients = _clients(req, options, execution, PriceTable.load())
-    run.init(dataset=plan.dataset)
-    outcomes = _run_plan(run, plan.calls, clients, template, execution=execution, progress=options.progress)
-    _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
+    # one writer per run and stage: a second judge would pay for every call again
+    with run.lock("judge", wait=options.wait_lock):
+        run.init(dataset=plan.dataset)
+        outcomes = _run_plan(
+            run, plan.calls, clients, template, execution=execution, progress=options.progress
+        )
+        _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
     return JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)

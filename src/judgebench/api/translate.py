@@ -212,17 +212,20 @@ def translate(
         if mode.batch:
             refuse_batch([client])
         arm_budget([client], req.max_cost)
-    run.init(dataset=entry)
-    if client is None:
-        import_variants(run, variants)
-        result.imported = len(variants)
-        translator = f"import:{Path(str(req.variants_file)).name}"
-    else:
-        translator = client.name
-        result.outcome = asyncio.run(
-            _translate_live_or_batch(run, items, chosen, client, req, mode=mode, progress=options.progress)
-        )
-    flags, result.audit_summary = write_audit(run, ds.by_id(), chosen)
-    result.flags = len(flags)
-    _record(run, req, result, translator, chosen)
+    with run.lock("translate", wait=options.wait_lock):  # one writer per run and stage
+        run.init(dataset=entry)
+        if client is None:
+            import_variants(run, variants)
+            result.imported = len(variants)
+            translator = f"import:{Path(str(req.variants_file)).name}"
+        else:
+            translator = client.name
+            result.outcome = asyncio.run(
+                _translate_live_or_batch(
+                    run, items, chosen, client, req, mode=mode, progress=options.progress
+                )
+            )
+        flags, result.audit_summary = write_audit(run, ds.by_id(), chosen)
+        result.flags = len(flags)
+        _record(run, req, result, translator, chosen)
     return result

@@ -51,6 +51,17 @@ TpmOpt = Annotated[float | None, typer.Option("--tpm", min=1, help="Tokens-per-m
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Bypass the response cache (answers are still stored).")
 ]
+WaitLockOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wait-lock",
+        help="If another process is writing this stage of the run, wait for it (default: refuse).",
+    ),
+]
+MaxAnswerCharsOpt = Annotated[
+    int | None,
+    typer.Option("--max-answer-chars", min=1, help="Cut each stored answer to N characters (default 65536)."),
+]
 BatchOpt = Annotated[
     bool, typer.Option("--batch", help="Send the calls through the provider's Batch API and wait.")
 ]
@@ -66,6 +77,8 @@ def call_options(
     rpm: float | None = None,
     tpm: float | None = None,
     no_cache: bool = False,
+    wait_lock: bool = False,
+    max_answer_chars: int | None = None,
 ) -> api.CallOptions:
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
@@ -77,6 +90,8 @@ def call_options(
         rpm=rpm,
         tpm=tpm,
         use_cache=not no_cache,
+        wait_lock=wait_lock,
+        max_answer_chars=max_answer_chars,
     )
 
 

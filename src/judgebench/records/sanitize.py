@@ -21,6 +21,7 @@ __all__ = [
     "replace_surrogates",
     "scrub",
     "scrub_clip",
+    "surrogate_problem",
 ]
 
 MASK = "***"
@@ -80,6 +81,32 @@ def lone_surrogate_at(text: str) -> int | None:
     """The index of the first lone surrogate (not valid Unicode: it cannot be written as UTF-8)."""
     found = _SURROGATE.search(text)
     return found.start() if found else None
+
+
+def surrogate_problem(value: Any, where: str = "") -> str | None:
+    """Why a parsed record (JSON values) cannot be kept, when a string in it holds a lone surrogate
+    (a JSON `\\ud800` escape with no pair): one line naming the field and the position; else None."""
+    if isinstance(value, str):
+        at = lone_surrogate_at(value)
+        if at is None:
+            return None
+        name = f"'{where}' " if where else ""
+        return (
+            f"{name}holds a lone surrogate (\\u{ord(value[at]):04x} at character {at + 1}): "
+            "not valid Unicode; fix the text (a broken export?)"
+        )
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            found = surrogate_problem(key, where) or surrogate_problem(item, inner)
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = surrogate_problem(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def replace_surrogates(value: Any) -> Any:
