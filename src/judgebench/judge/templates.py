@@ -81,7 +81,8 @@ class JudgeTemplate(BaseModel):
         max_tokens: int | None = None,
         want_logprobs: bool = False,
     ) -> ModelRequest:
-        """Fill the template. Candidate texts are substituted once, never re-parsed as a template."""
+        """Fill the template. Candidate texts are substituted once, never re-parsed as a template; in
+        the chat form each sits between boundary lines it cannot forge (`fence`)."""
         values = {
             "instruction": instruction,
             "output_a": output_a,
@@ -99,7 +100,8 @@ class JudgeTemplate(BaseModel):
         messages = []
         if self.system:
             messages.append(Message(role="system", content=_fill(self.system, values)))
-        messages.append(Message(role="user", content=_fill(self.user, values).lstrip("\n")))
+        fenced = dict(values, **fence(instruction, output_a, output_b))
+        messages.append(Message(role="user", content=_fill(self.user, fenced).lstrip("\n")))
         return ModelRequest(
             messages=messages,
             temperature=temperature,
@@ -114,6 +116,27 @@ class JudgeTemplate(BaseModel):
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_FENCED = {"instruction": "INSTRUCTION", "output_a": "RESPONSE A", "output_b": "RESPONSE B"}
+
+
+def boundary(instruction: str, output_a: str, output_b: str) -> str:
+    """The code on a call's boundary lines: a hash of the three texts, so no candidate can write it
+    (it would have to contain the hash of itself), yet the same call always renders the same prompt
+    (the cache and a resumed run need that; a random marker would pay for every call again)."""
+    blob = "\x1f".join((instruction, output_a, output_b)).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def fence(instruction: str, output_a: str, output_b: str) -> dict[str, str]:
+    """The instruction and both candidates, each between a BEGIN and an END line carrying this call's
+    `boundary` code. A candidate that writes its own `[Response B]` heading, a closing question or
+    a fake END line stays inside its own section: only the lines with the code delimit it."""
+    code = boundary(instruction, output_a, output_b)
+    texts = {"instruction": instruction, "output_a": output_a, "output_b": output_b}
+    return {
+        name: f"<<<BEGIN {label} {code}>>>\n{texts[name]}\n<<<END {label} {code}>>>"
+        for name, label in _FENCED.items()
+    }
 
 
 def _fields(text: str) -> list[str]:

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 
 from judgebench.report.model import Cell, ReportMeta, Section, Table
 
-
 # `[`/`]` stay (intervals are "[0.1, 0.2]"); a `(` after `]` is escaped, so no link forms
 _MD_SPECIAL = re.compile(r"([\\`*_|]|(?<=\])\()")
 
