@@ -230,11 +230,12 @@ def test_no_credential_reaches_a_file_or_output(tmp_path: Path, monkeypatch: pyt
         report = runner.invoke(app, ["report", "--run", str(run)])
     assert result.exit_code == ExitCode.INCOMPLETE, result.stderr
     outputs = result.stdout + result.stderr + report.stdout + report.stderr
-    assert "***@127.0.0.1" in outputs or "***@127.0.0.1" in (run / "manifest.json").read_text()
     files = [p for p in run.rglob("*") if p.is_file()]
     for needle in [SECRET, *(KEY[i : i + 8] for i in range(len(KEY) - 8))]:
         assert needle not in outputs, needle
         assert [str(p) for p in files if needle.encode() in p.read_bytes()] == [], needle
+    assert "***@127.0.0.1" in outputs  # the 401 hint names the endpoint, masked
+    assert "http://***@127.0.0.1" in (run / "manifest.json").read_text()
 
 
 # --- 8. rich markup in server text, item ids and subset names ---------------------------------------
