@@ -204,3 +204,34 @@ async def test_huge_answer_is_capped_with_its_size_recorded(tmp_path: Path) -> N
 
 def test_default_answer_cap_is_64_kib_of_text() -> None:
     assert ProviderSettings().max_answer_chars == 65536
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("which", [0, 1], ids=["openai-compatible", "anthropic"])
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+async def test_huge_http_body_is_not_read_into_memory(tmp_path: Path, which: int, chunked: bool) -> None:
+    """Before: a 100 MB body was read whole (886 MB RSS at concurrency). Now: the read stops past the
+    limit (8 MiB at the default cap) and the call fails at once, permanently (asking again would
+    get the same body)."""
+    spec, server, suffix = list(_servers("A"))[which]
+    huge = b'{"id": "x", "choices": [{"message": {"content": "' + b"A" * (10 * 1024 * 1024) + b'"}}]}'
+
+    if chunked:  # no content-length: the body arrives in chunks, the limit must count them
+
+        def responder(_r: SeenRequest) -> Reply:
+            return Reply(body=huge, headers={"transfer-encoding": "chunked"})
+    else:
+
+        def responder(_r: SeenRequest) -> Reply:
+            return Reply(body=huge)
+
+    server.responder = responder
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    with server:
+        client = client_for(server.url + suffix, cache, spec, max_retries=3)
+        try:
+            result = await client.call(ask())
+        finally:
+            await client.aclose()
+    assert not result.ok and result.error is not None
+    assert "response body over 8 MiB" in result.error and result.attempts == 1

@@ -88,11 +88,18 @@ class WireServer:
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", reply.content_type)
-                    self.send_header("content-length", str(len(payload)))
+                    chunked = reply.headers.get("transfer-encoding") == "chunked"
+                    if not chunked:
+                        self.send_header("content-length", str(len(payload)))
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    if reply.drip:
+                    if chunked:  # hostile: no declared size, the body in 64 KiB chunks
+                        for i in range(0, len(payload), 65536):
+                            piece = payload[i : i + 65536]
+                            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                        self.wfile.write(b"0\r\n\r\n")
+                    elif reply.drip:
                         for i in range(len(payload)):
                             self.wfile.write(payload[i : i + 1])
                             self.wfile.flush()
