@@ -276,3 +276,76 @@ def test_markup_in_outside_text_is_printed_as_text(tmp_path: Path) -> None:
     assert report.exit_code == ExitCode.OK, report.stderr
     md = (run / "report.md").read_text(encoding="utf-8")
     assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md
+
+
+# --- 6 and 9. a huge answer, a killed report, stray temps, plot modes, silent drops ------------------
+
+
+def test_huge_answer_is_stored_once_capped_with_its_size(tmp_path: Path) -> None:
+    """Before: a 5 MB answer stored whole twice per line (raw and reason). Now: raw cut to the cap
+    (64 KiB of text by default), the original size and the cap recorded, the reason clipped."""
+    items = write_items(tmp_path / "items.jsonl", 2)
+    answer = json.dumps({"winner": "A", "confidence": 0.9, "reason": "why " * 250_000})
+    with OpenAIServer(lambda _r: Reply(body=chat_body(answer))) as server:
+        result = _judge(tmp_path / "run", items, server.base_url)
+    assert result.exit_code == ExitCode.OK, result.stderr
+    records = _records(tmp_path / "run")
+    assert records and all(r.winner == "A" for r in records)
+    for r in records:
+        assert r.raw is not None and len(r.raw) == 65536
+        assert r.raw_chars == len(answer) and r.raw_cap == 65536
+        assert r.reason is None or len(r.reason) <= 2000
+    assert (tmp_path / "run" / JUDGMENTS).stat().st_size < 2 * len(records) * 70_000
+
+
+def test_a_report_killed_while_writing_leaves_the_old_set_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: metrics.json was replaced before the report was rendered, so a kill between them left a
+    new metrics.json beside an old report.html, and a kill mid-plot a stray .tmp file; plots were
+    0600. Now every file is rendered first and renamed together; stale temps are removed; plots get
+    the umask's mode like every output."""
+    import judgebench.report.writer as writer
+
+    items = write_items(tmp_path / "items.jsonl", ITEMS)
+    run = tmp_path / "run"
+    with OpenAIServer(DeterministicJudge()) as server:
+        assert _judge(run, items, server.base_url).exit_code == ExitCode.OK
+    assert runner.invoke(app, ["report", "--run", str(run)]).exit_code == ExitCode.OK
+    before = {
+        p.name: p.read_bytes()
+        for p in run.iterdir()
+        if p.is_file() and p.name.startswith(("metrics", "report"))
+    }
+    (run / ".metrics.json.abc123.tmp").write_text("{")  # what a kill -9 mid-write left
+    (run / "plots" / ".accuracy.png.def456.tmp").write_bytes(b"\x89PNG")
+    with open(run / JUDGMENTS, "a", encoding="utf-8") as fh:  # new data: a new report would differ
+        record = _records(run)[0].model_copy(update={"verdict": None, "error": "gone"})
+        fh.write(record.model_dump_json() + "\n")
+
+    def killed(*_a: Any, **_k: Any) -> str:
+        raise KeyboardInterrupt  # the kill, after metrics and plots were computed
+
+    monkeypatch.setattr(writer, "render_html", killed)
+    interrupted = runner.invoke(app, ["report", "--run", str(run)])
+    assert interrupted.exit_code == ExitCode.INTERRUPTED
+    after = {name: (run / name).read_bytes() for name in before}
+    assert after == before  # the old set, whole
+    assert list(run.rglob("*.tmp")) == []
+    monkeypatch.undo()
+    assert runner.invoke(app, ["report", "--run", str(run)]).exit_code == ExitCode.OK
+    umask = os.umask(0)
+    os.umask(umask)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (run / "plots").glob("*.png")}
+    assert modes and set(modes.values()) == {0o666 & ~umask}
+
+
+def test_translate_says_how_many_variant_lines_it_left_out(tmp_path: Path) -> None:
+    items = write_items(tmp_path / "items.jsonl", ITEMS)
+    from tests.e2e.helpers import write_variants
+
+    variants = write_variants(items, tmp_path / "variants.jsonl")  # zh and ls for every item
+    args = ["translate", "--run", str(tmp_path / "run"), "--dataset", str(items), "--variants", str(variants)]
+    result = runner.invoke(app, [*args, "--conditions", "zh", "--limit", "2"])
+    assert result.exit_code == ExitCode.OK, result.stderr
+    assert f"note: {2 * ITEMS - 2} line(s) of" in result.stderr and "left out" in result.stderr

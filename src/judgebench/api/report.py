@@ -41,6 +41,8 @@ class ReportRequest(BaseModel):
 
     settings: ReportSettings = Field(default_factory=ReportSettings)
     html: bool = True
+    # another `report` writing this run: wait for it (False: refuse at once)
+    wait_lock: bool = False
 
 
 class ReportResult(BaseModel):
@@ -65,12 +67,13 @@ def report(
         raise RunDirError(f"run folder {run.path} does not exist")
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
     analysis = analyze_run(run, req.settings)
-    paths = write_report(run, analysis, console, html=req.html)
-    if run.exists():
-        entry = ReportStage(
-            settings=req.settings.model_dump(),
-            records=len(analysis.records),
-            outputs=[str(p) for p in paths.all()],
-        )
-        run.record_stage("report", entry)
+    with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
+        paths = write_report(run, analysis, console, html=req.html)
+        if run.exists():
+            entry = ReportStage(
+                settings=req.settings.model_dump(),
+                records=len(analysis.records),
+                outputs=[str(p) for p in paths.all()],
+            )
+            run.record_stage("report", entry)
     return ReportResult(analysis=analysis, paths=paths)

@@ -89,6 +89,11 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
                 note(f"  ... and {len(o.failed) - 20} more")
     else:
         console.print(f"imported {result.imported} variant(s) from {variants}", markup=False)
+        if result.skipped_variants:
+            note(
+                f"note: {result.skipped_variants} line(s) of {variants} left out: their item or condition "
+                "is not selected (--limit, --subset, --conditions)"
+            )
     table = Table(title=f"audit: {result.flags} flag(s)")
     table.add_column("rule")
     table.add_column("condition")

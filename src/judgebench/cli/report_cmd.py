@@ -54,6 +54,7 @@ def report_command(
     no_html: Annotated[
         bool, typer.Option("--no-html", help="Skip report.html (and its plots' embedding).")
     ] = False,
+    wait_lock: opt.WaitLockOpt = False,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
@@ -67,4 +68,4 @@ def report_command(
         "min_detectable_effect": min_effect,
     }
     settings = {k: v for k, v in overrides.items() if v is not None}
-    api.report(run, console=console, settings=settings, html=not no_html)
+    api.report(run, console=console, settings=settings, html=not no_html, wait_lock=wait_lock)
