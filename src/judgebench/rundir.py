@@ -32,7 +32,7 @@ from judgebench.records.manifest import (
     StageEntry,
     migrate,
 )
-from judgebench.records.sanitize import mask_url
+from judgebench.records.sanitize import mask_url, replace_surrogates
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl
@@ -102,7 +102,12 @@ class JsonlAppender:
     def append(self, record: BaseModel | dict[str, Any]) -> None:
         data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
         line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._fh.write(line)
+        try:
+            self._fh.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (no UTF-8 for it): U+FFFD, never a lost record
+            self._fh.write(
+                json.dumps(replace_surrogates(data), ensure_ascii=False, separators=(",", ":")) + "\n"
+            )
         self._fh.flush()
         now = time.monotonic()
         if now - self._last_sync >= self._fsync_interval:

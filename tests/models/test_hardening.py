@@ -235,3 +235,15 @@ async def test_huge_http_body_is_not_read_into_memory(tmp_path: Path, which: int
             await client.aclose()
     assert not result.ok and result.error is not None
     assert "response body over 8 MiB" in result.error and result.attempts == 1
+
+
+async def test_lone_surrogate_in_an_error_text_is_kept_as_text(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    with OpenAIServer(lambda _r: Reply(status=400, body=error_body("bad \ud800 request"))) as server:
+        client = client_for(server.base_url, cache)
+        try:
+            result = await client.call(ask())
+        finally:
+            await client.aclose()
+    assert result.error is not None and "bad \ufffd request" in result.error
+    result.error.encode("utf-8")

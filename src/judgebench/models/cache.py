@@ -118,9 +118,13 @@ class ResponseCache:
             return False
         try:
             row = _row(key, response, provider=provider, model=model, spec=spec)
+        except ValueError as exc:  # this answer cannot be serialised (pydantic's error): skip it alone
+            logger.warning("warning: an answer could not be stored in the response cache (%s)", exc)
+            return False
+        try:
             with self._lock:
                 self._conn.execute(_INSERT, row)
-        except (sqlite3.Error, OSError, ValueError) as exc:  # pydantic's serialisation errors too
+        except (sqlite3.Error, OSError) as exc:
             self.disabled = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             logger.warning(
                 "warning: the response cache %s cannot be written (%s); going on without it "

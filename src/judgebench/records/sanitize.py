@@ -60,11 +60,12 @@ def mask_url(url: str) -> str:
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` with every given secret (6 characters or more) and anything shaped like a credential
-    masked. Apply before any truncation."""
+    masked (and lone surrogates replaced). Apply before any truncation."""
     for secret in secrets:
         if secret and len(secret) >= 6:
             text = text.replace(secret, MASK)
-    return _SHAPED.sub(_shaped_mask, _URL_SECRET.sub(_url_mask, text))
+    text = _SHAPED.sub(_shaped_mask, _URL_SECRET.sub(_url_mask, text))
+    return _SURROGATE.sub("\ufffd", text)  # kept text must be writable as UTF-8
 
 
 def clip(text: str, limit: int) -> str:
