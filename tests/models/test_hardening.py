@@ -18,8 +18,10 @@ from judgebench.models.client import ModelClient
 from judgebench.models.pricing import PriceTable
 from judgebench.records.sanitize import clip, mask_url, scrub, scrub_clip
 from tests.servers import anthropic_server as ant
+from tests.servers import google_server as goo
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.base import Reply, SeenRequest, WireServer
+from tests.servers.google_server import GoogleServer
 from tests.servers.openai_server import OpenAIServer, chat_body, error_body
 
 KEY = "sk-test-HARDEN-0123456789abcdef"
@@ -30,6 +32,9 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    for var in ("GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(var, raising=False)
 
 
 def client_for(
@@ -53,6 +58,7 @@ def ask(text: str = "Which is better?") -> ModelRequest:
 def _servers(text: str) -> Iterator[tuple[str, WireServer, str]]:
     yield "openai-compatible:m", OpenAIServer(text=text), "/v1"
     yield "anthropic:claude-x", AnthropicServer(text=text), ""
+    yield "google:gemini-x", GoogleServer(), ""
 
 
 # --- 1. a lone surrogate in a reply ---------------------------------------------------------------
@@ -110,12 +116,12 @@ async def test_full_cache_disk_is_said_once_and_loses_no_answer(
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("which", [0, 1], ids=["openai-compatible", "anthropic"])
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["openai-compatible", "anthropic", "google"])
 async def test_dripping_server_is_cut_at_the_total_deadline(tmp_path: Path, which: int) -> None:
     """Before: each read came within the SDK timeout, so `--timeout 1` held the call for minutes
     (the OpenAI family skipped the client's guard). Now: the client's total deadline ends it."""
     spec, server, suffix = list(_servers("A"))[which]
-    body = chat_body("A" * 400) if which == 0 else ant.message_body("A" * 400)
+    body = [chat_body("A" * 400), ant.message_body("A" * 400), goo.response_body("A" * 400)][which]
     server.responder = lambda _r: Reply(body=body, drip=0.05)
     cache = ResponseCache(tmp_path / "responses.sqlite")
     with server:
@@ -207,7 +213,7 @@ def test_default_answer_cap_is_64_kib_of_text() -> None:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("which", [0, 1], ids=["openai-compatible", "anthropic"])
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["openai-compatible", "anthropic", "google"])
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 async def test_huge_http_body_is_not_read_into_memory(tmp_path: Path, which: int, chunked: bool) -> None:
     """Before: a 100 MB body was read whole (886 MB RSS at concurrency). Now: the read stops past the

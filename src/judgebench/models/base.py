@@ -141,8 +141,9 @@ class ProviderTraits:
     - `completion_only`: a base model: stages send it plain completion prompts, never chat.
     - `batch_backend`: "module:Class" of its `judgebench.batch` backend (imported when a batch is
       run), or None; then `batch_refusal` says why `--batch` is refused (None: a generic reason).
-    - `enforces_deadline`: its SDK bounds every request by `settings.timeout`, so the client adds no
-      guard of its own.
+    - `enforces_deadline`: its SDK applies `settings.timeout` itself (per read, for the OpenAI family).
+      Informational: the client puts a total per-attempt deadline on every provider that is not in
+      process whatever the SDK does, since a per-read timeout never ends a server that drips.
     - `translates`: False for a provider that only judges (translate refuses it up front).
     - `token_counter`: how dry runs and budgets estimate its input tokens.
     - `base_url_env`: the environment variable its SDK reads for the endpoint (part of the cache key).

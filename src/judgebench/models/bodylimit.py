@@ -1,4 +1,4 @@
-"""A bounded HTTP body read for the SDKs that speak httpx (openai, anthropic).
+"""A bounded HTTP body read for the SDKs that speak httpx (openai, anthropic, google-genai).
 
 An SDK reads a whole response body into memory before handing it over: a hostile or broken server
 that answers a 900-token request with 100 MB made one call hold 886 MB. The SDK's own httpx client
@@ -10,12 +10,12 @@ would get the same body) as soon as more than the limit has arrived, chunked or 
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from judgebench.models.failures import PermanentError, tag_status
 
-__all__ = ["BodyTooLarge", "body_limit", "bounded_http_client"]
+__all__ = ["BodyTooLarge", "body_limit", "bounded_http_client", "response_hook"]
 
 MIB = 1024 * 1024
 
@@ -69,9 +69,9 @@ def _bounded_stream_type(httpx_module: Any) -> type:
     return _STREAM_TYPES[name]
 
 
-def bounded_http_client(sdk: Any, limit: int, provider: str) -> Any:
-    """The SDK's default async httpx client (its timeouts, pool limits, redirects) with every response
-    body bounded by `limit` bytes."""
+def response_hook(limit: int, provider: str) -> Callable[[Any], Awaitable[None]]:
+    """An httpx response hook (run once the headers are in, before the body is read) that bounds the
+    body by `limit` bytes."""
 
     async def bound(response: Any) -> None:
         declared = response.headers.get("content-length")
@@ -81,4 +81,10 @@ def bounded_http_client(sdk: Any, limit: int, provider: str) -> Any:
         module = importlib.import_module(type(response).__module__.split(".")[0])
         response.stream = _bounded_stream_type(module)(response.stream, limit, provider)
 
-    return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [bound]})
+    return bound
+
+
+def bounded_http_client(sdk: Any, limit: int, provider: str) -> Any:
+    """The SDK's default async httpx client (its timeouts, pool limits, redirects) with every response
+    body bounded by `limit` bytes."""
+    return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [response_hook(limit, provider)]})

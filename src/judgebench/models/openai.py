@@ -66,7 +66,7 @@ class OpenAIProvider(RemoteProvider):
     name: ClassVar[str] = "openai"
     traits: ClassVar[ProviderTraits] = ProviderTraits(
         batch_backend="judgebench.batch.openai_batch:OpenAIBatch",
-        # the SDK applies settings.timeout to every request, so the client needs no guard of its own
+        # the SDK applies settings.timeout per read; the client's own total deadline bounds the attempt
         enforces_deadline=True,
         token_counter="tiktoken",
         base_url_env="OPENAI_BASE_URL",
