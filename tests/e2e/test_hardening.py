@@ -123,7 +123,7 @@ def test_full_cache_disk_says_so_once_and_loses_no_paid_answer(
         paid = server.successes
     _no_traceback(result)
     assert result.exit_code == ExitCode.OK, result.stderr
-    assert result.stderr.count("cannot be written") == 1 and "full" in result.stderr
+    assert result.stderr.count("cannot be used") == 1 and "full" in result.stderr
     records = _records(tmp_path / "run")
     assert len(records) == paid == PLANNED and all(r.verdict is not None for r in records)
 

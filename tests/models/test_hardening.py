@@ -105,7 +105,7 @@ async def test_full_cache_disk_is_said_once_and_loses_no_answer(
         finally:
             await client.aclose()
     assert len(results) == 12 and all(r.ok for r in results)
-    warnings = [r for r in caplog.records if "cannot be written" in r.getMessage()]
+    warnings = [r for r in caplog.records if "cannot be used" in r.getMessage()]
     assert len(warnings) == 1 and "full" in warnings[0].getMessage()
     assert cache.disabled is not None
     with pytest.raises(sqlite3.OperationalError):
