@@ -253,3 +253,22 @@ async def test_lone_surrogate_in_an_error_text_is_kept_as_text(tmp_path: Path) -
             await client.aclose()
     assert result.error is not None and "bad \ufffd request" in result.error
     result.error.encode("utf-8")
+
+
+async def test_a_store_that_cannot_be_opened_is_skipped_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full tmpfs fails already at the store's first page ('disk I/O error'); the run goes on."""
+    blocked = tmp_path / "responses.sqlite"
+    blocked.mkdir()  # SQLite cannot open a folder: the same OperationalError path as a full disk
+    with caplog.at_level(logging.WARNING, logger="judgebench.models.cache"):
+        cache = ResponseCache(blocked)
+    assert cache.disabled is not None and cache.info()["disabled"] == cache.disabled
+    with OpenAIServer() as server:
+        client = client_for(server.base_url, cache)
+        try:
+            results = [await client.call(ask()) for _ in range(2)]
+        finally:
+            await client.aclose()
+    assert all(r.ok and not r.from_cache for r in results)
+    assert sum("cannot be used" in r.getMessage() for r in caplog.records) == 1
