@@ -57,3 +57,38 @@ def test_the_same_call_renders_the_same_prompt() -> None:
     swapped = t.render(instruction="i", output_a="b", output_b="a", language=None, completion=False)
     assert first.messages == again.messages
     assert first.messages != swapped.messages
+
+
+def test_the_prompt_sent_is_the_one_recorded(tmp_path: Path) -> None:
+    """The delimited prompt is what reaches the server, and each judgment's prompt_hash names it; the
+    template digest in the manifest covers the delimiting."""
+    import json
+
+    from judgebench import api
+    from judgebench.models.base import Message, ModelRequest, prompt_hash
+    from judgebench.records import Judgment
+    from judgebench.rundir import read_jsonl
+    from tests.servers.openai_server import OpenAIServer
+
+    row = {
+        "id": "q1",
+        "subset": "Natural",
+        "instruction": "Say hi.",
+        "output_1": INJECTED,
+        "output_2": "Hello!",
+    }
+    data = tmp_path / "items.jsonl"
+    data.write_text(json.dumps({**row, "label": 2}) + "\n", encoding="utf-8")
+    with OpenAIServer(text='{"winner": "B"}') as server:
+        options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=0, progress=False)
+        api.judge(tmp_path / "run", models=["openai-compatible:m"], dataset=str(data), options=options)
+        sent = {
+            prompt_hash(ModelRequest(messages=[Message(**m) for m in r.body["messages"]])): r.body["messages"]
+            for r in server.chat_requests()
+        }
+    records = list(read_jsonl(tmp_path / "run" / "judgments.jsonl", Judgment))
+    assert records and {r.prompt_hash for r in records} == set(sent)
+    for messages in sent.values():
+        assert "<<<BEGIN RESPONSE A " in messages[-1]["content"]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["stages"]["judge"]["template"]["hash"] == load_template().digest()

@@ -61,7 +61,9 @@ class JudgeTemplate(BaseModel):
         return self
 
     def digest(self) -> str:
-        blob = json.dumps(self.model_dump(), sort_keys=True, ensure_ascii=False)
+        """The template's hash as recorded in the manifest: its text and the way candidates are
+        delimited (`DELIMITING`), so the recorded hash names the prompt actually rendered."""
+        blob = json.dumps({**self.model_dump(), "delimiting": DELIMITING}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     def note_for(self, language: str | None) -> str:
@@ -116,6 +118,8 @@ class JudgeTemplate(BaseModel):
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# How `fence` marks candidate texts; part of every template's digest (change it when `fence` changes).
+DELIMITING = "boundary-lines-v1"
 _FENCED = {"instruction": "INSTRUCTION", "output_a": "RESPONSE A", "output_b": "RESPONSE B"}
 
 
