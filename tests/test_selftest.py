@@ -19,17 +19,21 @@ def test_selftest_recovers_every_planted_value(tmp_path: Path) -> None:
     whats = {c.what for c in result.checks}
     # the planted quantities are all checked, not just some
     for needed in (
-        "flip_rate en->zh",
-        "flip_rate en->ls",
-        "position_a_rate en",
-        "tie_rate en",
-        "invalid_rate en",
-        "tie_probe_en_share zh",
-        "strict_accuracy ls",
-        "readiness zh",
+        "planted flip_rate in en->zh recovered",
+        "planted flip_rate in en->ls recovered",
+        "planted position_a_rate in en recovered",
+        "planted tie_rate in en recovered",
+        "planted invalid_rate in en recovered",
+        "planted tie_probe_en_share in zh recovered",
+        "planted strict_accuracy in ls recovered",
+        "zh verdict must be PASS (no planted bias)",
+        "ls verdict must be FAIL (planted 28% language flips)",
         "bbe violation rate <= delta",
     ):
         assert needed in whats
+    # the degenerate judges (always A, always Tie, a coin) are each checked to get no pass
+    degenerate = [c for c in result.checks if "must be NO PASS" in c.what]
+    assert len(degenerate) == 6 and all(c.got != "pass" for c in degenerate)
 
 
 def test_selftest_fails_when_the_expectation_is_wrong(
@@ -49,7 +53,7 @@ def test_selftest_fails_when_the_expectation_is_wrong(
     monkeypatch.setattr(st, "expected_values", wrong)
     result = st.run_selftest(seed=1, items=150, run_dir=tmp_path, verify=50)
     assert not result.passed
-    assert any(c.what == "flip_rate en->ls" and not c.passed for c in result.checks)
+    assert any(c.what == "planted flip_rate in en->ls recovered" and not c.passed for c in result.checks)
 
 
 def test_closed_form_matches_the_simulator_by_counting() -> None:

@@ -72,6 +72,9 @@ def test_position_increase_fails_a_judge_that_only_gets_order_sensitive() -> Non
     assert "above the limit +5.0 pp" in verdict.reasons[1]
 
 
-def test_no_target_condition_no_verdict() -> None:
-    js = [pair("J", "Natural/0", "en", o, "1", 1) for o in ("orig", "swap")]
-    assert analyze(js).readiness == []
+def test_an_en_only_judge_gets_its_baseline_and_never_a_pass() -> None:
+    """PROTOCOL §4: the baseline is a verdict per judge; with no target, invariance is not assessed."""
+    js = [pair("J", f"Natural/{i}", "en", o, "1", 1) for i in range(300) for o in ("orig", "swap")]
+    (verdict,) = analyze(js, settings=ReportSettings(bootstrap_samples=0)).readiness
+    assert (verdict.condition, verdict.baseline, verdict.invariance) == ("en", "pass", "inconclusive")
+    assert verdict.status == "inconclusive" and "invariance not assessed" in verdict.reasons[0]

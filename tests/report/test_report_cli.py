@@ -75,10 +75,17 @@ def test_thresholds_reach_the_verdict(run_dir: Path, monkeypatch: pytest.MonkeyP
             "1",
             "--max-position-increase",
             "1",
+            # the baseline's limits too: these synthetic judges answer each order independently
+            "--max-position-inconsistency",
+            "1",
+            "--max-invalid-rate",
+            "1",
         ],
     )
     assert lenient.exit_code == 0, lenient.output
-    assert _verdicts(run_dir) == {"PASS"}
+    # within every limit now; no PASS still, since the run has failed calls (incomplete, PROTOCOL §4)
+    assert _verdicts(run_dir) == {"INCONCLUSIVE"}
+    assert "run is incomplete" in (run_dir / "report.md").read_text(encoding="utf-8")
 
 
 def test_missing_run_is_a_clear_error(tmp_path: Path) -> None:

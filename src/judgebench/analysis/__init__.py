@@ -6,12 +6,13 @@ or writes a file (the api layer reads the run folder: `judgebench.api.analyze_ru
 
 from __future__ import annotations
 
-from judgebench.analysis.model import Analysis, JudgeSummary, ReadinessVerdict, ReportSettings
+from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReadinessVerdict, ReportSettings
 from judgebench.analysis.pipeline import analyze
 from judgebench.analysis.readiness import assess_readiness
 
 __all__ = [
     "Analysis",
+    "Completeness",
     "JudgeSummary",
     "ReadinessVerdict",
     "ReportSettings",

@@ -108,11 +108,18 @@ def ordered_conditions(df: pd.DataFrame, order: Sequence[str] | None = None) -> 
     return sorted(conds, key=lambda c: (rank.get(c, len(rank)), c))
 
 
+# Pairs among the targets (zh->ls) are compared up to this many targets; a many-language study
+# (M-RewardBench's 23) compares each target with en only: 253 target pairs would bury the en->c rows.
+MAX_TARGETS_PAIRED = 3
+
+
 def condition_pairs(conditions: Sequence[str]) -> list[tuple[str, str]]:
-    """en->c for every other condition, then every pair among the non-en conditions (zh->ls)."""
+    """en->c for every other condition, then every pair among the non-en conditions (zh->ls) when
+    there are at most MAX_TARGETS_PAIRED of them (or no en)."""
     others = [c for c in conditions if c != SOURCE]
     pairs = [(SOURCE, c) for c in others] if SOURCE in conditions else []
-    pairs += [(a, b) for i, a in enumerate(others) for b in others[i + 1 :]]
+    if len(others) <= MAX_TARGETS_PAIRED or SOURCE not in conditions:
+        pairs += [(a, b) for i, a in enumerate(others) for b in others[i + 1 :]]
     return pairs
 
 

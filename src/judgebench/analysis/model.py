@@ -26,6 +26,7 @@ __all__ = [
     "SOURCE",
     "VS",
     "Analysis",
+    "Completeness",
     "JudgeSummary",
     "ReadinessVerdict",
     "ReportSettings",
@@ -57,25 +58,58 @@ class ReportSettings(BaseModel):
     seed: int = 0
     max_flip_rate: float = 0.15
     max_position_increase: float = 0.05
+    # the baseline part of the readiness verdict (en, per judge): a judge that does not work in en
+    # cannot be trusted to be invariant (always "A", always "Tie" and a coin are all "invariant")
+    chance: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    max_position_inconsistency: Annotated[float, Field(ge=0.0, le=1.0)] = 0.20
+    max_answer_share: Annotated[float, Field(gt=0.0, le=1.0)] = 0.95  # one raw answer this often: degenerate
+    max_invalid_rate: Annotated[float, Field(ge=0.0, le=1.0)] = 0.20
     min_detectable_effect: float = 0.05
     power: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
     # which table the readiness verdict reads: the full one (reference) or the audit-filtered one
     readiness_filtered: bool = False
 
 
+Status = Literal["pass", "fail", "inconclusive"]
+
+
 class ReadinessVerdict(BaseModel):
-    """Should this judge be trusted on this target condition? With the numbers that decided it."""
+    """Should this judge be trusted on this target condition? With the numbers that decided it.
+
+    `status` combines the two parts (PROTOCOL §4): `fail` if either fails, `pass` only if both pass
+    and the run is complete, else `inconclusive`."""
 
     judge: str
     condition: str
-    status: Literal["pass", "fail", "inconclusive"]
+    status: Status
+    baseline: Status = "inconclusive"
+    invariance: Status = "inconclusive"
     reasons: list[str]
+    complete: bool = True
+
+
+class Completeness(BaseModel):
+    """Whether every planned call of the run has an answer (PROTOCOL §4: an incomplete run gives no
+    pass). `plan_known` is False for a run folder written before plans were recorded: then only the
+    failed calls the run holds can be counted."""
+
+    plan_known: bool
+    planned: int
+    answered: int
+    never_made: int  # planned calls with no record at all (an interrupted run)
+    failed: int  # calls whose last record failed after all retries (retried by the next run)
+
+    @property
+    def complete(self) -> bool:
+        return self.never_made == 0 and self.failed == 0
 
 
 class JudgeSummary(BaseModel):
     """Call accounting per judge: what was planned, answered, missing or invalid, and what it cost."""
 
     judge: str
+    planned: int = 0  # from the run's plan (0 when the run recorded none)
+    never_made: int = 0
     judgments: int
     answered: int
     missing: int
@@ -95,3 +129,6 @@ class Analysis(BaseModel):
     conditions: list[str]
     subsets: list[str]
     settings: ReportSettings
+    completeness: Completeness = Field(
+        default_factory=lambda: Completeness(plan_known=False, planned=0, answered=0, never_made=0, failed=0)
+    )

@@ -16,7 +16,7 @@ A pure function of its inputs: reading a run folder is the api layer's job (`api
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import pandas as pd
 
@@ -35,7 +35,7 @@ from judgebench.analysis.frame import (
     ordered_conditions,
     pair_flags,
 )
-from judgebench.analysis.model import Analysis, JudgeSummary, ReportSettings
+from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReportSettings
 from judgebench.analysis.position import (
     direction_records,
     direction_rows,
@@ -46,7 +46,7 @@ from judgebench.analysis.position import (
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
-from judgebench.records import Judgment, Metric
+from judgebench.records import CallKey, Judgment, Metric
 
 
 def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
@@ -93,15 +93,40 @@ def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidenc
     return _with_direction(pd.concat(parts, ignore_index=True), layout, units, confidence)
 
 
-def judge_summaries(df: pd.DataFrame) -> list[JudgeSummary]:
-    """Call accounting per judge, in first-seen order."""
+def completeness(df: pd.DataFrame, planned: Collection[CallKey] | None) -> Completeness:
+    """Planned calls against the records the run holds (the last line per key)."""
+    answered = int(df["verdict"].notna().sum())
+    if planned is None:
+        failed = int(df["verdict"].isna().sum())
+        return Completeness(plan_known=False, planned=len(df), answered=answered, never_made=0, failed=failed)
+    present = {CallKey(*row) for row in df[list(CallKey._fields)].itertuples(index=False, name=None)}
+    failed = int(df.loc[df["verdict"].isna()].shape[0])
+    never = sum(1 for key in planned if key not in present)
+    return Completeness(
+        plan_known=True,
+        planned=len(set(planned) | present),
+        answered=answered,
+        never_made=never,
+        failed=failed,
+    )
+
+
+def judge_summaries(df: pd.DataFrame, planned: Collection[CallKey] | None = None) -> list[JudgeSummary]:
+    """Call accounting per judge, in first-seen order (judges planned but never answered last)."""
+    plan_by_judge: dict[str, set[CallKey]] = {}
+    for key in planned or ():
+        plan_by_judge.setdefault(key.judge, set()).add(key)
     out = []
     for judge, g in df.groupby("judge", sort=False):
         answered = g["verdict"].notna()
         costs = g["cost_usd"].dropna()
+        mine = plan_by_judge.get(str(judge), set())
+        present = {CallKey(*row) for row in g[list(CallKey._fields)].itertuples(index=False, name=None)}
         out.append(
             JudgeSummary(
                 judge=str(judge),
+                planned=len(mine | present) if planned is not None else len(g),
+                never_made=len(mine - present),
                 judgments=len(g),
                 answered=int(answered.sum()),
                 missing=int((~answered).sum()),
@@ -120,6 +145,7 @@ def analyze(
     flagged_items: Iterable[str] = (),
     settings: ReportSettings | None = None,
     condition_order: Sequence[str] | None = None,
+    planned: Collection[CallKey] | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
@@ -142,10 +168,12 @@ def analyze(
     if not mean.empty:
         table = pd.concat([table, mean], ignore_index=True)
     records = to_records(order_table(table, layout, conditions, judges))
+    done = completeness(df, planned)
     return Analysis(
         records=records,
-        readiness=assess_readiness(records, settings),
-        judges=judge_summaries(df),
+        readiness=assess_readiness(records, settings, complete=done.complete),
+        judges=judge_summaries(df, planned),
+        completeness=done,
         flagged_items=sorted(flagged),
         conditions=conditions,
         subsets=list(layout.groups),

@@ -1,5 +1,10 @@
 """Pass / fail / inconclusive per judge and target condition: may this judge be used in that language?
 
+Two parts (PROTOCOL §4). The baseline asks whether the judge works at all in en: a judge that always
+answers "A", always "Tie", or flips a coin is perfectly "invariant", and must not pass. The
+invariance part asks whether its verdicts survive the language switch. The verdict fails if either
+part fails and passes only if both pass on a complete run.
+
 The papers' practical advice is to test a judge before trusting it on another language. A verdict
 is only as good as its interval, so it is read from confidence bounds, never from point estimates:
 fail when the evidence says the judge is worse than a threshold (a lower bound above it), pass when
@@ -14,20 +19,27 @@ or a Wald interval for paired proportions when the bootstrap is switched off.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from judgebench.analysis.model import (
     ALL,
     MEAN_JUDGE,
     SOURCE,
     ReadinessVerdict,
     ReportSettings,
+    Status,
     is_comparison,
     pair_name,
 )
 from judgebench.records import Metric, MetricRecord
 
-WANTED = (Metric.FLIP_RATE, Metric.POSITION_INCONSISTENCY_INCREASE)
+WANTED = (
+    Metric.FLIP_RATE,
+    Metric.POSITION_INCONSISTENCY_INCREASE,
+    Metric.STRICT_ACCURACY,
+    Metric.POSITION_INCONSISTENCY,
+    Metric.POSITION_A_RATE,
+    Metric.TIE_RATE,
+    Metric.INVALID_RATE,
+)
 
 
 def _bounds(rec: MetricRecord) -> tuple[float | None, float | None, str]:
@@ -44,66 +56,192 @@ def _pp(x: float | None) -> str:
     return "n/a" if x is None else f"{100.0 * x:+.1f} pp"
 
 
-def assess_readiness(records: list[MetricRecord], settings: ReportSettings) -> list[ReadinessVerdict]:
-    """One verdict per judge and non-en condition that has an en->c flip rate (subset `all`)."""
-    level = 100.0 * settings.confidence
-    prefix = pair_name(SOURCE, "")
-    table: dict[tuple[str, str, str], MetricRecord] = {}
+class _Part:
+    """One part of a verdict: its checks' outcomes and their reasons."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+        self.fails: list[bool] = []
+        self.passes: list[bool] = []
+
+    def check(self, reason: str, *, fail: bool, ok: bool) -> None:
+        self.reasons.append(reason)
+        self.fails.append(fail)
+        self.passes.append(ok)
+
+    def unknown(self, reason: str) -> None:
+        self.check(reason, fail=False, ok=False)
+
+    def status(self) -> Status:
+        if any(self.fails):
+            return "fail"
+        return "pass" if self.passes and all(self.passes) else "inconclusive"
+
+
+def _word(fail: bool, ok: bool, *, above: str = "above", within: str = "within") -> str:
+    return above if fail else (within if ok else f"not clearly {within}")
+
+
+Table = dict[tuple[str, str, str], MetricRecord]
+
+
+def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
+    """PROTOCOL §4, baseline (en): accuracy above chance, position inconsistency within its limit,
+    no degenerate answering (one raw answer in >= max_answer_share of valid judgments, or an invalid
+    rate above max_invalid_rate)."""
+    part = _Part()
+    level = f"{100.0 * settings.confidence:g}%"
+    acc = table.get((judge, SOURCE, Metric.STRICT_ACCURACY))
+    if acc is None or acc.value is None or acc.ci_low is None or acc.ci_high is None:
+        part.unknown("en accuracy unknown (no answered en judgment with a label)")
+    else:
+        low, high, method = _bounds(acc)
+        fail = high is not None and high <= settings.chance
+        ok = low is not None and low > settings.chance
+        part.check(
+            f"en strict accuracy {_pct(acc.value)} ({level} {method} interval {_pct(low)}-{_pct(high)}, "
+            f"n = {acc.n}) is {_word(fail, ok, above='not above', within='above')} chance "
+            f"{_pct(settings.chance)}",
+            fail=fail,
+            ok=ok,
+        )
+    pos = table.get((judge, SOURCE, Metric.POSITION_INCONSISTENCY))
+    if pos is None or pos.value is None or pos.ci_low is None or pos.ci_high is None:
+        part.unknown("en position inconsistency unknown (no item valid in both orders)")
+    else:
+        fail, ok = (
+            pos.ci_low > settings.max_position_inconsistency,
+            pos.ci_high <= settings.max_position_inconsistency,
+        )
+        part.check(
+            f"en position inconsistency {_pct(pos.value)} ({level} interval {_pct(pos.ci_low)}-"
+            f"{_pct(pos.ci_high)}, n = {pos.n} items) is {_word(fail, ok)} the limit "
+            f"{_pct(settings.max_position_inconsistency)}",
+            fail=fail,
+            ok=ok,
+        )
+    for reason in _degenerate(judge, table, settings):
+        part.check(reason, fail=True, ok=False)
+    return part
+
+
+def _degenerate(judge: str, table: Table, settings: ReportSettings) -> list[str]:
+    """Reasons the judge answers degenerately in en (point estimates: this describes, not infers)."""
+
+    def value(metric: Metric) -> float | None:
+        rec = table.get((judge, SOURCE, metric))
+        return None if rec is None else rec.value
+
+    out = []
+    a, tie, invalid = value(Metric.POSITION_A_RATE), value(Metric.TIE_RATE), value(Metric.INVALID_RATE)
+    if a is not None and tie is not None:
+        shares = {'"A"': a, '"B"': max(0.0, 1.0 - a - tie), '"Tie"': tie}
+        answer, share = max(shares.items(), key=lambda kv: kv[1])
+        if share >= settings.max_answer_share:
+            out.append(
+                f"degenerate: answers {answer} in {_pct(share)} of valid en judgments "
+                f"(at least {_pct(settings.max_answer_share)})"
+            )
+    if invalid is not None and invalid > settings.max_invalid_rate:
+        out.append(
+            f"degenerate: {_pct(invalid)} of en answers are invalid (above {_pct(settings.max_invalid_rate)})"
+        )
+    return out
+
+
+def _invariance(judge: str, target: str, table: Table, settings: ReportSettings) -> _Part:
+    part = _Part()
+    level = f"{100.0 * settings.confidence:g}%"
+    pair = pair_name(SOURCE, target)
+    flip = table.get((judge, pair, Metric.FLIP_RATE))
+    f_low, f_high, f_method = _bounds(flip) if flip is not None else (None, None, "")
+    if flip is None or flip.value is None or f_low is None or f_high is None:
+        part.unknown(f"no en/{target} pairs with two valid verdicts: the flip rate is unknown")
+    else:
+        fail, ok = f_low > settings.max_flip_rate, f_high <= settings.max_flip_rate
+        part.check(
+            f"flip rate en->{target} {_pct(flip.value)} ({level} {f_method} interval "
+            f"{_pct(f_low)}-{_pct(f_high)}, n = {flip.n} pairs) is {_word(fail, ok)} the limit "
+            f"{_pct(settings.max_flip_rate)}",
+            fail=fail,
+            ok=ok,
+        )
+    inc = table.get((judge, pair, Metric.POSITION_INCONSISTENCY_INCREASE))
+    if inc is None or inc.value is None or inc.ci_low is None or inc.ci_high is None:
+        part.unknown(f"position inconsistency increase en->{target} unknown (no items valid in both orders)")
+    else:
+        method = str(inc.ci_method or "interval")
+        fail, ok = inc.ci_low > settings.max_position_increase, inc.ci_high <= settings.max_position_increase
+        part.check(
+            f"position inconsistency {target} minus en {_pp(inc.value)} ({level} {method} interval "
+            f"{_pp(inc.ci_low)} to {_pp(inc.ci_high)}, n = {inc.n} items) is {_word(fail, ok)} the limit "
+            f"{_pp(settings.max_position_increase)}",
+            fail=fail,
+            ok=ok,
+        )
+    return part
+
+
+def _combine(baseline: Status, invariance: Status, complete: bool) -> Status:
+    if "fail" in (baseline, invariance):
+        return "fail"
+    if baseline == invariance == "pass" and complete:
+        return "pass"
+    return "inconclusive"
+
+
+def _table(records: list[MetricRecord], settings: ReportSettings) -> Table:
+    table: Table = {}
     for rec in records:
         if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in WANTED:
             continue
-        if rec.judge == MEAN_JUDGE or is_comparison(rec.judge) or not rec.condition.startswith(prefix):
+        if rec.judge == MEAN_JUDGE or is_comparison(rec.judge):
             continue
-        table[(rec.judge, rec.condition.removeprefix(prefix), rec.metric)] = rec
+        table[(rec.judge, rec.condition, rec.metric)] = rec
+    return table
+
+
+def assess_readiness(
+    records: list[MetricRecord], settings: ReportSettings, *, complete: bool = True
+) -> list[ReadinessVerdict]:
+    """One verdict per judge and target condition (subset `all`): the en baseline and the invariance
+    en->c, each with its reasons. A judge judged in en only gets one verdict for `en`: its baseline,
+    with invariance not assessed (so never `pass`). An incomplete run gives no `pass`."""
+    table = _table(records, settings)
+    judges = list(dict.fromkeys(judge for judge, _, _ in table))
+    prefix = pair_name(SOURCE, "")
     verdicts: list[ReadinessVerdict] = []
-    for (judge, target, metric), flip in table.items():
-        if metric != Metric.FLIP_RATE:
-            continue
-        reasons: list[str] = []
-        fails: list[bool] = []
-        passes: list[bool] = []
-        f_low, f_high, f_method = _bounds(flip)
-        if flip.value is None or f_low is None or f_high is None:
-            reasons.append(f"no en/{target} pairs with two valid verdicts: the flip rate is unknown")
-            fails.append(False)
-            passes.append(False)
-        else:
-            fail = f_low > settings.max_flip_rate
-            ok = f_high <= settings.max_flip_rate
-            word = "above" if fail else ("within" if ok else "not clearly within")
-            reasons.append(
-                f"flip rate en->{target} {_pct(flip.value)} ({level:g}% {f_method} interval "
-                f"{_pct(f_low)}-{_pct(f_high)}, n = {flip.n} pairs) is {word} the limit "
-                f"{_pct(settings.max_flip_rate)}"
+    for judge in judges:
+        base = _baseline(judge, table, settings)
+        targets = [
+            c.removeprefix(prefix)
+            for (j, c, m) in table
+            if j == judge and m == Metric.FLIP_RATE and c.startswith(prefix)
+        ]
+        for target in targets or [SOURCE]:
+            if target == SOURCE:
+                inv = _Part()
+                inv.unknown("judged in en only: invariance not assessed")
+            else:
+                inv = _invariance(judge, target, table, settings)
+            status = _combine(base.status(), inv.status(), complete)
+            reasons = [*inv.reasons, *base.reasons]
+            if status == "inconclusive" and "inconclusive" in (base.status(), inv.status()):
+                reasons.append("more items (or a less variable judge) are needed to decide")
+            if not complete:
+                reasons.append(
+                    "the run is incomplete (planned calls without an answer): computed on what exists, "
+                    "and no pass until every planned call is answered"
+                )
+            verdicts.append(
+                ReadinessVerdict(
+                    judge=judge,
+                    condition=target,
+                    status=status,
+                    baseline=base.status(),
+                    invariance=inv.status(),
+                    reasons=reasons,
+                    complete=complete,
+                )
             )
-            fails.append(fail)
-            passes.append(ok)
-        inc = table.get((judge, target, Metric.POSITION_INCONSISTENCY_INCREASE))
-        if inc is None or inc.value is None or inc.ci_low is None or inc.ci_high is None:
-            reasons.append(
-                f"position inconsistency increase en->{target} unknown (no items valid in both orders)"
-            )
-            fails.append(False)
-            passes.append(False)
-        else:
-            method = str(inc.ci_method or "interval")
-            fail = inc.ci_low > settings.max_position_increase
-            ok = inc.ci_high <= settings.max_position_increase
-            word = "above" if fail else ("within" if ok else "not clearly within")
-            reasons.append(
-                f"position inconsistency {target} minus en {_pp(inc.value)} ({level:g}% {method} interval "
-                f"{_pp(inc.ci_low)} to {_pp(inc.ci_high)}, n = {inc.n} items) is {word} the limit "
-                f"{_pp(settings.max_position_increase)}"
-            )
-            fails.append(fail)
-            passes.append(ok)
-        status: Literal["pass", "fail", "inconclusive"]
-        if any(fails):
-            status = "fail"
-        elif all(passes):
-            status = "pass"
-        else:
-            status = "inconclusive"
-            reasons.append("more items (or a less variable judge) are needed to decide")
-        verdicts.append(ReadinessVerdict(judge=judge, condition=target, status=status, reasons=reasons))
     return verdicts

@@ -173,13 +173,14 @@ def ece(confidence: npt.ArrayLike, outcome: npt.ArrayLike, bins: int = 10) -> fl
 def clustered_ratio(
     sums: Sequence[npt.ArrayLike], clusters: npt.ArrayLike, confidence: float = 0.95, null: float = 0.5
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Cluster-robust interval and test for a ratio R = sum(a) / sum(v) over clusters (items).
+    """Cluster-robust interval and Wald test for a ratio R = sum(a) / sum(v) over clusters (items).
 
     `sums` are the per-cell sums of a, v, a^2, a*v and v^2 over the clusters (each cluster's a and v
     its own totals), `clusters` their number G. The variance is the sandwich (CR1) estimator of an
-    intercept-only regression of the per-judgment indicator with item clusters, as statsmodels'
-    `cov_type="cluster"` computes it: G / (G - 1) * sum_i (a_i - R v_i)^2 / (sum v)^2. The test uses
-    the same form under R = `null`; p is two-sided normal. NaN where G < 2 or sum(v) == 0."""
+    intercept-only regression of the per-judgment indicator with item clusters, exactly as
+    statsmodels' `OLS(...).fit(cov_type="cluster")` computes it: G / (G - 1) * sum_i (a_i - R v_i)^2
+    / (sum v)^2; p is the two-sided normal test of R = `null` with that standard error (a zero error
+    gives p = 1 at the null and 0 away from it). NaN where G < 2 or sum(v) == 0."""
     a, v, aa, av, vv = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in sums)
     g = np.atleast_1d(np.asarray(clusters, dtype=np.float64))
     ok = (g >= 2) & (v > 0)
@@ -188,13 +189,10 @@ def clustered_ratio(
         factor = np.where(g >= 2, g / np.where(g >= 2, g - 1.0, 1.0), np.nan)
         meat = np.clip(aa - 2 * ratio * av + ratio**2 * vv, 0.0, None)
         se = np.sqrt(factor * meat) / v
-        meat0 = np.clip(aa - 2 * null * av + null**2 * vv, 0.0, None)
-        se0 = np.sqrt(factor * meat0) / v
-        z = (ratio - null) / se0
+        z = np.abs(ratio - null) / se
     crit = float(sps.norm.ppf(0.5 + confidence / 2.0))
     low = np.where(ok, np.clip(ratio - crit * se, 0.0, 1.0), np.nan)
     high = np.where(ok, np.clip(ratio + crit * se, 0.0, 1.0), np.nan)
-    p = np.where(
-        ok, np.where(se0 > 0, 2.0 * sps.norm.sf(np.abs(z)), np.where(ratio == null, 1.0, 0.0)), np.nan
-    )
-    return low, high, p
+    at_null = np.isclose(ratio, null)
+    p = np.where(se > 0, 2.0 * sps.norm.sf(z), np.where(at_null, 1.0, 0.0))
+    return low, high, np.where(ok, p, np.nan)

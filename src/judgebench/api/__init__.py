@@ -18,7 +18,7 @@ from judgebench.api.imports import import_llmbar_results
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions
 from judgebench.api.pipeline import PipelineRequest, PipelineResult, run_pipeline
-from judgebench.api.report import ReportRequest, ReportResult, analyze_run, report
+from judgebench.api.report import ReadinessDoc, ReportRequest, ReportResult, analyze_run, report
 from judgebench.api.requests import build_request
 from judgebench.api.selftest import Check, SelftestResult, run_selftest
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
@@ -45,6 +45,7 @@ __all__ = [
     "PerturbRequest",
     "PipelineRequest",
     "PipelineResult",
+    "ReadinessDoc",
     "ReportRequest",
     "ReportResult",
     "ReportSettings",

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from judgebench.data import LLMBAR_SUBSETS, OTHER_SETS, Dataset, llmbar_root, load_dataset, sample_path
+from judgebench.data.rewardbench import availability, holds_snapshots
 from judgebench.models.cache import default_cache
 
 
@@ -37,7 +38,10 @@ class DatasetList(BaseModel):
 
 def list_datasets(data_dir: str | None = None) -> DatasetList:
     """The named datasets and whether each is available here (bundled, cached or local)."""
-    root = llmbar_root(data_dir)
+    if data_dir is not None and holds_snapshots(data_dir) and not (Path(data_dir) / "Dataset").is_dir():
+        root = Path(data_dir)  # hub snapshots only: LLMBar is simply missing there
+    else:
+        root = llmbar_root(data_dir)
     where = "local copy" if data_dir is not None else "download cache"
     absent = "missing" if data_dir is not None else "downloads on use"
     have = all((root / rel).is_file() for rel in LLMBAR_SUBSETS.values())
@@ -52,6 +56,12 @@ def list_datasets(data_dir: str | None = None) -> DatasetList:
     for name, rel in OTHER_SETS.items():
         available = where if (root / rel).is_file() else absent
         rows.append(DatasetAvailability(spec=f"llmbar:{name}", what="other LLMBar set", available=available))
+    hub_rows = {
+        "rewardbench": "RewardBench (filtered), English",
+        "m-rewardbench": "M-RewardBench: RewardBench in 23 languages",
+    }
+    for spec, available in availability(data_dir).items():
+        rows.append(DatasetAvailability(spec=spec, what=hub_rows[spec], available=available))
     return DatasetList(root=root, local=data_dir is not None, complete=have, datasets=rows)
 
 

@@ -23,9 +23,10 @@ from judgebench.models.client import ModelClient
 from judgebench.models.config import resolve_judge_full
 from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
+from judgebench.records import PlannedKey
 from judgebench.records.manifest import DatasetEntry, JudgeEntry, JudgeStage, Manifest, TemplateEntry
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import JUDGMENTS, VARIANTS, RunDir
+from judgebench.rundir import JUDGMENTS, PLAN, VARIANTS, JsonlAppender, RunDir, read_jsonl
 from judgebench.translate.stage import read_variants
 
 
@@ -111,6 +112,18 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
         why = f": {notes[0]}{more}" if notes else ""
         raise ConfigError(f"run {run.path}: nothing to judge for conditions {', '.join(wanted)}{why}")
     return JudgePlan(calls=calls, notes=notes, dataset=entry)
+
+
+def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
+    """Append the planned calls `plan.jsonl` does not list yet, before any is made: a run killed
+    mid-way is then known to be incomplete (the plan grows when a later command adds conditions)."""
+    path = run.file(PLAN)
+    known = {p.key() for p in read_jsonl(path, PlannedKey)}
+    with JsonlAppender(path) as out:
+        for call in calls:
+            if call.key not in known:
+                out.append(PlannedKey(**call.key._asdict()))
+                known.add(call.key)
 
 
 def _check_models(models: Sequence[str]) -> None:
@@ -233,6 +246,7 @@ def judge(
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):
         run.init(dataset=plan.dataset)
+        record_plan(run, plan.calls)
         outcomes = _run_plan(
             run, plan.calls, clients, template, execution=execution, progress=options.progress
         )

@@ -16,10 +16,12 @@ from judgebench.api.datasets import run_folder
 from judgebench.api.estimate import Estimate
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions
-from judgebench.api.report import report
+from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.requests import build_request
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
+from judgebench.conditions import Condition, select_conditions
+from judgebench.data import load_dataset
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
@@ -41,6 +43,8 @@ class PipelineRequest(BaseModel):
     # machine-translate the sample instead of using its bundled variants
     machine_translate: bool = False
     conditions: str = "zh,ls"
+    # one subset and those below it (`llmbar`: RewardBench's LLMBar part), in every stage
+    subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
     tau: float = 0.5
     delta: float = 0.01
@@ -54,6 +58,7 @@ class PipelineResult(BaseModel):
     translate: TranslateResult | None = None
     judge: JudgeResult | None = None
     report_html: Path | None = None
+    readiness: ReadinessDoc | None = None
     bbe: BBEOutcome | None = None
     bbe_error: str | None = None  # why the A-BB step gave no release (the report stands without it)
     estimates: list[Estimate] = Field(default_factory=list)
@@ -78,18 +83,26 @@ def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> 
     calls only). Before translation only `en` can be planned: the whole study is the en plan of a
     fresh run times (2 orders x conditions + 2 tie-probes) / 2 per item, less the en calls this run
     already holds (with no variants, nothing else can have been judged yet)."""
-    base = JudgeRequest(models=req.models, limit=req.limit, dry_run=True)
+    base = JudgeRequest(models=req.models, subset=req.subset, limit=req.limit, dry_run=True)
     if _has_variants(path):
         return judge(path, base, options=options).estimates
     en_only = base.model_copy(
         update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": "en", "tie_probes": False}
     )
-    per_item = 2 * (1 + len([c for c in req.conditions.split(",") if c.strip()])) + 2
     done = (
         {e.model: e.already_done for e in judge(path, en_only, options=options).estimates}
         if path.exists()
         else {}
     )
+    targets = select_conditions(req.conditions)
+    if _provided_by_dataset(req, targets):
+        # the dataset carries every variant (M-RewardBench): import them into a scratch run (no call)
+        # and plan exactly, items missing in a language and tie-probes included
+        with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
+            translate(Path(tmp) / "fresh", _translate_request(req, req.models[0]))
+            planned = judge(Path(tmp) / "fresh", base, options=options).estimates
+        return [e.scaled(max(0, e.calls - done.get(e.model, 0)), done.get(e.model, 0)) for e in planned]
+    per_item = 2 * (1 + len(targets)) + 2 * len([c for c in targets if c.tie_probe])
     with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
         whole_en = judge(Path(tmp) / "fresh", en_only, options=options).estimates
     out = []
@@ -109,6 +122,14 @@ def _estimates(path: Path, req: PipelineRequest, options: CallOptions, translato
     return estimates + _judge_estimates(path, req, options)
 
 
+def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> bool:
+    """Whether the dataset carries its own variants for every target (no translation to plan)."""
+    if _bundled(req) or req.machine_translate or not targets:
+        return False
+    ds = load_dataset(req.dataset, data_dir=req.data_dir)
+    return all(ds.provides(c.name) for c in targets)
+
+
 def _bundled(req: PipelineRequest) -> bool:
     return req.dataset == "sample" and not req.machine_translate
 
@@ -119,6 +140,7 @@ def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool =
             dataset=req.dataset,
             variants_file=sample_variants_path(),
             conditions=req.conditions,
+            subset=req.subset,
             limit=req.limit,
         )
     return TranslateRequest(
@@ -126,6 +148,7 @@ def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool =
         data_dir=req.data_dir,
         translator=translator,
         conditions=req.conditions,
+        subset=req.subset,
         limit=req.limit,
         dry_run=dry_run,
         max_cost=req.max_cost,
@@ -167,6 +190,7 @@ def run_pipeline(
     spent = result.translate.outcome.cost_usd if result.translate.outcome else 0.0
     judging = JudgeRequest(
         models=req.models,
+        subset=req.subset,
         limit=req.limit,
         template_path=req.template_path,
         max_cost=None if req.max_cost is None else max(0.0, req.max_cost - spent),
@@ -183,6 +207,7 @@ def run_pipeline(
         result.bbe_error = str(exc)
     result.seconds["bbe"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    result.report_html = report(path).paths.report_html
+    reported = report(path)
+    result.report_html, result.readiness = reported.paths.report_html, reported.readiness
     result.seconds["report"] = time.perf_counter() - clock
     return result

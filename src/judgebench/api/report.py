@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
@@ -12,10 +12,11 @@ from judgebench.analysis import Analysis, ReportSettings, analyze
 from judgebench.api.datasets import run_folder
 from judgebench.api.requests import build_request
 from judgebench.errors import RunDirError
-from judgebench.records import AuditFlag, Judgment
+from judgebench.fileio import atomic_write_json
+from judgebench.records import AuditFlag, Judgment, PlannedKey
 from judgebench.records.manifest import ReportStage
 from judgebench.report.writer import ReportPaths, write_report
-from judgebench.rundir import AUDIT, JUDGMENTS, RunDir, last_per_key, read_jsonl
+from judgebench.rundir import AUDIT, JUDGMENTS, PLAN, READINESS_JSON, RunDir, last_per_key, read_jsonl
 
 
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
@@ -29,9 +30,58 @@ def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = 
     flagged = {flag.item_id for flag in read_jsonl(run.file(AUDIT), AuditFlag)}
     translated = run.manifest().stages.translate
     order = translated.condition_names() if translated else None
+    plan_file = run.file(PLAN)
+    planned = {p.key() for p in read_jsonl(plan_file, PlannedKey)} if plan_file.exists() else None
     return analyze(
-        judgments.values(), flagged_items=flagged, settings=settings, condition_order=order or None
+        judgments.values(),
+        flagged_items=flagged,
+        settings=settings,
+        condition_order=order or None,
+        planned=planned,
     )
+
+
+class ReadinessDoc(BaseModel):
+    """readiness.json (INTERFACE.md): machine-readable verdicts, for a pipeline to stop on."""
+
+    complete: bool
+    plan_known: bool
+    planned: int
+    never_made: int
+    failed: int
+    verdicts: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, analysis: Analysis) -> ReadinessDoc:
+        done = analysis.completeness
+        verdicts = [
+            {
+                "judge": v.judge,
+                "condition": v.condition,
+                "verdict": v.status,
+                "baseline": v.baseline,
+                "invariance": v.invariance,
+                "reasons": v.reasons,
+            }
+            for v in analysis.readiness
+        ]
+        return cls(
+            complete=done.complete,
+            plan_known=done.plan_known,
+            planned=done.planned,
+            never_made=done.never_made,
+            failed=done.failed,
+            verdicts=verdicts,
+        )
+
+    def gate(self, strict: bool) -> Literal["pass", "fail", "unsettled"]:
+        """`report --gate`: fail on any fail verdict; strict also on incomplete or inconclusive."""
+        statuses = {v["verdict"] for v in self.verdicts}
+        if "fail" in statuses:
+            return "fail"
+        if strict and (not self.complete or "inconclusive" in statuses or not self.verdicts):
+            return "unsettled"
+        return "pass"
 
 
 class ReportRequest(BaseModel):
@@ -50,6 +100,8 @@ class ReportResult(BaseModel):
 
     analysis: Analysis
     paths: ReportPaths
+    readiness: ReadinessDoc
+    readiness_json: Path
 
 
 def report(
@@ -69,6 +121,8 @@ def report(
     analysis = analyze_run(run, req.settings)
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
         paths = write_report(run, analysis, console, html=req.html)
+        readiness = ReadinessDoc.of(analysis)
+        atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
         if run.exists():
             entry = ReportStage(
                 settings=req.settings.model_dump(),
@@ -76,4 +130,6 @@ def report(
                 outputs=[str(p) for p in paths.all()],
             )
             run.record_stage("report", entry)
-    return ReportResult(analysis=analysis, paths=paths)
+    return ReportResult(
+        analysis=analysis, paths=paths, readiness=readiness, readiness_json=run.file(READINESS_JSON)
+    )

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgebench.analysis import ReportSettings
+from judgebench.analysis import ReadinessVerdict, ReportSettings
 from judgebench.api.bbe import bbe
 from judgebench.api.datasets import run_folder
 from judgebench.api.judge import judge
@@ -31,20 +31,31 @@ from judgebench.records import MetricRecord
 
 BIASED = "selftest-biased"
 UNBIASED = "selftest-unbiased"
+# judges that must get no pass: invariant across languages because they do not judge at all
+DEGENERATE = {
+    "selftest-always-a": 'answers "A" whatever it is shown',
+    "selftest-always-tie": 'answers "Tie" to everything',
+    "selftest-coin": "picks at random",
+}
 CONFIDENCE = 0.999
 ALPHA = 1 - CONFIDENCE
 
 
 @dataclass
 class Check:
+    """One row of the self-test: `what` says in words what it checks; numbers for planted values,
+    `want` / `got` for verdicts."""
+
     judge: str
     what: str
-    expected: float
+    expected: float | None
     observed: float | None
     low: float | None
     high: float | None
     passed: bool
     detail: str = ""
+    want: str | None = None
+    got: str | None = None
 
 
 @dataclass
@@ -131,10 +142,78 @@ def _find(records: Sequence[MetricRecord], judge: str, metric: str, condition: s
     return None
 
 
+def _recovery_checks(records: Sequence[MetricRecord], judges: dict[str, str]) -> list[Check]:
+    """Every planted value of the two calibrated judges inside the report's interval."""
+    checks = []
+    for name, spec in judges.items():
+        scenario = load_scenario(name)
+        for (metric, cond), expected in expected_values(scenario, ["zh", "ls"]).items():
+            what = f"planted {metric} in {cond} recovered"
+            rec = _find(records, spec, metric, cond)
+            if rec is None or rec.value is None:
+                checks.append(Check(spec, what, expected, None, None, None, False, "metric missing"))
+                continue
+            low, high = rec.ci_low, rec.ci_high
+            if low is None or high is None:
+                ok = abs(rec.value - expected) < 1e-9
+            else:
+                ok = low - 1e-9 <= expected <= high + 1e-9
+            checks.append(Check(spec, what, expected, rec.value, low, high, ok))
+    return checks
+
+
+def _verdict_check(verdict: ReadinessVerdict, *, want: str, why: str) -> Check:
+    """A readiness verdict that must be `want`; `fail` wants the failing part's reason too."""
+    ok = verdict.status == want if want != "no pass" else verdict.status != "pass"
+    return Check(
+        verdict.judge,
+        f"{verdict.condition} verdict must be {want.upper()} ({why})",
+        None,
+        None,
+        None,
+        None,
+        ok,
+        "; ".join(verdict.reasons)
+        if not ok
+        else f"baseline {verdict.baseline}, invariance {verdict.invariance}",
+        want=want,
+        got=verdict.status,
+    )
+
+
+def _readiness_checks(verdicts: Sequence[ReadinessVerdict], judges: dict[str, str]) -> list[Check]:
+    checks = []
+    for verdict in verdicts:
+        name = next((n for n, spec in judges.items() if spec == verdict.judge), "")
+        if name == UNBIASED:
+            checks.append(_verdict_check(verdict, want="pass", why="no planted bias"))
+        elif name == BIASED and verdict.condition == "ls":
+            checks.append(_verdict_check(verdict, want="fail", why="planted 28% language flips"))
+        elif name in DEGENERATE:
+            check = _verdict_check(verdict, want="no pass", why=f"it {DEGENERATE[name]}")
+            # and it is the baseline (en) that says so, with its reason
+            check.passed = check.passed and verdict.baseline == "fail"
+            checks.append(check)
+    return checks
+
+
+def _no_flag_checks(records: Sequence[MetricRecord], unbiased: str) -> list[Check]:
+    """The unbiased judge raises no flag: no test of it is significant at ALPHA."""
+    checks = []
+    for rec in records:
+        flagged = rec.p is not None and rec.p < ALPHA
+        if rec.judge == unbiased and rec.subset == "all" and not rec.filtered and flagged:
+            detail = f"p = {rec.p:.2g} < {ALPHA}"
+            what = f"no flag raised on {rec.metric} {rec.condition}"
+            checks.append(Check(unbiased, what, ALPHA, rec.p, None, None, False, detail))
+    return checks
+
+
 def run_selftest(
     seed: int = 0, *, items: int = 400, run_dir: Path | None = None, verify: int = 400
 ) -> SelftestResult:
-    """Run translate (import) -> judge -> report -> bbe on two simulated judges and check recovery."""
+    """Run translate (import) -> judge -> report -> bbe on simulated judges and check recovery: two
+    calibrated ones (biased, unbiased) and three degenerate ones that must get no pass."""
     base = run_folder(run_dir).path if run_dir else Path(tempfile.mkdtemp(prefix="judgebench-selftest-"))
     base.mkdir(parents=True, exist_ok=True)
     data, variants = base / "selftest_items.jsonl", base / "selftest_variants.jsonl"
@@ -142,68 +221,26 @@ def run_selftest(
     run = base / "run"
     translate(run, dataset=str(data), variants_file=variants)
     judges = {BIASED: f"sim:{BIASED}/{seed * 2 + 1}", UNBIASED: f"sim:{UNBIASED}/{seed * 2 + 2}"}
+    judges.update({name: f"sim:{name}/{seed + 100 + i}" for i, name in enumerate(DEGENERATE)})
     judge(run, models=list(judges.values()), options=CallOptions(use_cache=False, concurrency=64))
     settings = ReportSettings(confidence=CONFIDENCE, bootstrap_samples=200, seed=seed)
     analysis = report(run, settings=settings).analysis
     result = SelftestResult(run_dir=run)
-    for name, spec in judges.items():
-        scenario = load_scenario(name)
-        for (metric, cond), expected in expected_values(scenario, ["zh", "ls"]).items():
-            rec = _find(analysis.records, spec, metric, cond)
-            if rec is None or rec.value is None:
-                result.checks.append(
-                    Check(spec, f"{metric} {cond}", expected, None, None, None, False, "metric missing")
-                )
-                continue
-            low, high = rec.ci_low, rec.ci_high
-            if low is None or high is None:
-                ok = abs(rec.value - expected) < 1e-9
-            else:
-                ok = low - 1e-9 <= expected <= high + 1e-9
-            result.checks.append(Check(spec, f"{metric} {cond}", expected, rec.value, low, high, ok))
-    unbiased = judges[UNBIASED]
-    for verdict in analysis.readiness:
-        if verdict.judge == unbiased:
-            result.checks.append(
-                Check(
-                    unbiased,
-                    f"readiness {verdict.condition}",
-                    1.0,
-                    1.0 if verdict.status == "pass" else 0.0,
-                    None,
-                    None,
-                    verdict.status == "pass",
-                    "; ".join(verdict.reasons),
-                )
-            )
-        elif verdict.judge == judges[BIASED] and verdict.condition == "ls":
-            result.checks.append(
-                Check(
-                    judges[BIASED],
-                    "readiness ls",
-                    0.0,
-                    1.0 if verdict.status == "fail" else 0.0,
-                    None,
-                    None,
-                    verdict.status == "fail",
-                    "; ".join(verdict.reasons),
-                )
-            )
-    for rec in analysis.records:
-        flagged = rec.p is not None and rec.p < ALPHA
-        if rec.judge == unbiased and rec.subset == "all" and not rec.filtered and flagged:
-            detail = f"p = {rec.p:.2g} < {ALPHA}"
-            what = f"no flag: {rec.metric} {rec.condition}"
-            result.checks.append(Check(unbiased, what, ALPHA, rec.p, None, None, False, detail))
-    result.checks.append(_bbe_check(run, seed, verify))
+    calibrated = {name: judges[name] for name in (BIASED, UNBIASED)}
+    result.checks += _recovery_checks(analysis.records, calibrated)
+    result.checks += _readiness_checks(analysis.readiness, judges)
+    result.checks += _no_flag_checks(analysis.records, judges[UNBIASED])
+    result.checks.append(_bbe_check(run, seed, verify, list(calibrated.values())))
     return result
 
 
-def _bbe_check(run: Path, seed: int, verify: int) -> Check:
+def _bbe_check(run: Path, seed: int, verify: int, judges: Sequence[str]) -> Check:
     params = BBEParams(tau=0.5, delta=0.01, seed=seed, verify=verify, alpha=None)
     outcome = bbe(params=params, run=run).result
     worst: Check | None = None
     for block in outcome.calibrations:
+        if block.judge not in judges:
+            continue
         v = block.verify
         if not block.feasible or v is None:
             return Check(

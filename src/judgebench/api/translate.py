@@ -67,6 +67,8 @@ class TranslateResult(BaseModel):
     estimate: Estimate | None = None
     # imported lines left out because their item or condition was not selected
     skipped_variants: int = 0
+    # where imported variants came from: the variants file, or `dataset:SPEC` (M-RewardBench)
+    imported_from: str | None = None
 
 
 def _import_lines(
@@ -80,6 +82,37 @@ def _import_lines(
     selected = {c.name for c in chosen}
     kept = [v for v in variants if v.item_id in wanted and v.condition in selected]
     return kept, len(variants) - len(kept)
+
+
+def _dataset_lines(
+    run: RunDir, ds: Dataset, items: Sequence[Item], provided: Sequence[Condition]
+) -> list[Variant]:
+    """The dataset's own variants (M-RewardBench) of the selected items that the run lacks."""
+    wanted = {i.id for i in items}
+    held = read_variants(run.file(VARIANTS)) if run.file(VARIANTS).exists() else {}
+    return [
+        v
+        for c in provided
+        for v in ds.variants[c.name]
+        if v.item_id in wanted and held.get((v.item_id, v.condition)) != v
+    ]
+
+
+def _split_conditions(
+    req: TranslateRequest, ds: Dataset, chosen: Sequence[Condition]
+) -> tuple[list[Condition], list[Condition]]:
+    """(conditions whose variants the dataset carries, conditions to translate)."""
+    if req.variants_file is not None:
+        return [], []
+    absent = [c.name for c in chosen if c.name in ds.absent_languages]
+    if absent:
+        where = "; ".join(f"{c}: {ds.absent_languages[c]}" for c in absent)
+        raise ConfigError(
+            f"{ds.spec} has no variants for {', '.join(absent)} in this copy (expected {where}); "
+            f"it holds {', '.join(sorted(ds.variants)) or 'none'}"
+        )
+    provided = [c for c in chosen if ds.provides(c.name)]
+    return provided, [c for c in chosen if not ds.provides(c.name)]
 
 
 def _untranslated(run: RunDir, items: Sequence[Item], chosen: Sequence[Condition]) -> list[Item]:
@@ -194,35 +227,52 @@ def translate(
     items = pick_items(ds.items, req.subset, req.limit, ds.spec)
     result = TranslateResult()
     variants: list[Variant] = []
+    # a dataset with its own language variants (M-RewardBench) needs no translator for those
+    provided, to_translate = _split_conditions(req, ds, chosen)
     if req.variants_file is not None:
         variants, result.skipped_variants = _import_lines(req, ds, items, chosen)
-    elif not traits_of(resolve_judge_full(req.translator).spec).translates:
+    elif provided:
+        variants = _dataset_lines(run, ds, items, provided)
+    # a translator as before unless the dataset carries every chosen condition (or a file is imported)
+    use_translator = req.variants_file is None and (bool(to_translate) or not provided)
+    if use_translator and not traits_of(resolve_judge_full(req.translator).spec).translates:
         raise ConfigError(
             f"{req.translator}: this provider only judges, it cannot translate; pass --translator MODEL "
             "(e.g. local) or --variants FILE"
         )
     if req.dry_run:
-        if req.variants_file is not None:
-            return result.model_copy(update={"imported": len(variants)})
-        todo = _untranslated(run, items, chosen)
-        estimate = estimate_translation(todo, chosen, req.translator, len(items) - len(todo), req.settings)
+        source = f"import:{Path(str(req.variants_file)).name}" if req.variants_file else f"dataset:{ds.spec}"
+        result = result.model_copy(
+            update={"imported": len(variants), "imported_from": source if variants else None}
+        )
+        if not use_translator:
+            return result
+        todo = _untranslated(run, items, to_translate)
+        estimate = estimate_translation(
+            todo, to_translate, req.translator, len(items) - len(todo), req.settings
+        )
         return result.model_copy(update={"estimate": estimate})
-    client = None if req.variants_file is not None else options.client(req.translator, PriceTable.load())
+    client = options.client(req.translator, PriceTable.load()) if use_translator else None
     if client is not None:
         if mode.batch:
             refuse_batch([client])
         arm_budget([client], req.max_cost)
     with run.lock("translate", wait=options.wait_lock):  # one writer per run and stage
         run.init(dataset=entry)
-        if client is None:
+        if client is None or variants:
             import_variants(run, variants)
-            result.imported = len(variants)
+        result.imported = len(variants)
+        if req.variants_file is not None:
             translator = f"import:{Path(str(req.variants_file)).name}"
         else:
-            translator = client.name
+            translator = f"dataset:{ds.spec}"
+        if provided:
+            result.imported_from = translator
+        if client is not None:
+            translator = client.name if not provided else f"{client.name} + dataset:{ds.spec}"
             result.outcome = asyncio.run(
                 _translate_live_or_batch(
-                    run, items, chosen, client, req, mode=mode, progress=options.progress
+                    run, items, to_translate, client, req, mode=mode, progress=options.progress
                 )
             )
         flags, result.audit_summary = write_audit(run, ds.by_id(), chosen)

@@ -26,8 +26,9 @@ app.add_typer(data_app, name="data")
 
 SPEC_HELP = (
     "llmbar (419 items), llmbar:SET (e.g. llmbar:CaseStudy/Constraint, llmbar:Processed/MT-Bench, "
-    "llmbar:Adversarial), sample (bundled), or a .jsonl/.json/.csv/.tsv file (write ./sample for a "
-    "file named sample)."
+    "llmbar:Adversarial), rewardbench (RewardBench's filtered split), m-rewardbench (M-RewardBench: "
+    "RewardBench in 23 languages, one condition per language), sample (bundled), or a "
+    ".jsonl/.json/.csv/.tsv file (write ./sample for a file named sample)."
 )
 SpecArg = Annotated[str, typer.Argument(metavar="SPEC", help=SPEC_HELP, show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
@@ -94,7 +95,11 @@ SHOW_HELP = (
     'With --json the object is {"items", "subsets", "labels", "spec", "subset", "source", "checksum"}.\n\n'
     "Without --data-dir, LLMBar is downloaded once into the user cache (JUDGEBENCH_CACHE_DIR) and "
     "verified against its published SHA-256 sums; JUDGEBENCH_LLMBAR_URL overrides the download base. "
-    "A local copy is used as it is: files that differ from the published ones draw a warning."
+    "A local copy is used as it is: files that differ from the published ones draw a warning.\n\n"
+    "rewardbench and m-rewardbench come from the Hugging Face hub at the revisions pinned in "
+    "configs/hub_datasets.toml (HF_ENDPOINT honoured), or with --data-dir DIR from local snapshots: "
+    "DIR/reward-bench/data/filtered-*.parquet and DIR/multilingual-reward-bench/<config>/test-*.parquet. "
+    'Their --json adds "languages" (items per condition), "missing", "categories" and "excluded".'
 )
 
 

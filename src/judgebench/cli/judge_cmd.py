@@ -105,6 +105,8 @@ def judge_command(
     result = api.judge(run, request, options=options, execution=mode)
     for message in result.notes[:10]:
         render.note(f"note: {message}")
+    if len(result.notes) > 10:  # M-RewardBench: each language lacks some items
+        render.note(f"note: ... and {len(result.notes) - 10} more like these")
     if dry_run:
         render.estimates(result.estimates)
         return

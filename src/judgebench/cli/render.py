@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         Estimate,
         JudgeResult,
         PipelineResult,
+        ReadinessDoc,
         SelftestResult,
         TranslateResult,
     )
@@ -69,6 +70,14 @@ def _cost(usd: float, unpriced: int) -> str:
     return f"${usd:.4f} + {unpriced} unpriced call(s)"
 
 
+def import_dry_run(result: TranslateResult, variants: str | None) -> None:
+    """`translate --dry-run` with nothing to translate: what an import would add; nothing written."""
+    where = result.imported_from or variants or "nowhere"
+    console.print(
+        f"dry run: {result.imported} variant(s) would be imported from {where}; nothing written", markup=False
+    )
+
+
 def translation(result: TranslateResult, run: str, variants: str | None) -> None:
     if result.outcome is not None:
         o = result.outcome
@@ -87,8 +96,10 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
                 note(f"  {failure.item_id}: {failure.reason}")
             if len(o.failed) > 20:
                 note(f"  ... and {len(o.failed) - 20} more")
-    else:
-        console.print(f"imported {result.imported} variant(s) from {variants}", markup=False)
+    if result.outcome is None or result.imported_from:
+        console.print(
+            f"imported {result.imported} variant(s) from {result.imported_from or variants}", markup=False
+        )
         if result.skipped_variants:
             note(
                 f"note: {result.skipped_variants} line(s) of {variants} left out: their item or condition "
@@ -260,6 +271,9 @@ def pipeline(result: PipelineResult) -> list[str]:
                 problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
     if result.bbe_error is not None:
         note(f"bbe: {result.bbe_error}")
+    if result.readiness is not None:
+        verdicts(result.readiness)
+        readiness_file(result.readiness, str(result.run_dir / "readiness.json"))
     timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
     console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})", markup=False)
     console.print(f"report: {result.report_html}", markup=False)
@@ -268,7 +282,7 @@ def pipeline(result: PipelineResult) -> list[str]:
 
 def selftest(result: SelftestResult, seed: int) -> None:
     table = Table(title=f"selftest (seed {seed}): {'PASS' if result.passed else 'FAIL'}")
-    for col in ("judge", "check", "planted", "observed", "interval", "ok"):
+    for col in ("judge", "what is checked", "planted / wanted", "observed", "interval", "ok"):
         table.add_column(col)
 
     def f(x: float | None) -> str:
@@ -280,8 +294,8 @@ def selftest(result: SelftestResult, seed: int) -> None:
             table,
             c.judge.removeprefix("sim:"),
             c.what,
-            f(c.expected),
-            f(c.observed),
+            c.want if c.want is not None else f(c.expected),
+            c.got if c.got is not None else f(c.observed),
             interval,
             Text("yes", style="green") if c.passed else Text.assemble(("no", "red"), f" {c.detail}"),
         )
@@ -316,8 +330,40 @@ def dataset(ds: Dataset) -> None:
         table.add_section()
         row("all", total, style="bold")
     console.print(table)
+    if ds.variants:
+        _dataset_languages(ds)
     console.print(f"source:   {ds.source}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"checksum: sha256:{ds.checksum}", highlight=False, soft_wrap=True, markup=False)
+
+
+def _dataset_languages(ds: Dataset) -> None:
+    """The language variants a dataset carries (M-RewardBench): one row per condition, sorted."""
+    table = Table(title=f"{escape(ds.spec)}: {len(ds.variants)} languages", title_justify="left")
+    for name, justify in (
+        ("condition", "left"),
+        ("config", "left"),
+        ("items", "right"),
+        ("missing", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for cond in sorted(ds.variants):
+        _add(
+            table,
+            cond,
+            ds.language_configs.get(cond, ""),
+            str(len(ds.variants[cond])),
+            str(ds.missing.get(cond, 0)),
+        )
+    console.print(table)
+    for reason, count in ds.excluded.items():
+        console.print(f"excluded: {count} ({reason})", highlight=False, soft_wrap=True, markup=False)
+    if ds.absent_languages:
+        console.print(
+            f"not in this copy: {', '.join(sorted(ds.absent_languages))}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 def dataset_list(listing: DatasetList) -> None:
@@ -332,4 +378,33 @@ def dataset_list(listing: DatasetList) -> None:
     if not listing.local and not listing.complete:
         console.print(
             "offline? pass --data-dir DIR (the folder that holds LLMBar's Dataset/)", highlight=False
+        )
+
+
+# --- readiness ------------------------------------------------------------------------------------
+
+
+def readiness_file(doc: ReadinessDoc, path: str) -> None:
+    """Where readiness.json is, and a warning on stderr when the run is incomplete."""
+    if not doc.complete:
+        what = []
+        if doc.never_made:
+            what.append(f"{doc.never_made:,} planned call(s) never made")
+        if doc.failed:
+            what.append(f"{doc.failed:,} failed and not retried yet")
+        note(
+            f"warning: incomplete run ({' and '.join(what)} of {doc.planned:,} planned): verdicts are "
+            "computed on what exists and none is `pass`; rerun `judgebench judge` to finish it"
+        )
+    console.print(f"readiness: {path}", highlight=False, soft_wrap=True, markup=False)
+
+
+def verdicts(doc: ReadinessDoc) -> None:
+    """The readiness verdicts, one line each (the end of `judgebench run`)."""
+    for v in doc.verdicts:
+        style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
+        console.print(
+            f"[{style}]{v['verdict'].upper()}[/] {escape(str(v['judge']))} on {escape(str(v['condition']))} "
+            f"(baseline {escape(str(v['baseline']))}, invariance {escape(str(v['invariance']))})",
+            highlight=False,
         )

@@ -5,12 +5,34 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from judgebench.cli import options as opt
+from judgebench.cli import render
 from judgebench.cli.app import app, console, handle_errors
+from judgebench.cli.exits import ExitCode
+from judgebench.errors import ConfigError
 
 
-@app.command("report")
+class _GateCommand(TyperCommand):
+    """`--gate` alone is the plain gate, `--gate strict` the strict one (INTERFACE.md): click options
+    cannot take an optional value, so a bare `--gate` is read as `--gate fail` before parsing."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: click's Context (vendored)
+        fixed: list[str] = []
+        for i, arg in enumerate(args):
+            fixed.append(arg)
+            following = args[i + 1] if i + 1 < len(args) else None
+            if arg == "--gate" and (following is None or following.startswith("-")):
+                fixed.append("fail")
+        return super().parse_args(ctx, fixed)
+
+
+def _limit(flag: str, text: str) -> Any:
+    return typer.Option(flag, min=0.0, max=1.0, help=text)
+
+
+@app.command("report", cls=_GateCommand)
 @handle_errors
 def report_command(
     run: opt.RunOpt,
@@ -51,9 +73,34 @@ def report_command(
             "(default 0.05).",
         ),
     ] = None,
+    max_position_inconsistency: Annotated[
+        float | None,
+        _limit(
+            "--max-position-inconsistency", "Readiness baseline: limit on en position inconsistency (0.20)."
+        ),
+    ] = None,
+    max_invalid_rate: Annotated[
+        float | None, _limit("--max-invalid-rate", "Readiness baseline: limit on en invalid answers (0.20).")
+    ] = None,
+    max_answer_share: Annotated[
+        float | None,
+        _limit("--max-answer-share", "Readiness baseline: one raw answer this often is degenerate (0.95)."),
+    ] = None,
+    chance: Annotated[
+        float | None, _limit("--chance", "Readiness baseline: the chance level of en accuracy (0.5).")
+    ] = None,
     no_html: Annotated[
         bool, typer.Option("--no-html", help="Skip report.html (and its plots' embedding).")
     ] = False,
+    gate: Annotated[
+        str | None,
+        typer.Option(
+            "--gate",
+            metavar="[strict]",
+            help="CI gate: exit 4 when a verdict is fail; `--gate strict` also exits 5 on an incomplete "
+            "run or an inconclusive verdict.",
+        ),
+    ] = None,
     wait_lock: opt.WaitLockOpt = False,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
@@ -66,6 +113,19 @@ def report_command(
         "max_flip_rate": max_flip_rate,
         "max_position_increase": max_position_increase,
         "min_detectable_effect": min_effect,
+        "max_position_inconsistency": max_position_inconsistency,
+        "max_invalid_rate": max_invalid_rate,
+        "max_answer_share": max_answer_share,
+        "chance": chance,
     }
+    if gate not in (None, "fail", "strict"):
+        raise ConfigError(f"--gate {gate}: give --gate alone, or --gate strict")
     settings = {k: v for k, v in overrides.items() if v is not None}
-    api.report(run, console=console, settings=settings, html=not no_html, wait_lock=wait_lock)
+    result = api.report(run, console=console, settings=settings, html=not no_html, wait_lock=wait_lock)
+    render.readiness_file(result.readiness, str(result.readiness_json))
+    if gate is not None:
+        outcome = result.readiness.gate(strict=gate == "strict")
+        if outcome == "fail":
+            raise typer.Exit(code=ExitCode.GATE_FAIL)
+        if outcome == "unsettled":
+            raise typer.Exit(code=ExitCode.GATE_UNSETTLED)

@@ -25,7 +25,12 @@ def run_command(
         str | None, typer.Option("--run", help="Run folder (default: a new one under ./runs/).")
     ] = None,
     dataset: Annotated[
-        str, typer.Option("--dataset", help="sample (bundled), llmbar, llmbar:SET or a file.")
+        str,
+        typer.Option(
+            "--dataset",
+            help="sample (bundled), llmbar, llmbar:SET, rewardbench, m-rewardbench (its languages need "
+            "no translator) or a file.",
+        ),
     ] = "sample",
     data_dir: opt.DataDirOpt = None,
     model: Annotated[
@@ -42,6 +47,7 @@ def run_command(
         ),
     ] = False,
     conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = "zh,ls",
+    subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before spending money.")] = False,
     dry_run: Annotated[
@@ -83,6 +89,7 @@ def run_command(
         translator=translator,
         machine_translate=translate,
         conditions=conditions,
+        subset=subset,
         limit=limit,
         tau=tau,
         delta=delta,

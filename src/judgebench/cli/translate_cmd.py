@@ -90,6 +90,9 @@ def translate_command(
     if result.estimate is not None:
         render.estimates([result.estimate])
         return
+    if dry_run:
+        render.import_dry_run(result, variants)
+        return
     render.translation(result, run, variants)
     if result.outcome is not None and result.outcome.failed:
         raise typer.Exit(code=ExitCode.INCOMPLETE)

@@ -16,9 +16,16 @@ from typing import Any
 
 from judgebench.data.generic import load_file
 from judgebench.data.llmbar import load_llmbar
+from judgebench.data.rewardbench import (
+    M_REWARDBENCH_SPEC,
+    REWARDBENCH_SPEC,
+    Loaded,
+    load_m_rewardbench,
+    load_rewardbench,
+)
 from judgebench.errors import ConfigError, InputError
 from judgebench.paths import data_dir as bundled_data_dir
-from judgebench.records import Item
+from judgebench.records import Item, Variant
 from judgebench.records.manifest import DatasetEntry
 
 SAMPLE_SPEC = "sample"
@@ -52,6 +59,18 @@ class Dataset:
     subset: str | None = None
     # every file read, with the SHA-256 of its bytes as read
     files: dict[str, str] = field(default_factory=dict)
+    # language variants the dataset carries itself (M-RewardBench): condition -> variants
+    variants: dict[str, list[Variant]] = field(default_factory=dict)
+    # condition -> the dataset's own name for that language (the hub config, e.g. zho_Hans)
+    language_configs: dict[str, str] = field(default_factory=dict)
+    # condition -> number of items that language lacks (left out of its paired metrics)
+    missing: dict[str, int] = field(default_factory=dict)
+    # configured languages the copy lacks: condition -> the files that were expected
+    absent_languages: dict[str, str] = field(default_factory=dict)
+    # reason -> number of source records left out
+    excluded: dict[str, int] = field(default_factory=dict)
+    # top-level aggregates of the subsets (RewardBench's four categories), when the dataset has them
+    categories: dict[str, int] = field(default_factory=dict)
     checksum: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -79,7 +98,23 @@ class Dataset:
         labels: dict[str, int] = {"1": counts[1], "2": counts[2]}
         if counts[None]:
             labels["none"] = counts[None]
-        return {"items": len(self.items), "subsets": self.subsets(), "labels": labels}
+        info: dict[str, Any] = {"items": len(self.items), "subsets": self.subsets()}
+        if self.categories:
+            info["categories"] = dict(self.categories)
+        if self.variants or self.absent_languages:
+            info["languages"] = {c: len(v) for c, v in sorted(self.variants.items())}
+            info["language_configs"] = dict(sorted(self.language_configs.items()))
+            info["missing"] = dict(sorted(self.missing.items()))
+            if self.absent_languages:
+                info["absent_languages"] = sorted(self.absent_languages)
+        if self.excluded:
+            info["excluded"] = dict(self.excluded)
+        info["labels"] = labels
+        return info
+
+    def provides(self, condition: str) -> bool:
+        """Whether the dataset carries its own variants for `condition` (no translation needed)."""
+        return condition in self.variants
 
     def manifest_entry(self, data_dir: str | None = None) -> DatasetEntry:
         """What a run manifest records about its dataset (RunDir.init(dataset=...))."""
@@ -106,6 +141,14 @@ def select_subset(items: list[Item], subset: str, *, shown: str) -> list[Item]:
     if not picked:
         picked = [item for item in items if match(item.subset, False)]
     if not picked:
+        # a part of the path, or the family a part begins with: `llmbar-natural` or `llmbar` matches
+        # `Chat Hard/llmbar-natural` (RewardBench), `hep` its hep-* subsets
+        def part(name: str) -> bool:
+            low = want.lower()
+            return any(p == low or p.startswith(low + "-") for p in name.lower().split("/"))
+
+        picked = [item for item in items if part(item.subset)]
+    if not picked:
         names = list(dict.fromkeys(item.subset for item in items))
         raise InputError(f"no items in subset '{subset}'; subsets: {', '.join(names)}", path=shown)
     return picked
@@ -119,7 +162,11 @@ def load_dataset(
     subset: str | None = None,
 ) -> Dataset:
     """Load SPEC: `llmbar`, `llmbar:SET` (e.g. `CaseStudy/Constraint`, `Processed/LLMEval^2`),
-    `sample`, or a path to a .jsonl/.json/.csv/.tsv file.
+    `rewardbench`, `m-rewardbench` (with its per-language variants), `sample`, or a path to a
+    .jsonl/.json/.csv/.tsv file.
+
+    For `rewardbench` / `m-rewardbench`, `data_dir` holds local hub snapshots (`reward-bench/`,
+    `multilingual-reward-bench/`); without it they are fetched from the hub at pinned revisions.
 
     `data_dir` is a local LLMBar copy (the folder that holds Dataset/); without it LLMBar is downloaded
     into the cache. `mapping` is {field: column} for files whose columns have other names. `subset`
@@ -128,6 +175,11 @@ def load_dataset(
     """
     text = str(spec).strip()
     lowered = text.lower()
+    if lowered in (REWARDBENCH_SPEC, M_REWARDBENCH_SPEC):
+        if mapping:
+            raise ConfigError(f"a field mapping applies to dataset files, not to {lowered}")
+        loader = load_rewardbench if lowered == REWARDBENCH_SPEC else load_m_rewardbench
+        return _from_loaded(lowered, loader(data_dir), subset)
     if lowered == LLMBAR_SPEC or lowered.startswith(LLMBAR_SPEC + ":"):
         if mapping:
             raise ConfigError("a field mapping applies to dataset files, not to LLMBar")
@@ -147,8 +199,8 @@ def load_dataset(
         path = Path(text).expanduser()
         if not path.exists():
             raise InputError(
-                f"no such file; SPEC is {LLMBAR_SPEC}, {LLMBAR_SPEC}:SET, {SAMPLE_SPEC}, or the path of a "
-                ".jsonl, .json, .csv or .tsv file",
+                f"no such file; SPEC is {LLMBAR_SPEC}, {LLMBAR_SPEC}:SET, {REWARDBENCH_SPEC}, "
+                f"{M_REWARDBENCH_SPEC}, {SAMPLE_SPEC}, or the path of a .jsonl, .json, .csv or .tsv file",
                 path=text,
             )
         items = load_file(path, mapping=mapping)
@@ -156,6 +208,32 @@ def load_dataset(
     if subset is not None:
         items = select_subset(items, subset, shown=text)
     return Dataset(spec=text, items=items, source=source, subset=subset, files=files)
+
+
+def _from_loaded(spec: str, loaded: Loaded, subset: str | None) -> Dataset:
+    """A RewardBench-family dataset, narrowed to `subset` (its variants and counts with it)."""
+    items = loaded.items
+    variants = loaded.variants
+    missing = loaded.missing
+    if subset is not None:
+        items = select_subset(items, subset, shown=spec)
+        kept = {item.id for item in items}
+        variants = {c: [v for v in vs if v.item_id in kept] for c, vs in variants.items()}
+        missing = {c: len(items) - len(vs) for c, vs in variants.items()}
+    categories = dict(Counter(item.subset.split("/", 1)[0] for item in items)) if loaded.categories else {}
+    return Dataset(
+        spec=spec,
+        items=items,
+        source=loaded.source,
+        subset=subset,
+        files=loaded.files,
+        variants=variants,
+        language_configs=loaded.configs,
+        missing=missing,
+        absent_languages=loaded.absent,
+        excluded=loaded.excluded,
+        categories=categories,
+    )
 
 
 def _sha256_file(path: Path) -> str:

@@ -39,6 +39,9 @@ class SimScenario(BaseModel):
     invalid_rate: float = 0.0
     tie_probe_tie: float = 0.9
     tie_probe_en_share: float = 0.5
+    # one merit draw per item for both orders (a hard item is missed in both, as real judges do),
+    # instead of one per order: the same marginals, far fewer order-inconsistent items
+    item_level_errors: bool = False
 
     def acc(self, condition: str) -> float:
         return self.accuracy.get(condition, self.accuracy.get("en", 0.85))
@@ -79,7 +82,7 @@ def pair_letter(s: SimScenario, item: str, order: str, condition: str, gold: str
             return "Tie"
         if uniform(s.seed, item, order, salt, "pos") < s.pos(cond):
             return "A"
-        correct = uniform(s.seed, item, order, salt, "acc") < s.acc(cond)
+        correct = uniform(s.seed, item, "both" if s.item_level_errors else order, salt, "acc") < s.acc(cond)
         return gold if correct else ("B" if gold == "A" else "A")
 
     if uniform(s.seed, item, order, condition, "invalid") < s.invalid_rate:

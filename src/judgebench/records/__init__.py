@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from judgebench.records.conditions import Condition, ConditionAudit
 from judgebench.records.items import TEXT_FIELDS, AuditFlag, Item, Label, TranslationFailure, Variant
-from judgebench.records.judgments import CallKey, Judgment, Kind, Perturbation, UnitKey, Usage, Winner
+from judgebench.records.judgments import (
+    CallKey,
+    Judgment,
+    Kind,
+    Perturbation,
+    PlannedKey,
+    UnitKey,
+    Usage,
+    Winner,
+)
 from judgebench.records.metrics import Metric, MetricRecord
 
 __all__ = [
@@ -24,6 +33,7 @@ __all__ = [
     "Metric",
     "MetricRecord",
     "Perturbation",
+    "PlannedKey",
     "TranslationFailure",
     "UnitKey",
     "Usage",

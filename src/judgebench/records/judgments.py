@@ -22,6 +22,20 @@ class CallKey(NamedTuple):
     order: str
 
 
+class PlannedKey(BaseModel):
+    """One planned call as `plan.jsonl` records it when the judge stage plans: the report counts planned
+    calls that never got a record (an interrupted run is incomplete, not silently smaller)."""
+
+    judge: str
+    item_id: str
+    kind: str
+    condition: str
+    order: str
+
+    def key(self) -> CallKey:
+        return CallKey(self.judge, self.item_id, self.kind, self.condition, self.order)
+
+
 class UnitKey(NamedTuple):
     """An A-BB unit of a Judge-LS run: one item in one order (never joined into a string)."""
 

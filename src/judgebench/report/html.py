@@ -45,6 +45,8 @@ td.muted { color: var(--muted); }
 td.warn { color: #9a5b00; font-weight: 600; }
 td.why { min-width: 380px; }
 .caption { color: var(--muted); font-size: 12px; margin: 2px 0 0; }
+.banner { background: #fff4e5; border: 2px solid #c05600; color: #5a2a00; padding: 10px 14px;
+  border-radius: 6px; margin: 12px 0; font-size: 15px; }
 .badge { display: inline-block; padding: 1px 9px; border-radius: 10px; font-weight: 700; font-size: 12px;
   letter-spacing: .03em; }
 .badge.pass { background: #dcf3e3; color: #116329; }
@@ -147,6 +149,7 @@ def render_html(sections: Sequence[Section], plots: Mapping[str, bytes], meta: R
 <div class="meta">Run <code>{escape(meta.run)}</code> · generated {escape(meta.generated_at)} ·
 judgebench {escape(meta.version)}</div>
 </header>
+{f'<div class="banner" role="alert">{inline_html(meta.banner)}</div>' if meta.banner else ""}
 <nav>{nav}</nav>
 {chr(10).join(body)}
 <footer>Made by judgebench {escape(meta.version)}. Every number here is in metrics.json with its n,

@@ -53,6 +53,7 @@ def render_markdown(sections: Sequence[Section], plot_paths: Mapping[str, str], 
         "",
         f"Run `{meta.run}` · generated {meta.generated_at} · judgebench {meta.version}",
         "",
+        *([f"> {meta.banner}", ""] if meta.banner else []),
         "Contents: " + " · ".join(f"[{s.title}](#{_anchor(s.title)})" for s in sections),
         "",
     ]

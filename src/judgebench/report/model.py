@@ -67,3 +67,5 @@ class ReportMeta:
     generated_at: str
     version: str
     title: str = "judgebench report"
+    # a warning shown above everything (an incomplete run), in every format
+    banner: str | None = None

@@ -141,6 +141,12 @@ def _grouped_bars(
     return values
 
 
+def _by_condition(series: int) -> bool:
+    """More conditions than colours (a many-language study): one bar group per condition with a bar
+    per judge, instead of one group per judge with a bar per condition."""
+    return series > len(PALETTE)
+
+
 def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(min(MAX_WIDTH, width), height), layout="constrained")
 
@@ -171,20 +177,23 @@ def _accuracy(index: MetricIndex, conditions: list[str]) -> Figure | None:
     if not conds:
         return None
     judges = index.rows_judges()
-    colors = _colors(conds)
+    many = _by_condition(len(conds))
+    groups, series = (conds, judges) if many else (judges, conds)
+    colors = _colors(series)
     panels = [(Metric.STRICT_ACCURACY, "Strict accuracy (Wilson 95% CI)")]
     if index.has(Metric.TIE_HALF_ACCURACY):
         panels.append((Metric.TIE_HALF_ACCURACY, "Tie-half accuracy (normal 95% CI)"))
     # panels stacked, each full width: side by side, the bars and their labels would not fit
-    fig = _figure(_group_width(len(judges), len(conds)), 0.8 + 3.4 * len(panels))
+    fig = _figure(_group_width(len(groups), len(series)), 0.8 + 3.4 * len(panels))
     axes = fig.subplots(len(panels), 1, sharey=True, squeeze=False)[:, 0]
     lows: list[float] = []
     for ax, (metric, title) in zip(axes, panels, strict=True):
 
-        def get(judge: str, cond: str, metric: str = metric) -> MetricRecord | None:
+        def get(group: str, name: str, metric: str = metric) -> MetricRecord | None:
+            judge, cond = (name, group) if many else (group, name)
             return index.get(judge, metric, cond)
 
-        lows.extend(_grouped_bars(ax, judges, conds, get, colors))
+        lows.extend(_grouped_bars(ax, groups, series, get, colors, annotate=not many))
         ax.set_title(title, fontsize=10)
     if not lows:  # measured nowhere (every call missing): no empty chart
         return None
@@ -193,7 +202,7 @@ def _accuracy(index: MetricIndex, conditions: list[str]) -> Figure | None:
     for ax in axes:
         ax.set_yticks(list(range(int(floor), 101, 10)))
         ax.set_ylabel("% of answered judgments")
-    _top_legend(fig, _series_handles(colors), "condition")
+    _top_legend(fig, _series_handles(colors), "judge" if many else "condition")
     return fig
 
 
@@ -202,26 +211,31 @@ def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figur
     if not pairs:
         return None
     judges = index.rows_judges()
-    colors = _colors(pairs)
-    fig = _figure(_group_width(len(judges), len(pairs)), 4.4)
+    many = _by_condition(len(pairs))
+    groups, series = (pairs, judges) if many else (judges, pairs)
+    colors = _colors(series)
+    fig = _figure(_group_width(len(groups), len(series)), 4.4)
     ax = fig.subplots()
 
-    def get(judge: str, pair: str) -> MetricRecord | None:
-        return index.get(judge, Metric.FLIP_RATE, pair)
+    def get(group: str, name: str, metric: str = Metric.FLIP_RATE) -> MetricRecord | None:
+        judge, pair = (name, group) if many else (group, name)
+        return index.get(judge, metric, pair)
 
-    values = _grouped_bars(ax, judges, pairs, get, colors, alpha=0.45)
+    values = _grouped_bars(ax, groups, series, get, colors, alpha=0.45, annotate=not many)
     if not values:
         return None
+    if many:  # `en->zh-hant` beside `en->vi`: slanted labels do not collide
+        ax.tick_params(axis="x", labelrotation=30)
     # Decisive reversals (one output swapped for the other) drawn solid inside each flip bar.
-    width = 0.8 / len(pairs)
+    width = 0.8 / len(series)
     reversal_drawn = False
-    for s_index, pair in enumerate(pairs):
-        for g_index, judge in enumerate(judges):
-            rec = index.get(judge, Metric.FLIP_REVERSAL_RATE, pair)
+    for s_index, name in enumerate(series):
+        for g_index, group in enumerate(groups):
+            rec = get(group, name, Metric.FLIP_REVERSAL_RATE)
             if rec is None or rec.value is None:
                 continue
             x = g_index - 0.4 + width * (s_index + 0.5)
-            ax.bar(x, 100.0 * rec.value, width * 0.92, color=colors[pair], zorder=2.5)
+            ax.bar(x, 100.0 * rec.value, width * 0.92, color=colors[name], zorder=2.5)
             reversal_drawn = True
     ax.axhline(100.0 * threshold, color="#C00000", linestyle="--", linewidth=1, zorder=4)
     top = max([*values, 100.0 * threshold]) if values else 100.0 * threshold
@@ -234,7 +248,7 @@ def _flips(index: MetricIndex, conditions: list[str], threshold: float) -> Figur
     limit = Line2D(
         [], [], color="#C00000", linestyle="--", linewidth=1, label=f"max flip rate {100 * threshold:g}%"
     )
-    _top_legend(fig, [*_series_handles(colors), limit], "condition pair")
+    _top_legend(fig, [*_series_handles(colors), limit], "judge" if many else "condition pair")
     return fig
 
 
@@ -243,20 +257,23 @@ def _position(index: MetricIndex, conditions: list[str]) -> Figure | None:
     if not conds:
         return None
     judges = index.rows_judges()
-    fig = _figure(_group_width(len(judges), len(conds)), 4.4)
+    many = _by_condition(len(conds))
+    groups, series = (conds, judges) if many else (judges, conds)
+    fig = _figure(_group_width(len(groups), len(series)), 4.4)
     ax = fig.subplots()
-    colors = _colors(conds)
+    colors = _colors(series)
 
-    def get(judge: str, cond: str) -> MetricRecord | None:
+    def get(group: str, name: str) -> MetricRecord | None:
+        judge, cond = (name, group) if many else (group, name)
         return index.get(judge, Metric.POSITION_INCONSISTENCY, cond)
 
-    values = _grouped_bars(ax, judges, conds, get, colors)
+    values = _grouped_bars(ax, groups, series, get, colors, annotate=not many)
     if not values:
         return None
     ax.set_ylim(0, (max(values) if values else 10.0) * 1.18 + 1)
     ax.set_ylabel("% of items: orig and swap verdicts differ")
     ax.set_title("Position inconsistency with Wilson 95% CI", fontsize=10)
-    _top_legend(fig, _series_handles(colors), "condition")
+    _top_legend(fig, _series_handles(colors), "judge" if many else "condition")
     return fig
 
 
@@ -324,6 +341,8 @@ def _heatmap(index: MetricIndex, conditions: list[str], subsets_hint: Sequence[s
     vmin, vmax = float(np.nanmin(grid)), float(np.nanmax(grid))
     if vmax - vmin < 1.0:
         vmin, vmax = vmin - 0.5, vmax + 0.5
+    if _by_condition(len(conds)):
+        return _heatmap_by_condition(grid, conds, judges, subsets, (vmin, vmax))
     panel_w = 0.75 * len(subsets) + 0.6
     fig = _figure(2.2 + panel_w * len(conds), 1.9 + 0.5 * len(judges))
     axes = fig.subplots(1, len(conds), sharey=True, squeeze=False)[0]
@@ -346,6 +365,42 @@ def _heatmap(index: MetricIndex, conditions: list[str], subsets_hint: Sequence[s
     axes[0].set_yticks(range(len(judges)), [_label(j, 26).replace("\n", " ") for j in judges], fontsize=8)
     if image is not None:
         bar = fig.colorbar(image, ax=list(axes), shrink=0.9, pad=0.02)
+        bar.set_label("strict accuracy %", fontsize=8)
+        bar.ax.tick_params(labelsize=8)
+    fig.suptitle("Strict accuracy per subset and condition", fontsize=10)
+    return fig
+
+
+def _heatmap_by_condition(
+    grid: np.ndarray,
+    conds: Sequence[str],
+    judges: Sequence[str],
+    subsets: Sequence[str],
+    limits: tuple[float, float],
+) -> Figure:
+    """Many conditions: one panel per judge, stacked, with a row per condition and a column per subset."""
+    vmin, vmax = limits
+    mid = (vmin + vmax) / 2
+    fig = _figure(2.6 + 0.75 * len(subsets), 1.4 + len(judges) * (0.6 + 0.24 * len(conds)))
+    axes = fig.subplots(len(judges), 1, sharex=True, squeeze=False)[:, 0]
+    image = None
+    for j, (ax, judge) in enumerate(zip(axes, judges, strict=True)):
+        image = ax.imshow(grid[:, j, :], cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
+        for c in range(len(conds)):
+            for s in range(len(subsets)):
+                v = grid[c, j, s]
+                text = "n/a" if np.isnan(v) else f"{v:.0f}"
+                ax.text(
+                    s, c, text, ha="center", va="center", fontsize=7, color="white" if v < mid else "black"
+                )
+        ax.set_yticks(range(len(conds)), list(conds), fontsize=8)
+        ax.set_title(_label(judge, 40).replace("\n", " "), fontsize=10)
+        ax.tick_params(length=0)
+    axes[-1].set_xticks(
+        range(len(subsets)), [_subset_label(s) for s in subsets], rotation=40, ha="right", fontsize=8
+    )
+    if image is not None:
+        bar = fig.colorbar(image, ax=list(axes), shrink=0.6, pad=0.02)
         bar.set_label("strict accuracy %", fontsize=8)
         bar.ax.tick_params(labelsize=8)
     fig.suptitle("Strict accuracy per subset and condition", fontsize=10)

@@ -51,24 +51,33 @@ def _readiness(analysis: Analysis) -> Section:
         "verdict",
         "Readiness verdict",
         paragraphs=[
-            f"Is the judge safe to use on another language? Per judge and target condition: **fail** when "
-            f"the lower {level} bound of the flip rate exceeds {pct(settings.max_flip_rate)}% or the lower "
-            f"bound of the position-inconsistency increase (target minus en) exceeds "
-            f"{pct(settings.max_position_increase)} points; **pass** when both upper bounds are within "
-            f"them; otherwise **inconclusive** (more items are needed to decide)."
+            f"Is the judge safe to use on another language? Two parts, each from {level} bounds. "
+            f"**Baseline** (en): fail when accuracy's upper bound is at or below chance "
+            f"({pct(settings.chance)}%), when the lower bound of position inconsistency exceeds "
+            f"{pct(settings.max_position_inconsistency)}%, or when the judge is degenerate (one raw "
+            f"answer in at least {pct(settings.max_answer_share)}% of valid judgments, or more than "
+            f'{pct(settings.max_invalid_rate)}% invalid answers); a judge that always answers "A" is '
+            f"perfectly invariant and useless. **Invariance** (per target): fail when the lower bound of "
+            f"the flip rate exceeds {pct(settings.max_flip_rate)}% or that of the position-inconsistency "
+            "increase "
+            f"exceeds {pct(settings.max_position_increase)} points. The verdict is **fail** if either part "
+            "fails, **pass** only if both pass on a complete run, otherwise **inconclusive**."
         ],
+        terminal_paragraphs=not analysis.completeness.complete,
     )
+    incomplete = incomplete_note(analysis)
+    if incomplete:
+        section.paragraphs.insert(0, incomplete)
     if not analysis.readiness:
-        section.empty = (
-            "Not measured: the run has no target condition besides en, "
-            "so there is no language switch to test."
-        )
+        section.empty = "Not measured: the run has no valid en pair judgment to assess a judge on."
         return section
     rows = [
         [
             Cell(v.judge, "strong"),
             Cell(v.condition),
             Cell(v.status.upper(), v.status),
+            Cell(v.baseline, v.baseline),
+            Cell(v.invariance, v.invariance),
             Cell("\n".join(_sentence(r) for r in v.reasons) if v.reasons else DASH),
         ]
         for v in analysis.readiness
@@ -77,9 +86,28 @@ def _readiness(analysis: Analysis) -> Section:
     counts["inconclusive"] = len(analysis.readiness) - counts["pass"] - counts["fail"]
     summary = ", ".join(f"{n} {status}" for status, n in counts.items())
     caption = f"{summary}; limits: flip rate {pct(settings.max_flip_rate)}%, position-inconsistency increase "
-    caption += f"{pct(settings.max_position_increase)} points."
-    section.tables.append(Table(["Judge", "Target", "Verdict", "Why"], rows, left=4, caption=caption))
+    caption += f"{pct(settings.max_position_increase)} points, en position inconsistency "
+    caption += f"{pct(settings.max_position_inconsistency)}%, accuracy above {pct(settings.chance)}%."
+    columns = ["Judge", "Target", "Verdict", "Baseline (en)", "Invariance", "Why"]
+    section.tables.append(Table(columns, rows, left=6, caption=caption))
     return section
+
+
+def incomplete_note(analysis: Analysis) -> str | None:
+    """The warning an incomplete run carries everywhere (terminal, Markdown, HTML banner)."""
+    done = analysis.completeness
+    if done.complete:
+        return None
+    parts = []
+    if done.never_made:
+        parts.append(f"{done.never_made:,} planned call(s) were never made")
+    if done.failed:
+        parts.append(f"{done.failed:,} failed after all retries and were not retried yet")
+    return (
+        f"**INCOMPLETE RUN**: {' and '.join(parts)} (of {done.planned:,} planned). Every number below is "
+        "computed on what exists, a non-random slice of the plan; no verdict is `pass` until the run "
+        "is complete. Rerun the same `judgebench judge` command to finish it."
+    )
 
 
 def _sentence(text: str) -> str:
@@ -97,6 +125,8 @@ def _judges(analysis: Analysis) -> Section:
         rows.append(
             [
                 Cell(s.judge, "strong"),
+                Cell(count(s.planned)),
+                Cell(count(s.never_made), "warn" if s.never_made else None),
                 Cell(count(s.judgments)),
                 Cell(count(s.answered)),
                 Cell(count(s.missing), "warn" if s.missing else None),
@@ -111,6 +141,8 @@ def _judges(analysis: Analysis) -> Section:
         )
     columns = [
         "Judge",
+        "Planned",
+        "Never made",
         "Judgments",
         "Answered",
         "Missing",
@@ -225,42 +257,64 @@ def _sensitivity(index: MetricIndex, conditions: list[str], analysis: Analysis) 
             if metric in PAIR_METRICS
             else index.conditions(metric, conditions)
         )
-        rows: list[list[Cell]] = []
-        for judge in index.rows_judges():
-            cells = [judge_cell(judge)]
-            found = False
-            for cond in cols:
-                full = index.get(judge, metric, cond)
-                filt = index.get(judge, metric, cond, filtered=True)
-                found = found or full is not None or filt is not None
-                delta = DASH
-                if (
-                    full is not None
-                    and filt is not None
-                    and full.value is not None
-                    and filt.value is not None
-                ):
-                    delta = points(filt.value - full.value)
-                    if judge != MEAN_JUDGE:
-                        delta += f" ({full.n:,}→{filt.n:,})"
-                # the unfiltered interval is in the main tables; repeating it here would not fit
-                cells += [value_cell(full, with_ci=False), value_cell(filt), Cell(delta)]
-            if found:
-                rows.append(cells)
-        if rows:
-            columns = ["Judge"]
-            for cond in cols:
-                columns += [f"{cond}: all %", f"{cond}: filtered %", f"{cond}: Δ pts (n)"]
-            section.tables.append(
-                Table(
-                    columns,
-                    rows,
-                    title=label[:1].upper() + label[1:],
-                    left=1,
-                    collapsed=metric not in SENSITIVITY_HEADLINE,
-                )
-            )
+        table = (_sensitivity_long if len(cols) > SENSITIVITY_WIDE_MAX else _sensitivity_wide)(
+            index, metric, cols
+        )
+        if table is not None:
+            table.title = label[:1].upper() + label[1:]
+            table.collapsed = metric not in SENSITIVITY_HEADLINE
+            section.tables.append(table)
     return section
+
+
+# up to this many conditions (en, zh, ls) one row per judge; more (a many-language study): a row per
+# judge and condition, so that the table does not grow three columns per language
+SENSITIVITY_WIDE_MAX = 4
+
+
+def _sensitivity_cells(index: MetricIndex, judge: str, metric: str, cond: str) -> tuple[list[Cell], bool]:
+    """All, filtered and their difference for one judge and condition; whether anything was measured."""
+    full = index.get(judge, metric, cond)
+    filt = index.get(judge, metric, cond, filtered=True)
+    delta = DASH
+    if full is not None and filt is not None and full.value is not None and filt.value is not None:
+        delta = points(filt.value - full.value)
+        if judge != MEAN_JUDGE:
+            delta += f" ({full.n:,}→{filt.n:,})"
+    # the unfiltered interval is in the main tables; repeating it here would not fit
+    cells = [value_cell(full, with_ci=False), value_cell(filt), Cell(delta)]
+    return cells, full is not None or filt is not None
+
+
+def _sensitivity_wide(index: MetricIndex, metric: str, cols: list[str]) -> Table | None:
+    rows: list[list[Cell]] = []
+    for judge in index.rows_judges():
+        cells = [judge_cell(judge)]
+        found = False
+        for cond in cols:
+            more, measured = _sensitivity_cells(index, judge, metric, cond)
+            cells += more
+            found = found or measured
+        if found:
+            rows.append(cells)
+    if not rows:
+        return None
+    columns = ["Judge"]
+    for cond in cols:
+        columns += [f"{cond}: all %", f"{cond}: filtered %", f"{cond}: Δ pts (n)"]
+    return Table(columns, rows, left=1)
+
+
+def _sensitivity_long(index: MetricIndex, metric: str, cols: list[str]) -> Table | None:
+    rows: list[list[Cell]] = []
+    for judge in index.rows_judges():
+        for cond in cols:
+            cells, measured = _sensitivity_cells(index, judge, metric, cond)
+            if measured:
+                rows.append([judge_cell(judge), Cell(cond), *cells])
+    if not rows:
+        return None
+    return Table(["Judge", "Condition", "all %", "filtered %", "Δ pts (n)"], rows, left=2)
 
 
 def _notes(analysis: Analysis) -> Section:

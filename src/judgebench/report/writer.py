@@ -27,7 +27,7 @@ from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta
 from judgebench.report.plots import PLOT_TITLES, make_plots
-from judgebench.report.sections import build_sections
+from judgebench.report.sections import build_sections, incomplete_note
 from judgebench.report.tables import print_sections
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir, now_iso
 
@@ -113,7 +113,9 @@ def write_report(
 
     bbe = load_bbe_view(run)  # the run's A-BB as bbe.json holds it (written by `bbe`), if any
     sections = build_sections(analysis, [bbe_section(bbe)])
-    meta = ReportMeta(run=str(run.path), generated_at=now_iso(), version=__version__)
+    meta = ReportMeta(
+        run=str(run.path), generated_at=now_iso(), version=__version__, banner=incomplete_note(analysis)
+    )
     relative = {key: f"{PLOTS_DIR}/{path.name}" for key, path in plot_paths.items()}
     figures = dict(plots)
     if bbe is not None and bbe.plot is not None:

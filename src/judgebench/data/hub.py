@@ -1,0 +1,192 @@
+"""Snapshots of Hugging Face hub dataset repositories, fetched through `huggingface_hub`.
+
+A download is pinned to one commit (the `revision` of configs/hub_datasets.toml). The files to fetch
+are listed from the repository at that commit (never guessed) and filtered by glob patterns; each is
+downloaded into the user cache in the repository's own layout (`<cache>/hub/<folder>@<revision>/...`,
+the layout `--data-dir` snapshots have), and checked against the SHA-256 the hub lists for it. Once a
+snapshot is complete, its file list and sums are written beside it, so later loads need no network.
+
+`HF_ENDPOINT` (a mirror, or a test server) is read at each call and handed to huggingface_hub, which
+otherwise reads it only once, at import.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+from judgebench.errors import JudgebenchError
+from judgebench.fileio import atomic_write_text
+from judgebench.paths import cache_dir
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+ENDPOINT_ENV = "HF_ENDPOINT"
+COMPLETE = ".judgebench-snapshot.json"
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 60.0
+
+
+class HubDownloadError(JudgebenchError):
+    """A hub dataset could not be listed or fetched, or a file did not match its listed checksum."""
+
+
+@dataclass(frozen=True)
+class HubSnapshot:
+    """A local copy of some files of one repository at one commit."""
+
+    repo: str
+    revision: str
+    root: Path
+    # repository path -> SHA-256 of the file's bytes
+    files: dict[str, str]
+
+    @property
+    def source(self) -> str:
+        return f"hf://datasets/{self.repo}@{self.revision}"
+
+
+def endpoint() -> str:
+    """The hub to talk to: HF_ENDPOINT when set, else huggingface.co."""
+    return (os.environ.get(ENDPOINT_ENV) or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def snapshot_root(folder: str, revision: str) -> Path:
+    return cache_dir() / "hub" / f"{folder}@{revision}"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _offline_hint(folder: str) -> str:
+    return (
+        "without access to the hub, pass --data-dir DIR where DIR/"
+        f"{folder}/ is a local snapshot (`hf download REPO --repo-type dataset --local-dir DIR/{folder}`), "
+        f"or set {ENDPOINT_ENV} to a mirror"
+    )
+
+
+def _cached(root: Path, patterns: Sequence[str]) -> dict[str, str] | None:
+    """The files of a complete earlier download with these patterns, if every one is intact."""
+    marker = root / COMPLETE
+    try:
+        recorded = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(recorded, dict) or recorded.get("patterns") != list(patterns):
+        return None
+    files = recorded.get("files")
+    if not isinstance(files, dict):
+        return None
+    for rel, sha in files.items():
+        path = root / rel
+        if not path.is_file() or sha256_file(path) != sha:
+            logger.warning("cached %s is missing or changed; fetching the snapshot again", path)
+            return None
+    return {str(k): str(v) for k, v in files.items()}
+
+
+def _probe(repo: str, revision: str, folder: str) -> None:
+    """One quick request for the revision, so that an unreachable hub fails at once (huggingface_hub
+    would retry for half a minute) and a revision the repository lacks says so."""
+    url = f"{endpoint()}/api/datasets/{repo}/revision/{quote(revision, safe='')}"
+    try:
+        response = httpx.get(url, timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S))
+    except httpx.HTTPError as exc:
+        raise HubDownloadError(
+            f"cannot reach the hub for {repo} at {endpoint()}: {type(exc).__name__}: {exc}. "
+            f"{_offline_hint(folder)}"
+        ) from None
+    if response.status_code != 200:
+        raise HubDownloadError(
+            f"{url} answered HTTP {response.status_code} ({response.headers.get('x-error-code', 'error')}): "
+            f"no revision {revision} of {repo} there. {_offline_hint(folder)}"
+        )
+
+
+def _listed(repo: str, revision: str, patterns: Sequence[str], folder: str) -> dict[str, str | None]:
+    """Repository files at `revision` that match a pattern, with the SHA-256 the hub lists (LFS files)."""
+    from huggingface_hub import HfApi  # imported on use: `data show sample` needs no hub client
+
+    api = HfApi(endpoint=endpoint())
+    try:
+        entries = list(api.list_repo_tree(repo, repo_type="dataset", revision=revision, recursive=True))
+    except Exception as exc:  # any failure of the hub client: report it with the way out
+        raise HubDownloadError(
+            f"cannot list {repo} at {revision} on {endpoint()}: {type(exc).__name__}: {exc}. "
+            f"{_offline_hint(folder)}"
+        ) from None
+    out: dict[str, str | None] = {}
+    for entry in entries:
+        path = getattr(entry, "path", None)
+        if not isinstance(path, str) or not hasattr(entry, "size"):  # folders have no size
+            continue
+        if any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns):
+            lfs = getattr(entry, "lfs", None)
+            sha = getattr(lfs, "sha256", None) if lfs is not None else None
+            out[path] = sha if isinstance(sha, str) else None
+    return dict(sorted(out.items()))
+
+
+def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder: str) -> HubSnapshot:
+    """Download the files of `repo` at `revision` that match `patterns` (or reuse a complete copy)."""
+    root = snapshot_root(folder, revision)
+    cached = _cached(root, patterns)
+    if cached is not None:
+        return HubSnapshot(repo, revision, root, cached)
+    from huggingface_hub import hf_hub_download
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise HubDownloadError(
+            f"{repo} is not in the cache ({root}) and HF_HUB_OFFLINE is set: {_offline_hint(folder)}"
+        )
+    _probe(repo, revision, folder)
+    listed = _listed(repo, revision, patterns, folder)
+    if not listed:
+        raise HubDownloadError(
+            f"{repo} at {revision} on {endpoint()} has no file matching {', '.join(patterns)}; "
+            "the repository's layout may have changed"
+        )
+    files: dict[str, str] = {}
+    for rel, expected in listed.items():
+        logger.info("downloading %s/%s @ %s", repo, rel, revision[:12])
+        try:
+            local = hf_hub_download(
+                repo,
+                rel,
+                repo_type="dataset",
+                revision=revision,
+                local_dir=root,
+                endpoint=endpoint(),
+            )
+        except Exception as exc:  # any failure of the hub client
+            raise HubDownloadError(
+                f"cannot download {rel} of {repo} at {revision} from {endpoint()}: "
+                f"{type(exc).__name__}: {exc}. {_offline_hint(folder)}"
+            ) from None
+        got = sha256_file(Path(local))
+        if expected is not None and got != expected:
+            Path(local).unlink(missing_ok=True)
+            raise HubDownloadError(
+                f"downloaded {rel} of {repo} has SHA-256 {got}, not the {expected} the hub lists for "
+                f"{revision}; the file was deleted. Check {ENDPOINT_ENV} (now {endpoint()})"
+            )
+        files[rel] = got
+    marker = {"repo": repo, "revision": revision, "patterns": list(patterns), "files": files}
+    atomic_write_text(root / COMPLETE, json.dumps(marker, indent=1, sort_keys=True) + "\n")
+    return HubSnapshot(repo, revision, root, files)

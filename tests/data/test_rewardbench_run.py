@@ -1,0 +1,239 @@
+"""M-RewardBench through the pipeline: its languages become conditions whose variants come from the
+dataset (no translator call, the audit still runs), tie-probes for every target, and a full run with
+simulated judges over three languages gives per-language flip rates and readiness verdicts."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from judgebench.api import JudgeRequest, judge, run_pipeline, translate
+from judgebench.api.report import analyze_run
+from judgebench.data.rewardbench import language_configs
+from judgebench.errors import ConfigError
+from judgebench.records import Metric
+from judgebench.rundir import AUDIT, VARIANTS, RunDir
+from tests.data.rewardbench_fixture import (
+    FIXTURE_IDS,
+    FIXTURE_NOT_IN_JA,
+    english_rows,
+    language_file,
+    language_rows,
+    write_parquet,
+    write_snapshot,
+)
+
+N = len(FIXTURE_IDS) - 1  # items of the fixture's M-RewardBench (one RewardBench record is in no language)
+PER_LANGUAGE = {"zh": N, "ja": N - 1, "de": N}
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    return write_snapshot(tmp_path / "hub")
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_translate_imports_the_dataset_variants_without_a_translator(snapshot: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    result = translate(run, dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de")
+    assert result.outcome is None  # no translator was called
+    assert result.imported == sum(PER_LANGUAGE.values())
+    variants = lines(run / VARIANTS)
+    assert {v["source"] for v in variants} == {"dataset:m-rewardbench"}
+    assert (run / AUDIT).exists()
+    assert result.flags == 0
+    manifest = RunDir(run).manifest()
+    assert manifest.stages.translate is not None
+    assert manifest.stages.translate.translator == "dataset:m-rewardbench"
+    assert manifest.dataset is not None and manifest.dataset.spec == "m-rewardbench"
+    assert len(manifest.dataset.files) == 4
+    again = translate(run, conditions="zh,ja,de")  # the manifest's dataset; nothing new to import
+    assert again.imported == 0
+    assert len(lines(run / VARIANTS)) == len(variants)
+
+
+def test_the_audit_still_runs_and_flags_dataset_variants(snapshot: Path, tmp_path: Path) -> None:
+    rows = language_rows("zh", english_rows())
+    rows[0] = {**rows[0], "chosen": None}
+    write_parquet(language_file(snapshot, "zh"), rows)
+    result = translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh")
+    flags = lines(tmp_path / "run" / AUDIT)
+    assert result.flags >= 1
+    assert {f["item_id"] for f in flags} == {f"rewardbench/{rows[0]['id']}"}
+    assert any(f["rule"] == "empty" for f in flags)
+
+
+def test_a_language_the_copy_lacks_is_a_clear_error(snapshot: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="kor_Hang") as info:
+        translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ko")
+    assert "holds de, ja, zh" in str(info.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_condition_the_dataset_lacks_still_needs_a_translator(snapshot: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot translate"):
+        translate(
+            tmp_path / "run",
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            conditions="zh,ls",
+            translator="sim:unbiased",
+        )
+
+
+def test_judge_dry_run_plans_pairs_and_tie_probes_per_language(snapshot: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    translate(run, dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de")
+    estimates = judge(run, JudgeRequest(models=["sim:unbiased"], dry_run=True)).estimates
+    pairs = 2 * (N + sum(PER_LANGUAGE.values()))
+    probes = 2 * sum(PER_LANGUAGE.values())
+    assert [e.calls for e in estimates] == [pairs + probes]
+
+
+def test_run_dry_run_plans_the_whole_study_exactly_before_anything_exists(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    result = run_pipeline(
+        run,
+        dataset="m-rewardbench",
+        data_dir=str(snapshot),
+        models=["openai:gpt-4.1-mini"],
+        conditions="zh,ja,de",
+        dry_run=True,
+    )
+    pairs = 2 * (N + sum(PER_LANGUAGE.values()))
+    probes = 2 * sum(PER_LANGUAGE.values())
+    assert [(e.stage, e.calls) for e in result.estimates] == [("judge", pairs + probes)]
+    assert result.estimates[0].cost_live_usd is not None and result.estimates[0].cost_live_usd > 0
+    assert not run.exists()
+
+
+def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    result = run_pipeline(
+        run,
+        dataset="m-rewardbench",
+        data_dir=str(snapshot),
+        models=["sim:biased", "sim:unbiased"],
+        conditions="zh,ja,de",
+    )
+    assert result.report_html is not None and result.report_html.exists()
+    analysis = analyze_run(run)
+    assert analysis.conditions == ["en", "zh", "de", "ja"]  # zh first, then the others sorted
+    flips = {
+        (r.judge, r.condition): r
+        for r in analysis.records
+        if r.metric == Metric.FLIP_RATE and r.subset == "all" and not r.filtered
+    }
+    for judge_name in ("sim:biased", "sim:unbiased"):
+        for target, count in PER_LANGUAGE.items():
+            record = flips[(judge_name, f"en->{target}")]
+            assert record.value is not None
+            assert record.n is not None and record.n <= 2 * count
+    # the planted zh flips of the biased judge show; the invariant judge flips nowhere
+    assert flips[("sim:biased", "en->zh")].value > 0.1
+    assert all(flips[("sim:unbiased", f"en->{t}")].value == 0.0 for t in PER_LANGUAGE)
+    probes = {
+        r.condition
+        for r in analysis.records
+        if r.metric == Metric.TIE_PROBE_TIE and r.subset == "all" and not r.filtered
+    }
+    assert probes >= set(PER_LANGUAGE)
+    verdicts = {(v.judge, v.condition): v.status for v in analysis.readiness}
+    assert set(verdicts) == {(j, t) for j in ("sim:biased", "sim:unbiased") for t in PER_LANGUAGE}
+    assert verdicts[("sim:biased", "zh")] == "fail"
+    judgments = lines(run / "judgments.jsonl")
+    ja_items = {j["item_id"] for j in judgments if j["condition"] == "ja"}
+    assert f"rewardbench/{FIXTURE_NOT_IN_JA}" not in ja_items and len(ja_items) == N - 1
+    report_md = (run / "report.md").read_text(encoding="utf-8")
+    assert "Chat Hard" in report_md and "en->ja" in report_md
+
+
+@pytest.mark.slow
+def test_twenty_three_languages_stay_legible(tmp_path: Path) -> None:
+    """All of M-RewardBench's languages: one row per language (zh first, then sorted by code), en->c
+    pairs only (no 253 target pairs), and plots drawn one group / row per language."""
+    configs = language_configs()
+    snapshot = write_snapshot(tmp_path / "hub", languages=sorted(configs))
+    run = tmp_path / "run"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_pipeline(
+            run,
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            models=["sim:biased", "sim:unbiased"],
+            conditions=",".join(configs),
+        )
+    assert not [w for w in caught if "constrained_layout" in str(w.message)]
+    analysis = analyze_run(run)
+    targets = [c for c in analysis.conditions if c != "en"]
+    assert len(targets) == 23
+    assert targets == ["zh", *sorted(t for t in targets if t != "zh")]
+    pairs = {r.condition for r in analysis.records if r.metric == Metric.FLIP_RATE}
+    assert pairs == {f"en->{t}" for t in targets}
+    assert len({v.condition for v in analysis.readiness}) == 23
+    report_md = (run / "report.md").read_text(encoding="utf-8")
+    rows = [line for line in report_md.splitlines() if line.startswith("| sim:biased | en->")]
+    assert [line.split(" | ")[1] for line in rows[:23]] == [f"en->{t}" for t in targets]
+    # the sensitivity tables get a row per language, not three columns per language
+    assert "| Judge | Condition | all % | filtered % | Δ pts (n) |" in report_md
+    assert {p.name for p in (run / "plots").iterdir()} >= {"accuracy.png", "flips.png", "subset_heatmap.png"}
+
+
+def test_run_on_the_llmbar_part_only(snapshot: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    common = {
+        "dataset": "m-rewardbench",
+        "data_dir": str(snapshot),
+        "conditions": "zh,ja,de",
+        "subset": "llmbar",
+    }
+    dry = run_pipeline(run, models=["openai:gpt-4.1-mini"], dry_run=True, **common)
+    assert [e.calls for e in dry.estimates] == [2 * 10 + 4 * 3 * 10]  # the five LLMBar subsets, 2 items each
+    run_pipeline(run, models=["sim:unbiased"], **common)
+    judged = {j["item_id"] for j in lines(run / "judgments.jsonl")}
+    assert len(judged) == 10
+    assert all(v["item_id"] in judged for v in lines(run / VARIANTS))
+
+
+def test_ls_is_still_translated_on_top_of_the_dataset(snapshot: Path, tmp_path: Path) -> None:
+    """zh comes from M-RewardBench, ls from a translator (a 127.0.0.1 OpenAI-compatible server)."""
+    from judgebench.api import CallOptions
+    from tests.servers.openai_server import OpenAIServer
+    from tests.translate.test_translate_stage import SPEC, ScriptedTranslator
+
+    run = tmp_path / "run"
+    with OpenAIServer(ScriptedTranslator()) as server:
+        options = CallOptions(base_url=server.base_url, timeout=5, max_retries=1, progress=False)
+        result = translate(
+            run,
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            conditions="zh,ls",
+            translator=SPEC,
+            options=options,
+        )
+        asked = [r.body["messages"][1]["content"] for r in server.requests]
+    assert result.imported == N
+    assert result.outcome is not None and result.outcome.translated == N
+    assert asked and all('- "ls":' in text and '- "zh":' not in text for text in asked)
+    by_source: dict[str, set[object]] = {}
+    for v in lines(run / VARIANTS):
+        by_source.setdefault(str(v["source"]), set()).add(v["condition"])
+    assert by_source["dataset:m-rewardbench"] == {"zh"}
+    assert all(conds == {"ls"} for source, conds in by_source.items() if source != "dataset:m-rewardbench")
+    manifest = RunDir(run).manifest()
+    assert manifest.stages.translate is not None
+    assert manifest.stages.translate.translator.endswith("+ dataset:m-rewardbench")
+    estimates = judge(run, JudgeRequest(models=["sim:unbiased"], dry_run=True)).estimates
+    assert [e.calls for e in estimates] == [2 * 3 * N + 2 * N]  # en, zh, ls pairs; zh tie-probes only
