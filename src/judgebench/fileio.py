@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +43,35 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def atomic_write_many(files: Mapping[Path, bytes]) -> None:
+    """Write a set of files that belong together (metrics and the report made from them): every
+    temp file is written and synced first, then all are renamed in a row, so a kill leaves the old
+    set whole, or (only in the instant of the renames) part of the new one; never a half file."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, data in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Delete the temp files a killed writer left in `folder` (`.NAME.XXXX.tmp`): call it only while
+    holding the folder's lock for that output, so no live writer's temp is taken."""
+    if folder.is_dir():
+        for stale in folder.glob(".*.tmp"):
+            stale.unlink(missing_ok=True)

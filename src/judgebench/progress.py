@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -80,7 +81,8 @@ class ProgressReporter:
     def __enter__(self) -> ProgressReporter:
         if self._progress is not None:
             self._progress.start()
-            self._task = self._progress.add_task(self.description, total=self.total, **self._fields())
+            # the description (a judge's name) is outside text: shown as is, never read as markup
+            self._task = self._progress.add_task(escape(self.description), total=self.total, **self._fields())
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,10 +8,11 @@ renamed into place (`judgebench.fileio`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import logging
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -31,6 +32,14 @@ from judgebench.records.manifest import (
     StageEntry,
     migrate,
 )
+from judgebench.records.sanitize import mask_url, replace_surrogates
+
+try:  # advisory locks: POSIX; elsewhere a run folder is not locked
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 S = TypeVar("S", bound=StageEntry)
@@ -49,19 +58,9 @@ REPORT_HTML = "report.html"
 BBE_JSON = "bbe.json"
 
 
-_URL_SECRET = re.compile(
-    r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]*@|(?P<q>[?&][^=&\s]*(?:key|token|secret|sig)[^=&\s]*=)[^&\s]*",
-    re.I,
-)
-
-
 def redact_command(argv: list[str]) -> list[str]:
     """The command line as recorded: credentials in URLs (user:token@, ?api-key=...) are masked."""
-
-    def mask(match: re.Match[str]) -> str:
-        return f"{match.group('scheme')}***@" if match.group("scheme") else f"{match.group('q')}***"
-
-    return [_URL_SECRET.sub(mask, arg) for arg in argv]
+    return [mask_url(arg) for arg in argv]
 
 
 def now_iso() -> str:
@@ -105,7 +104,12 @@ class JsonlAppender:
     def append(self, record: BaseModel | dict[str, Any]) -> None:
         data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
         line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._fh.write(line)
+        try:
+            self._fh.write(line)
+        except UnicodeEncodeError:  # a lone surrogate (no UTF-8 for it): U+FFFD, never a lost record
+            self._fh.write(
+                json.dumps(replace_surrogates(data), ensure_ascii=False, separators=(",", ":")) + "\n"
+            )
         self._fh.flush()
         now = time.monotonic()
         if now - self._last_sync >= self._fsync_interval:
@@ -139,12 +143,15 @@ def _repair_tail(path: Path) -> None:
 
 
 def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
-    """Records of a run file. A partial last line (from a crash) is skipped; a bad line is an error."""
+    """Records of a run file. A torn line (a JSON object cut short by a killed writer, at the end or,
+    when another writer appended after it, anywhere) is skipped with a warning, keeping any whole
+    record appended onto it; any other bad line is an error naming the file and line."""
     if not path.exists():
         return
     with open(path, "rb") as fh:
         lines = fh.read().split(b"\n")
     last = len(lines) - 1
+    torn: list[int] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -154,9 +161,35 @@ def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
         except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
             if number - 1 == last:  # unterminated last line: a crash mid-append, not a bad record
                 continue
-            raise InputError(
-                f"unreadable record ({exc.__class__.__name__}: {exc})", path=str(path), line=number
-            ) from None
+            if isinstance(exc, ValidationError) or not raw.lstrip().startswith(b"{"):
+                raise InputError(
+                    f"unreadable record ({exc.__class__.__name__}: {exc})", path=str(path), line=number
+                ) from None
+            torn.append(number)
+            salvaged = _salvage(raw, model)
+            if salvaged is not None:
+                yield salvaged
+    if torn:
+        shown = ", ".join(map(str, torn[:10])) + (" ..." if len(torn) > 10 else "")
+        logger.warning(
+            "warning: %s: skipped %d torn line(s) (line %s): a writer was killed mid-line; "
+            "a rerun of the stage redoes what they held",
+            path,
+            len(torn),
+            shown,
+        )
+
+
+def _salvage(raw: bytes, model: type[T]) -> T | None:
+    """A whole record appended onto a torn line (`{"a": 1, "b{"a": 2}`): the longest tail that
+    parses, or None."""
+    start = raw.find(b"{", 1)
+    while start != -1:
+        try:
+            return model.model_validate(json.loads(raw[start:].decode("utf-8")))
+        except (json.JSONDecodeError, UnicodeDecodeError, ValidationError):
+            start = raw.find(b"{", start + 1)
+    return None
 
 
 K = TypeVar("K", bound=Hashable)
@@ -266,8 +299,47 @@ class RunDir:
         self.save_manifest(manifest)
         return manifest
 
+    @contextlib.contextmanager
+    def lock(self, stage: StageName, *, wait: bool = False) -> Iterator[None]:
+        """Hold this run folder's advisory lock for `stage` while the block runs: a second writer of
+        the same stage is refused (naming the holder's pid), or with `wait` waits for it. The lock
+        is the kernel's (flock), so a holder that dies, even by kill -9, releases it: a lock file
+        left by a dead process is simply taken over."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        path = self.path / f".{stage}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    holder = _lock_holder(fd)
+                    if not wait:
+                        raise RunDirError(
+                            f"run {self.path} is in use: another '{stage}' ({holder}) is writing it; "
+                            "wait for it to finish, or pass --wait-lock to wait for it"
+                        ) from None
+                    logger.warning("waiting for the '%s' of %s (%s) to finish ...", stage, self.path, holder)
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
     def require(self, name: str, hint: str) -> Path:
         path = self.file(name)
         if not path.exists():
             raise RunDirError(f"{path} does not exist: {hint}")
         return path
+
+
+def _lock_holder(fd: int) -> str:
+    """Who holds a run lock, as its file says ("pid 1234"), for the refusal message."""
+    try:
+        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    except OSError:
+        text = ""
+    return f"pid {text}" if text.isdigit() else "pid unknown"

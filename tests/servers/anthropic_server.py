@@ -108,8 +108,9 @@ def refusal() -> Reply:
 class AnthropicServer(WireServer):
     """Scriptable Messages API: queued replies first, then `default_reply` for the rest."""
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(self, responder: Responder | None = None, *, text: str = "Output (a)") -> None:
         super().__init__(responder)
+        self.text = text
         # a short poll interval: stopping a server then takes ~0.05 s instead of 0.5 s
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -127,4 +128,4 @@ class AnthropicServer(WireServer):
             if self.script:
                 return self.script.popleft()
         model = request.body.get("model", "claude-test") if isinstance(request.body, dict) else "claude-test"
-        return Reply(200, message_body("Output (a)", model=model))
+        return Reply(200, message_body(self.text, model=model))

@@ -3,7 +3,9 @@
 Each provider's test server subclasses `WireServer` and turns a request body into a response body
 in that provider's format. Faults are injected per call by a `responder` that returns a `Reply`:
 status, JSON or raw body, headers and an optional delay (a delay longer than the client's timeout is
-a timeout). The server counts every request and every successful (2xx) answer, so tests can prove
+a timeout). Hostile modes for the hardening tests: `drip` (one byte at a time), and bodies built by
+the tests (lone surrogates, huge answers, rich markup in error texts, credentials echoed back).
+The server counts every request and every successful (2xx) answer, so tests can prove
 that a resumed run repeats no paid call.
 """
 
@@ -25,6 +27,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     content_type: str = "application/json"
+    # hostile: send the body one byte every `drip` seconds (each read succeeds, the whole never ends)
+    drip: float = 0.0
 
 
 @dataclass
@@ -84,11 +88,24 @@ class WireServer:
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", reply.content_type)
-                    self.send_header("content-length", str(len(payload)))
+                    chunked = reply.headers.get("transfer-encoding") == "chunked"
+                    if not chunked:
+                        self.send_header("content-length", str(len(payload)))
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if chunked:  # hostile: no declared size, the body in 64 KiB chunks
+                        for i in range(0, len(payload), 65536):
+                            piece = payload[i : i + 65536]
+                            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                        self.wfile.write(b"0\r\n\r\n")
+                    elif reply.drip:
+                        for i in range(len(payload)):
+                            self.wfile.write(payload[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.drip)
+                    else:
+                        self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     return
 

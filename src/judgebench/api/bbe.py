@@ -127,9 +127,10 @@ def _from_run(
             items, units, kind=spec.kind, judge=spec.model, seed=req.params.seed
         )
         template = _template_path(rundir, spec.template_path)
-        answers, failed = rejudge(
-            run, calls, judge=spec.model, template_path=template, options=options, execution=execution
-        )
+        with rundir.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
+            answers, failed = rejudge(
+                run, calls, judge=spec.model, template_path=template, options=options, execution=execution
+            )
         sets = [with_perturbation_pairs(ss, answers, kind=spec.kind, judge=spec.model, units=units)]
         neighbours = neighbours or [spec.kind]
         outcome = RejudgeOutcome(

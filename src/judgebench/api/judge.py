@@ -194,7 +194,7 @@ def _record(
     for name, client in clients.items():
         judges[name] = JudgeEntry(
             spec=client.spec.text,
-            settings=client.settings.model_dump(),
+            settings=client.settings.for_record(),
             outcome=outcomes[name],
             stats=client.stats.model_dump(),
         )
@@ -243,8 +243,12 @@ def judge(
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     clients = _clients(req, options, execution, PriceTable.load())
-    run.init(dataset=plan.dataset)
-    record_plan(run, plan.calls)
-    outcomes = _run_plan(run, plan.calls, clients, template, execution=execution, progress=options.progress)
-    _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
+    # one writer per run and stage: a second judge would pay for every call again
+    with run.lock("judge", wait=options.wait_lock):
+        run.init(dataset=plan.dataset)
+        record_plan(run, plan.calls)
+        outcomes = _run_plan(
+            run, plan.calls, clients, template, execution=execution, progress=options.progress
+        )
+        _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
     return JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)

@@ -24,6 +24,10 @@ class CallOptions:
     progress: bool | None = None  # None: only on a terminal
     backoff_initial: float | None = None
     backoff_max: float | None = None
+    # the stored answer is cut to this many characters (None: judges.toml, else 65536)
+    max_answer_chars: int | None = None
+    # another process writing the same stage of the run: wait for it (False: refuse at once)
+    wait_lock: bool = False
 
     def overrides(self) -> SettingsOverrides:
         """The provider settings these flags set (a flag given here wins over judges.toml)."""

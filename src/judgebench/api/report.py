@@ -166,6 +166,8 @@ class ReportRequest(BaseModel):
     html: bool = True
     # write the flipped / position-inconsistent items here as JSONL for human review
     export_unstable: Path | None = None
+    # another `report` writing this run: wait for it (False: refuse at once)
+    wait_lock: bool = False
 
 
 class ReportResult(BaseModel):
@@ -195,26 +197,27 @@ def report(
     inputs = _read_inputs(run)
     analysis = _analyze(inputs, req.settings)
     data = explorer_data(run, inputs) if req.html or req.export_unstable is not None else None
-    paths = write_report(run, analysis, console, html=req.html, explorer=data)
-    unstable = None
-    if req.export_unstable is not None and data is not None:
-        unstable = export_unstable(data, req.export_unstable)
-        if console is not None:
-            console.print(
-                f"[bold]Wrote[/] {unstable:,} flipped or position-inconsistent item x judge row(s) to",
-                highlight=False,
+    with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
+        paths = write_report(run, analysis, console, html=req.html, explorer=data)
+        unstable = None
+        if req.export_unstable is not None and data is not None:
+            unstable = export_unstable(data, req.export_unstable)
+            if console is not None:
+                console.print(
+                    f"[bold]Wrote[/] {unstable:,} flipped or position-inconsistent item x judge row(s) to",
+                    highlight=False,
+                )
+                console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
+        readiness = ReadinessDoc.of(analysis)
+        atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
+        if run.exists():
+            entry = ReportStage(
+                settings=req.settings.model_dump(),
+                records=len(analysis.records),
+                outputs=[str(p) for p in paths.all()]
+                + ([str(req.export_unstable)] if req.export_unstable is not None else []),
             )
-            console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
-    readiness = ReadinessDoc.of(analysis)
-    atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
-    if run.exists():
-        entry = ReportStage(
-            settings=req.settings.model_dump(),
-            records=len(analysis.records),
-            outputs=[str(p) for p in paths.all()]
-            + ([str(req.export_unstable)] if req.export_unstable is not None else []),
-        )
-        run.record_stage("report", entry)
+            run.record_stage("report", entry)
     return ReportResult(
         analysis=analysis,
         paths=paths,

@@ -257,24 +257,25 @@ def translate(
         if mode.batch:
             refuse_batch([client])
         arm_budget([client], req.max_cost)
-    run.init(dataset=entry)
-    if client is None or variants:
-        import_variants(run, variants)
-    result.imported = len(variants)
-    if req.variants_file is not None:
-        translator = f"import:{Path(str(req.variants_file)).name}"
-    else:
-        translator = f"dataset:{ds.spec}"
-    if provided:
-        result.imported_from = translator
-    if client is not None:
-        translator = client.name if not provided else f"{client.name} + dataset:{ds.spec}"
-        result.outcome = asyncio.run(
-            _translate_live_or_batch(
-                run, items, to_translate, client, req, mode=mode, progress=options.progress
+    with run.lock("translate", wait=options.wait_lock):  # one writer per run and stage
+        run.init(dataset=entry)
+        if client is None or variants:
+            import_variants(run, variants)
+        result.imported = len(variants)
+        if req.variants_file is not None:
+            translator = f"import:{Path(str(req.variants_file)).name}"
+        else:
+            translator = f"dataset:{ds.spec}"
+        if provided:
+            result.imported_from = translator
+        if client is not None:
+            translator = client.name if not provided else f"{client.name} + dataset:{ds.spec}"
+            result.outcome = asyncio.run(
+                _translate_live_or_batch(
+                    run, items, to_translate, client, req, mode=mode, progress=options.progress
+                )
             )
-        )
-    flags, result.audit_summary = write_audit(run, ds.by_id(), chosen)
-    result.flags = len(flags)
-    _record(run, req, result, translator, chosen)
+        flags, result.audit_summary = write_audit(run, ds.by_id(), chosen)
+        result.flags = len(flags)
+        _record(run, req, result, translator, chosen)
     return result

@@ -20,7 +20,7 @@ from judgebench.models.base import ModelRequest, prompt_hash
 from judgebench.models.client import ModelClient
 from judgebench.models.openai import OpenAICompatibleProvider, OpenAIProvider
 from judgebench.models.registry import provider_class
-from judgebench.models.results import CallResult
+from judgebench.models.results import CallResult, kept_answer
 
 __all__ = ["import_batch_output", "write_batch_file"]
 
@@ -145,6 +145,7 @@ def _imported(
     if response is None:
         return CallResult(cache_key=key, prompt_hash=phash, response=None, error=outcome.error, custom_id=key)
     endpoint = "completions" if provider._use_completions(request) else "chat.completions"
+    response = kept_answer(response, client.settings.max_answer_chars)  # storable, capped
     response.params_sent = {
         **provider.build_params(request),
         "endpoint": endpoint,

@@ -26,7 +26,7 @@ from judgebench.errors import JudgebenchError, ProviderConfigError
 from judgebench.models.base import ModelRequest, ModelResponse, prompt_hash
 from judgebench.models.client import ModelClient
 from judgebench.models.limits import offline_block_reason
-from judgebench.models.results import CallResult, Refusal, advance_progress
+from judgebench.models.results import CallResult, Refusal, advance_progress, kept_answer
 from judgebench.rundir import now_iso
 
 if TYPE_CHECKING:
@@ -163,8 +163,9 @@ class _BatchRun:
         """Store a batch answer (before anyone sees it), settle its reservation, hand it over."""
         request = self.request_of.get(key)
         sent = self._params(request) if request is not None else {}
-        response.params_sent = {**sent, "batch_id": sub.batch_id, "custom_id": key}
         client = self.client
+        response = kept_answer(response, client.settings.max_answer_chars)  # storable, capped
+        response.params_sent = {**sent, "batch_id": sub.batch_id, "custom_id": key}
         client.cache.put(
             key, response, provider=client.spec.provider, model=client.spec.model, spec=client.spec.text
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from typing import Annotated, Any, TypeVar
 
@@ -32,6 +34,30 @@ err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160, e
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Library warnings a command must show (a cache that cannot be written, a torn line skipped, waiting
+# for a run lock): one plain line each on stderr, never read as markup.
+_WARNING_LOGGERS = ("judgebench.models", "judgebench.rundir")
+
+
+class _StderrLines(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        err_console.print(record.getMessage(), style="yellow", highlight=False, soft_wrap=True, markup=False)
+
+
+@contextmanager
+def _library_warnings() -> Iterator[None]:
+    handler = _StderrLines(level=logging.WARNING)
+    loggers = [logging.getLogger(name) for name in _WARNING_LOGGERS]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+            logger.propagate = True
+
 
 def handle_errors(func: F) -> F:
     """Turn a JudgebenchError into a one-line reason on stderr and a non-zero exit."""
@@ -39,7 +65,8 @@ def handle_errors(func: F) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with _library_warnings():
+                return func(*args, **kwargs)
         except JudgebenchError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=ExitCode.ERROR) from None

@@ -229,6 +229,8 @@ def bbe_command(
     template: Annotated[str | None, typer.Option("--template", help="Judge template for --perturb.")] = None,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
+    wait_lock: opt.WaitLockOpt = False,
+    max_answer_chars: opt.MaxAnswerCharsOpt = None,
     max_retries: opt.MaxRetriesOpt = None,
     concurrency: opt.ConcurrencyOpt = None,
     rpm: opt.RpmOpt = None,
@@ -318,6 +320,8 @@ def bbe_command(
         options=opt.call_options(
             base_url=base_url,
             timeout=timeout,
+            wait_lock=wait_lock,
+            max_answer_chars=max_answer_chars,
             max_retries=max_retries,
             concurrency=concurrency,
             rpm=rpm,

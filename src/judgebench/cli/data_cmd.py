@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from judgebench.cli import options as opt
 from judgebench.cli import render
@@ -84,7 +85,9 @@ def reported_warnings() -> Iterator[None]:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
     for warning in caught:
-        err_console.print(f"[yellow]warning:[/] {warning.message}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]warning:[/] {escape(str(warning.message))}", highlight=False, soft_wrap=True
+        )
 
 
 SHOW_HELP = (

@@ -38,6 +38,8 @@ def judge_command(
     ] = False,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
+    wait_lock: opt.WaitLockOpt = False,
+    max_answer_chars: opt.MaxAnswerCharsOpt = None,
     max_retries: opt.MaxRetriesOpt = None,
     concurrency: opt.ConcurrencyOpt = None,
     rpm: opt.RpmOpt = None,
@@ -92,6 +94,8 @@ def judge_command(
     options = opt.call_options(
         base_url=base_url,
         timeout=timeout,
+        wait_lock=wait_lock,
+        max_answer_chars=max_answer_chars,
         max_retries=max_retries,
         concurrency=concurrency,
         rpm=rpm,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -51,33 +51,30 @@ TpmOpt = Annotated[float | None, typer.Option("--tpm", min=1, help="Tokens-per-m
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Bypass the response cache (answers are still stored).")
 ]
+WaitLockOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wait-lock",
+        help="If another process is writing this stage of the run, wait for it (default: refuse).",
+    ),
+]
+MaxAnswerCharsOpt = Annotated[
+    int | None,
+    typer.Option("--max-answer-chars", min=1, help="Cut each stored answer to N characters (default 65536)."),
+]
 BatchOpt = Annotated[
     bool, typer.Option("--batch", help="Send the calls through the provider's Batch API and wait.")
 ]
 PollIntervalOpt = Annotated[float, typer.Option("--poll-interval", help="Seconds between batch polls.")]
 
 
-def call_options(
-    *,
-    base_url: str | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    concurrency: int | None = None,
-    rpm: float | None = None,
-    tpm: float | None = None,
-    no_cache: bool = False,
-) -> api.CallOptions:
+def call_options(*, no_cache: bool = False, **flags: Any) -> api.CallOptions:
+    """The shared model flags as the library's CallOptions: `flags` are the CallOptions fields a
+    command's flags set (base_url, timeout, max_retries, concurrency, rpm, tpm, wait_lock,
+    max_answer_chars); --no-cache is the one spelled the other way round."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
-    return api.CallOptions(
-        base_url=base_url,
-        timeout=timeout,
-        max_retries=max_retries,
-        concurrency=concurrency,
-        rpm=rpm,
-        tpm=tpm,
-        use_cache=not no_cache,
-    )
+    return api.CallOptions(use_cache=not no_cache, **flags)
 
 
 def _log(message: str) -> None:

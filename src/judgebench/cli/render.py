@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from judgebench.cli.app import console, err_console
 
@@ -26,7 +27,14 @@ if TYPE_CHECKING:
 
 
 def note(message: str) -> None:
-    err_console.print(message, highlight=False, soft_wrap=True)
+    """One line of outside text (a server's error, an item id) on stderr, never read as markup."""
+    err_console.print(message, highlight=False, soft_wrap=True, markup=False)
+
+
+def _add(table: Table, *cells: str | Text, style: str | None = None) -> None:
+    """A table row whose text cells are shown as they are: a subset or judge name, an item id or a
+    server's text holding `[/x]` is not rich markup (that crashed the CLI)."""
+    table.add_row(*[Text(c) if isinstance(c, str) else c for c in cells], style=style)
 
 
 def _usd(value: float | None) -> str:
@@ -38,7 +46,8 @@ def estimates(rows: Sequence[Estimate]) -> None:
     for col in ("stage", "model", "calls", "done", "input tok", "output tok", "tokens by", "live", "batch"):
         table.add_column(col, justify="right" if col not in {"stage", "model", "tokens by"} else "left")
     for e in rows:
-        table.add_row(
+        _add(
+            table,
             e.stage,
             e.model,
             f"{e.calls:,}",
@@ -64,7 +73,9 @@ def _cost(usd: float, unpriced: int) -> str:
 def import_dry_run(result: TranslateResult, variants: str | None) -> None:
     """`translate --dry-run` with nothing to translate: what an import would add; nothing written."""
     where = result.imported_from or variants or "nowhere"
-    console.print(f"dry run: {result.imported} variant(s) would be imported from {where}; nothing written")
+    console.print(
+        f"dry run: {result.imported} variant(s) would be imported from {where}; nothing written", markup=False
+    )
 
 
 def translation(result: TranslateResult, run: str, variants: str | None) -> None:
@@ -86,7 +97,14 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
             if len(o.failed) > 20:
                 note(f"  ... and {len(o.failed) - 20} more")
     if result.outcome is None or result.imported_from:
-        console.print(f"imported {result.imported} variant(s) from {result.imported_from or variants}")
+        console.print(
+            f"imported {result.imported} variant(s) from {result.imported_from or variants}", markup=False
+        )
+        if result.skipped_variants:
+            note(
+                f"note: {result.skipped_variants} line(s) of {variants} left out: their item or condition "
+                "is not selected (--limit, --subset, --conditions)"
+            )
     table = Table(title=f"audit: {result.flags} flag(s)")
     table.add_column("rule")
     table.add_column("condition")
@@ -95,14 +113,14 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
     if isinstance(per_condition, dict):
         for cond, rules in sorted(per_condition.items()):
             for rule, count in sorted(rules.items()):
-                table.add_row(rule, cond, str(count))
+                _add(table, rule, cond, str(count))
     console.print(table)
     flagged = result.audit_summary.get("flagged_items")
     if flagged is not None:
         share = result.audit_summary.get("flagged_share")
         pct = f" ({share:.1%})" if isinstance(share, float) else ""
-        console.print(f"flagged items (excluded from the filtered tables): {flagged}{pct}")
-    console.print(f"wrote {run}/variants.jsonl and {run}/audit.jsonl")
+        console.print(f"flagged items (excluded from the filtered tables): {flagged}{pct}", markup=False)
+    console.print(f"wrote {run}/variants.jsonl and {run}/audit.jsonl", markup=False)
 
 
 # --- judge -----------------------------------------------------------------------------------------
@@ -116,7 +134,8 @@ def judging(result: JudgeResult, run: str) -> bool:
         table.add_column(col, justify="left" if col == "judge" else "right")
     failed = False
     for name, o in result.outcomes.items():
-        table.add_row(
+        _add(
+            table,
             name,
             str(o.planned),
             str(o.already_done),
@@ -131,12 +150,13 @@ def judging(result: JudgeResult, run: str) -> bool:
         if o.failures:
             failed = True
             err_console.print(
-                f"[red]{name}: {len(o.failures)} call(s) failed[/] (rerun the command to retry only them)"
+                f"[red]{escape(name)}: {len(o.failures)} call(s) failed[/] "
+                "(rerun the command to retry only them)"
             )
             for f in o.failures[:10]:
                 note(f"  {f.key}: {f.error}")
     console.print(table)
-    console.print(f"wrote {run}/judgments.jsonl")
+    console.print(f"wrote {run}/judgments.jsonl", markup=False)
     return failed
 
 
@@ -172,14 +192,15 @@ def _calibrations(res: BBEResult) -> None:
         fixed = " (fixed)" if c.sensitivity_source == "fixed" else ""
         if c.jitter_measured is not None:
             fixed += f"; jitter {_fmt(c.jitter_measured, 3)}"
-        table.add_row(
+        _add(
+            table,
             c.judge,
             str(c.d),
             f"{_fmt(c.sensitivity_plugin, 3)}/{_fmt(c.sensitivity, 3)}{fixed}",
             _certificate_text(c),
             f"{_fmt(c.alpha, 3)} ({_fmt(c.alpha_needed, 3)})",
             _fmt(c.sigma, 3),
-            "yes" if c.feasible else "[red]no[/]",
+            "yes" if c.feasible else Text("no", style="red"),
             f"{_fmt(c.correlation.pearson, 2)}/{_fmt(c.correlation.spearman, 2)}",
             str(sum(c.invalid_neighbours.values())),
             "-" if c.verify is None else _verify_text(c.verify),
@@ -214,7 +235,8 @@ def _systems(res: BBEResult) -> None:
     for col in ("system", "units", "raw", "bias-bounded", "rank raw", "rank bias-bounded"):
         table.add_column(col, overflow="fold")
     for row in res.systems[:50]:
-        table.add_row(
+        _add(
+            table,
             row.system,
             str(row.units),
             _fmt(row.raw),
@@ -261,10 +283,10 @@ def bbe(outcome: BBEOutcome) -> None:
     if res.transfer_assumption:
         note(res.transfer_assumption)
     _bbe_notes(res)
-    console.print(f"bbe.json: {outcome.outputs['bbe_json']}")
-    console.print(f"per-unit scores: {outcome.outputs['scores_csv']}")
+    console.print(f"bbe.json: {outcome.outputs['bbe_json']}", markup=False)
+    console.print(f"per-unit scores: {outcome.outputs['scores_csv']}", markup=False)
     if "plot" in outcome.outputs:
-        console.print(f"plot: {outcome.outputs['plot']}")
+        console.print(f"plot: {outcome.outputs['plot']}", markup=False)
 
 
 # --- run and selftest ------------------------------------------------------------------------------
@@ -283,7 +305,9 @@ def pipeline(result: PipelineResult) -> list[str]:
             note(f"  {failure.item_id}: {failure.reason}")
     if result.judge is not None:
         for name, o in result.judge.outcomes.items():
-            console.print(f"{name}: {o.verdicts} verdicts, {o.invalid} invalid, {o.missing} missing")
+            console.print(
+                f"{name}: {o.verdicts} verdicts, {o.invalid} invalid, {o.missing} missing", markup=False
+            )
             if o.failures:
                 problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
     if result.bbe_error is not None:
@@ -292,8 +316,8 @@ def pipeline(result: PipelineResult) -> list[str]:
         verdicts(result.readiness)
         readiness_file(result.readiness, str(result.run_dir / "readiness.json"))
     timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
-    console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})")
-    console.print(f"report: {result.report_html}")
+    console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})", markup=False)
+    console.print(f"report: {result.report_html}", markup=False)
     return problems
 
 
@@ -307,16 +331,17 @@ def selftest(result: SelftestResult, seed: int) -> None:
 
     for c in result.checks:
         interval = "-" if c.low is None else f"[{f(c.low)}, {f(c.high)}]"
-        table.add_row(
-            escape(c.judge.removeprefix("sim:")),
-            escape(c.what),
+        _add(
+            table,
+            c.judge.removeprefix("sim:"),
+            c.what,
             c.want if c.want is not None else f(c.expected),
             c.got if c.got is not None else f(c.observed),
             interval,
-            "[green]yes[/]" if c.passed else f"[red]no[/] {escape(c.detail)}",
+            Text("yes", style="green") if c.passed else Text.assemble(("no", "red"), f" {c.detail}"),
         )
     console.print(table)
-    console.print(f"run folder: {result.run_dir}")
+    console.print(f"run folder: {result.run_dir}", markup=False)
 
 
 # --- data ------------------------------------------------------------------------------------------
@@ -328,14 +353,14 @@ def dataset(ds: Dataset) -> None:
         counts = by_subset.setdefault(item.subset, {})
         counts[item.label] = counts.get(item.label, 0) + 1
     unlabelled = any(counts.get(None) for counts in by_subset.values())
-    table = Table(title=f"{ds.spec}: {len(ds)} items", title_justify="left")
+    table = Table(title=f"{escape(ds.spec)}: {len(ds)} items", title_justify="left")
     table.add_column("subset")
     for name in ("items", "label 1", "label 2", *(("unlabelled",) if unlabelled else ())):
         table.add_column(name, justify="right")
 
     def row(name: str, counts: dict[int | None, int], style: str | None = None) -> None:
         cells = [str(sum(counts.values())), str(counts.get(1, 0)), str(counts.get(2, 0))]
-        table.add_row(name, *cells, *((str(counts.get(None, 0)),) if unlabelled else ()), style=style)
+        _add(table, name, *cells, *((str(counts.get(None, 0)),) if unlabelled else ()), style=style)
 
     total: dict[int | None, int] = {}
     for name, counts in by_subset.items():
@@ -348,13 +373,13 @@ def dataset(ds: Dataset) -> None:
     console.print(table)
     if ds.variants:
         _dataset_languages(ds)
-    console.print(f"source:   {ds.source}", highlight=False, soft_wrap=True)
-    console.print(f"checksum: sha256:{ds.checksum}", highlight=False, soft_wrap=True)
+    console.print(f"source:   {ds.source}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"checksum: sha256:{ds.checksum}", highlight=False, soft_wrap=True, markup=False)
 
 
 def _dataset_languages(ds: Dataset) -> None:
     """The language variants a dataset carries (M-RewardBench): one row per condition, sorted."""
-    table = Table(title=f"{ds.spec}: {len(ds.variants)} languages", title_justify="left")
+    table = Table(title=f"{escape(ds.spec)}: {len(ds.variants)} languages", title_justify="left")
     for name, justify in (
         ("condition", "left"),
         ("config", "left"),
@@ -363,15 +388,22 @@ def _dataset_languages(ds: Dataset) -> None:
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for cond in sorted(ds.variants):
-        table.add_row(
-            cond, ds.language_configs.get(cond, ""), str(len(ds.variants[cond])), str(ds.missing.get(cond, 0))
+        _add(
+            table,
+            cond,
+            ds.language_configs.get(cond, ""),
+            str(len(ds.variants[cond])),
+            str(ds.missing.get(cond, 0)),
         )
     console.print(table)
     for reason, count in ds.excluded.items():
-        console.print(f"excluded: {count} ({reason})", highlight=False, soft_wrap=True)
+        console.print(f"excluded: {count} ({reason})", highlight=False, soft_wrap=True, markup=False)
     if ds.absent_languages:
         console.print(
-            f"not in this copy: {', '.join(sorted(ds.absent_languages))}", highlight=False, soft_wrap=True
+            f"not in this copy: {', '.join(sorted(ds.absent_languages))}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
         )
 
 
@@ -380,10 +412,10 @@ def dataset_list(listing: DatasetList) -> None:
     for name in ("SPEC", "what", "available"):
         table.add_column(name)
     for row in listing.datasets:
-        table.add_row(row.spec, row.what, row.available)
+        _add(table, row.spec, row.what, row.available)
     console.print(table)
     where = "local copy" if listing.local else "download cache"
-    console.print(f"LLMBar {where}: {listing.root}", highlight=False, soft_wrap=True)
+    console.print(f"LLMBar {where}: {listing.root}", highlight=False, soft_wrap=True, markup=False)
     if not listing.local and not listing.complete:
         console.print(
             "offline? pass --data-dir DIR (the folder that holds LLMBar's Dataset/)", highlight=False
@@ -405,7 +437,7 @@ def readiness_file(doc: ReadinessDoc, path: str) -> None:
             f"warning: incomplete run ({' and '.join(what)} of {doc.planned:,} planned): verdicts are "
             "computed on what exists and none is `pass`; rerun `judgebench judge` to finish it"
         )
-    console.print(f"readiness: {path}", highlight=False, soft_wrap=True)
+    console.print(f"readiness: {path}", highlight=False, soft_wrap=True, markup=False)
 
 
 def verdicts(doc: ReadinessDoc) -> None:
@@ -413,7 +445,7 @@ def verdicts(doc: ReadinessDoc) -> None:
     for v in doc.verdicts:
         style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
         console.print(
-            f"[{style}]{v['verdict'].upper()}[/] {v['judge']} on {v['condition']} "
-            f"(baseline {v['baseline']}, invariance {v['invariance']})",
+            f"[{style}]{v['verdict'].upper()}[/] {escape(str(v['judge']))} on {escape(str(v['condition']))} "
+            f"(baseline {escape(str(v['baseline']))}, invariance {escape(str(v['invariance']))})",
             highlight=False,
         )

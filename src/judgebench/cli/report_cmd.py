@@ -112,6 +112,7 @@ def report_command(
             "verdict and raw answer, audit flags) to FILE as JSONL for human review.",
         ),
     ] = None,
+    wait_lock: opt.WaitLockOpt = False,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
@@ -132,7 +133,12 @@ def report_command(
         raise ConfigError(f"--gate {gate}: give --gate alone, or --gate strict")
     settings = {k: v for k, v in overrides.items() if v is not None}
     result = api.report(
-        run, console=console, settings=settings, html=not no_html, export_unstable=export_unstable
+        run,
+        console=console,
+        settings=settings,
+        html=not no_html,
+        export_unstable=export_unstable,
+        wait_lock=wait_lock,
     )
     render.readiness_file(result.readiness, str(result.readiness_json))
     if gate is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from judgebench.cli import options as opt
 from judgebench.cli import render
@@ -56,6 +57,8 @@ def run_command(
     delta: Annotated[float, typer.Option("--delta", help="A-BB failure probability.")] = 0.01,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
+    wait_lock: opt.WaitLockOpt = False,
+    max_answer_chars: opt.MaxAnswerCharsOpt = None,
     max_retries: opt.MaxRetriesOpt = None,
     concurrency: opt.ConcurrencyOpt = None,
     rpm: opt.RpmOpt = None,
@@ -97,6 +100,8 @@ def run_command(
     options = opt.call_options(
         base_url=base_url,
         timeout=timeout,
+        wait_lock=wait_lock,
+        max_answer_chars=max_answer_chars,
         max_retries=max_retries,
         concurrency=concurrency,
         rpm=rpm,
@@ -111,7 +116,7 @@ def run_command(
     problems = render.pipeline(result)
     if problems:  # the report covers what succeeded; a rerun retries only what failed
         err_console.print(
-            f"[bold red]error:[/] {'; '.join(problems)}; rerun the same command to retry only them",
+            f"[bold red]error:[/] {escape('; '.join(problems))}; rerun the same command to retry only them",
             highlight=False,
             soft_wrap=True,
         )

@@ -15,6 +15,7 @@ from typing import Any
 
 from judgebench.errors import ConfigError, InputError
 from judgebench.records import Item, Label
+from judgebench.records.sanitize import surrogate_problem
 
 # A generous cap per text field: the longest LLMBar field is ~20 kB. A field this large is almost
 # certainly a broken export (a whole file pasted into a cell), and would cost a fortune to judge.
@@ -300,6 +301,9 @@ class _ItemReader:
                 item=default_id,
             )
         data: dict[str, Any] = row.data
+        problem = surrogate_problem(data)
+        if problem is not None:
+            raise InputError(problem, path=self.path, line=row.line, item=default_id)
         cols = self.columns_of(row, data)
         item_id = self._item_id(row, data, cols, default_id)
 

@@ -11,7 +11,11 @@ from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.base import Message, ModelRequest
 from judgebench.models.client import CallResult, ModelClient
 from judgebench.records import Judgment
+from judgebench.records.sanitize import clip
 from judgebench.rundir import now_iso
+
+# A judgment keeps the judge's reason up to this many characters (the whole answer is in `raw`).
+REASON_LIMIT = 2000
 
 
 def completion_only(client: ModelClient) -> bool:
@@ -86,7 +90,8 @@ def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, 
         verdict=call.verdict_for(parsed.winner),
         parse_error=parse_error,
         confidence=parsed.confidence,
-        reason=parsed.reason,
+        # the judge's "one or two sentences"; a runaway reason is cut, not stored a second time whole
+        reason=clip(parsed.reason, REASON_LIMIT) if parsed.reason is not None else None,
         prob_a=probs[0] if probs else None,
         prob_b=probs[1] if probs else None,
         prob_tie=probs[2] if probs else None,
@@ -96,4 +101,6 @@ def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, 
         latency_s=response.latency_s,
         finish_reason=response.finish_reason,
         from_cache=result.from_cache,
+        raw_chars=response.text_chars,
+        raw_cap=response.text_cap,
     )

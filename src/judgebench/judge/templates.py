@@ -61,7 +61,9 @@ class JudgeTemplate(BaseModel):
         return self
 
     def digest(self) -> str:
-        blob = json.dumps(self.model_dump(), sort_keys=True, ensure_ascii=False)
+        """The template's hash as recorded in the manifest: its text and the way candidates are
+        delimited (`DELIMITING`), so the recorded hash names the prompt actually rendered."""
+        blob = json.dumps({**self.model_dump(), "delimiting": DELIMITING}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     def note_for(self, language: str | None) -> str:
@@ -81,7 +83,8 @@ class JudgeTemplate(BaseModel):
         max_tokens: int | None = None,
         want_logprobs: bool = False,
     ) -> ModelRequest:
-        """Fill the template. Candidate texts are substituted once, never re-parsed as a template."""
+        """Fill the template. Candidate texts are substituted once, never re-parsed as a template; in
+        the chat form each sits between boundary lines it cannot forge (`fence`)."""
         values = {
             "instruction": instruction,
             "output_a": output_a,
@@ -99,7 +102,8 @@ class JudgeTemplate(BaseModel):
         messages = []
         if self.system:
             messages.append(Message(role="system", content=_fill(self.system, values)))
-        messages.append(Message(role="user", content=_fill(self.user, values).lstrip("\n")))
+        fenced = dict(values, **fence(instruction, output_a, output_b))
+        messages.append(Message(role="user", content=_fill(self.user, fenced).lstrip("\n")))
         return ModelRequest(
             messages=messages,
             temperature=temperature,
@@ -114,6 +118,29 @@ class JudgeTemplate(BaseModel):
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# How `fence` marks candidate texts; part of every template's digest (change it when `fence` changes).
+DELIMITING = "boundary-lines-v1"
+_FENCED = {"instruction": "INSTRUCTION", "output_a": "RESPONSE A", "output_b": "RESPONSE B"}
+
+
+def boundary(instruction: str, output_a: str, output_b: str) -> str:
+    """The code on a call's boundary lines: a hash of the three texts, so no candidate can write it
+    (it would have to contain the hash of itself), yet the same call always renders the same prompt
+    (the cache and a resumed run need that; a random marker would pay for every call again)."""
+    blob = "\x1f".join((instruction, output_a, output_b)).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def fence(instruction: str, output_a: str, output_b: str) -> dict[str, str]:
+    """The instruction and both candidates, each between a BEGIN and an END line carrying this call's
+    `boundary` code. A candidate that writes its own `[Response B]` heading, a closing question or
+    a fake END line stays inside its own section: only the lines with the code delimit it."""
+    code = boundary(instruction, output_a, output_b)
+    texts = {"instruction": instruction, "output_a": output_a, "output_b": output_b}
+    return {
+        name: f"<<<BEGIN {label} {code}>>>\n{texts[name]}\n<<<END {label} {code}>>>"
+        for name, label in _FENCED.items()
+    }
 
 
 def _fields(text: str) -> list[str]:

@@ -26,6 +26,7 @@ from judgebench.models.base import (
     ProviderTraits,
     RemoteProvider,
 )
+from judgebench.models.bodylimit import BodyTooLarge, body_limit, bounded_http_client
 from judgebench.models.failures import (
     MalformedResponseError,
     PermanentError,
@@ -94,7 +95,14 @@ class AnthropicProvider(RemoteProvider):
 
             self._sdk = anthropic
             self._client = anthropic.AsyncAnthropic(
-                api_key=self._key, base_url=self._base_url, max_retries=0, timeout=self.settings.timeout
+                api_key=self._key,
+                base_url=self._base_url,
+                max_retries=0,
+                timeout=self.settings.timeout,
+                # the body read is bounded too: a 100 MB answer is refused, not held in memory
+                http_client=bounded_http_client(
+                    anthropic, body_limit(self.settings.max_answer_chars), self.name
+                ),
             )
         return self._client
 
@@ -191,6 +199,8 @@ class AnthropicProvider(RemoteProvider):
             )
             _tag(err, "timeout")
             return err
+        if isinstance(exc.__cause__, BodyTooLarge):  # the SDK wrapped our bounded read's refusal
+            return exc.__cause__
         if isinstance(exc, sdk.APIConnectionError):
             err = TransientError(f"{provider}: connection error ({self._scrub(str(exc))})", provider=provider)
             _tag(err, "connection")
@@ -209,7 +219,7 @@ class AnthropicProvider(RemoteProvider):
                 what = "authentication failed" if status == 401 else "permission denied"
                 err = PermanentError(
                     f"{provider}: {what} (HTTP {status}): check ANTHROPIC_API_KEY "
-                    f"(the key was rejected by {self._base_url})",
+                    f"(the key was rejected by {self.shown_url})",
                     provider=provider,
                 )
             else:

@@ -36,6 +36,10 @@ from judgebench.models.failures import (
 )
 from judgebench.models.settings import ProviderSettings
 from judgebench.records import Usage
+from judgebench.records.sanitize import mask_url, scrub_clip
+
+# Outside error text is kept and shown up to this many characters (after scrubbing).
+ERROR_TEXT_LIMIT = 300
 
 __all__ = [
     "Capabilities",
@@ -109,6 +113,9 @@ class ModelResponse(BaseModel):
     raw: dict[str, Any] | None = None
     # the parameters actually sent to the provider (after dropping unsupported ones)
     params_sent: dict[str, Any] = Field(default_factory=dict)
+    # set when the text was cut to the stored-answer cap: its length (characters) before the cut
+    text_chars: int | None = None
+    text_cap: int | None = None
 
 
 @dataclass(frozen=True)
@@ -134,8 +141,9 @@ class ProviderTraits:
     - `completion_only`: a base model: stages send it plain completion prompts, never chat.
     - `batch_backend`: "module:Class" of its `judgebench.batch` backend (imported when a batch is
       run), or None; then `batch_refusal` says why `--batch` is refused (None: a generic reason).
-    - `enforces_deadline`: its SDK bounds every request by `settings.timeout`, so the client adds no
-      guard of its own.
+    - `enforces_deadline`: its SDK applies `settings.timeout` itself (per read, for the OpenAI family).
+      Informational: the client puts a total per-attempt deadline on every provider that is not in
+      process whatever the SDK does, since a per-read timeout never ends a server that drips.
     - `translates`: False for a provider that only judges (translate refuses it up front).
     - `token_counter`: how dry runs and budgets estimate its input tokens.
     - `base_url_env`: the environment variable its SDK reads for the endpoint (part of the cache key).
@@ -189,6 +197,14 @@ class Provider(abc.ABC):
         the adapter does not say."""
         return {}
 
+    def scrub(self, text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
+        """Outside text (an SDK or server error) as it may be kept or shown: credentials masked
+        first, then cut to `limit` characters."""
+        return scrub_clip(text, limit, self._secrets())
+
+    def _secrets(self) -> tuple[str, ...]:
+        return ()
+
     def api_key(self) -> str:
         """The key from the environment, or a clear error naming the variable to set."""
         for var in self.key_env:
@@ -213,9 +229,18 @@ class RemoteProvider(Provider):
     def connection_key(self) -> str:
         return f"{self.name}:{self._base_url}"
 
+    @property
+    def shown_url(self) -> str:
+        """The endpoint as messages show it (a `user:token@` in it masked)."""
+        return mask_url(self._base_url)
+
+    def _secrets(self) -> tuple[str, ...]:
+        return (self._key,)
+
     def _scrub(self, text: str) -> str:
-        """`text` with the API key masked: SDK error texts can echo request URLs and headers."""
-        return text.replace(self._key, "***") if len(self._key) >= 6 else text
+        """`text` with the API key (and anything shaped like a credential) masked, then cut: SDK
+        error texts can echo request URLs and headers."""
+        return self.scrub(text)
 
 
 def cache_key(provider: str, model: str, base_url: str | None, request: ModelRequest) -> str:

@@ -12,6 +12,7 @@ clear it with `ResponseCache.clear()` (`judgebench cache clear`) or by deleting 
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -21,6 +22,8 @@ from typing import Any
 
 from judgebench.models.base import ModelResponse
 from judgebench.paths import cache_dir
+
+logger = logging.getLogger(__name__)
 
 _INSERT = (
     "INSERT OR REPLACE INTO responses (key, provider, model, spec, response, created_at) "
@@ -45,14 +48,12 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: a committed put survives a process kill (not a power cut), and costs no fsync.
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=60000")
-        self._conn.execute(_SCHEMA)
+        try:
+            self._conn = self._open(self.path)
+        except (sqlite3.Error, OSError) as exc:  # a full or read-only disk: go on without the store
+            self._disable(exc)
+            self._conn = self._open(":memory:")  # an empty stand-in: every get misses
         # Keys known to be stored, so a miss (every call of a fresh run) costs no disk read. Own
         # writes are added at once; other handles' and processes' writes are picked up by rowid
         # at most every REFRESH_S seconds.
@@ -61,6 +62,35 @@ class ResponseCache:
         self._refreshed_at = 0.0
 
     REFRESH_S = 0.5
+
+    @staticmethod
+    def _open(path: Path | str) -> sqlite3.Connection:
+        if isinstance(path, Path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a committed put survives a process kill (not a power cut), no fsync.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.execute(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _disable(self, exc: BaseException) -> None:
+        """Say once that the store cannot be used, and go on without it."""
+        if self.disabled is not None:
+            return
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        self.disabled = f"{type(exc).__name__}: {first}"
+        logger.warning(
+            "warning: the response cache %s cannot be used (%s); going on without it "
+            "(answers are still recorded in the run folder)",
+            self.path,
+            self.disabled,
+        )
 
     def _sync_known(self) -> set[str]:
         """Bring the known-key set up to date (caller holds the lock)."""
@@ -82,14 +112,20 @@ class ResponseCache:
     def get(self, key: str) -> ModelResponse | None:
         """The stored answer, or None. Answers another process stored in the last REFRESH_S seconds
         may not be seen yet (two processes asking the same call at the same moment may both pay)."""
-        with self._lock:
-            known = self._sync_known()
-            if key not in known:
-                return None
-            row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-            if row is None:  # deleted elsewhere
-                known.discard(key)
-                return None
+        if self.disabled is not None:
+            return None
+        try:
+            with self._lock:
+                known = self._sync_known()
+                if key not in known:
+                    return None
+                row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+                if row is None:  # deleted elsewhere
+                    known.discard(key)
+                    return None
+        except (sqlite3.Error, OSError) as exc:
+            self._disable(exc)
+            return None
         return ModelResponse.model_validate_json(row[0])
 
     def __contains__(self, key: str) -> bool:
@@ -103,18 +139,35 @@ class ResponseCache:
             if self._known is not None:
                 self._known.add(key)
 
-    def put(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> None:
-        """Store an answer (replacing an older one under the same key), committed before returning."""
-        row = _row(key, response, provider=provider, model=model, spec=spec)
-        with self._lock:
-            self._conn.execute(_INSERT, row)
-        self._remember(key)
+    # Set when a write failed (a full disk, a read-only file): the reason, said once; later puts
+    # are skipped. The store is an optimisation: the run folder stays the record.
+    disabled: str | None = None
 
-    async def aput(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> None:
+    def put(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> bool:
+        """Store an answer (replacing an older one under the same key), committed before returning.
+        Never raises: a failed write disables the store for this handle, says so once and returns
+        False (the caller still has the answer and records it in the run folder)."""
+        if self.disabled is not None:
+            return False
+        try:
+            row = _row(key, response, provider=provider, model=model, spec=spec)
+        except ValueError as exc:  # this answer cannot be serialised (pydantic's error): skip it alone
+            logger.warning("warning: an answer could not be stored in the response cache (%s)", exc)
+            return False
+        try:
+            with self._lock:
+                self._conn.execute(_INSERT, row)
+        except (sqlite3.Error, OSError) as exc:
+            self._disable(exc)
+            return False
+        self._remember(key)
+        return True
+
+    async def aput(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> bool:
         """`put` for async callers (the client awaits it before reporting an answer). A commit in
         WAL mode with synchronous=NORMAL is a short write with no fsync, so it runs inline: a writer
         thread with group commit was measured and cost more CPU (GIL hand-offs) than it saved."""
-        self.put(key, response, provider=provider, model=model, spec=spec)
+        return self.put(key, response, provider=provider, model=model, spec=spec)
 
     def __len__(self) -> int:
         with self._lock:
@@ -130,7 +183,12 @@ class ResponseCache:
             by_model = self._conn.execute(
                 "SELECT spec, COUNT(*) FROM responses GROUP BY spec ORDER BY COUNT(*) DESC"
             ).fetchall()
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        folder = self.path.parent
+        size = (
+            sum(p.stat().st_size for p in folder.glob(self.path.name + "*") if p.is_file())
+            if folder.is_dir()
+            else 0
+        )
         return {
             "path": str(self.path),
             "entries": int(total),
@@ -138,6 +196,8 @@ class ResponseCache:
             "oldest": oldest,
             "newest": newest,
             "by_model": {str(spec): int(n) for spec, n in by_model},
+            # set when the store could not be opened or written (this handle works without it)
+            "disabled": self.disabled,
         }
 
     def clear(self, *, spec: str | None = None) -> int:

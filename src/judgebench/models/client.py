@@ -44,7 +44,7 @@ from judgebench.models.limits import (
 )
 from judgebench.models.pricing import PriceTable, estimate_tokens, heuristic_tokens
 from judgebench.models.registry import ModelSpec, create_provider, provider_class
-from judgebench.models.results import CallResult, ClientStats, Refusal, advance_progress
+from judgebench.models.results import CallResult, ClientStats, Refusal, advance_progress, kept_answer
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -63,6 +63,11 @@ __all__ = [
 
 # A server's Retry-After is honoured up to this many seconds (beyond it the backoff cap applies).
 _MAX_RETRY_AFTER = 600.0
+# The client's own deadline on an attempt: settings.timeout plus this much (an SDK's own timeout,
+# where it fires, comes first and names itself).
+_DEADLINE_GRACE = 0.5
+# A failed call's error text is kept up to this many characters (after scrubbing).
+_ERROR_LIMIT = 500
 # A long run of cache hits yields to the event loop this often, so it cannot starve other tasks.
 _YIELD_EVERY = 64
 
@@ -106,9 +111,10 @@ class ModelClient:
         self._state: tuple[asyncio.AbstractEventLoop, Connection, RateLimiter] | None = None
         cls = provider_class(self.spec.provider)
         self.traits: ProviderTraits = cls.traits
-        # The SDKs bound each request by settings.timeout; the client guards the others (in-process
-        # providers excepted: their work runs in this process, where a deadline cannot stop it).
-        self._guard_deadline = not (self.traits.in_process or self.traits.enforces_deadline)
+        # A total deadline per attempt, whatever the SDK does (an SDK timeout bounds each read, so a
+        # server dripping one byte at a time would hold a call open for ever); in-process providers
+        # excepted: their work runs in this process, where a deadline cannot stop it.
+        self._guard_deadline = not self.traits.in_process
         env = self.traits.base_url_env
         env_url = os.environ.get(env) if env else None
         # The endpoint is part of the cache key: two servers may answer the same model differently.
@@ -221,12 +227,14 @@ class ModelClient:
             raise  # configuration: the whole run must stop and say why
         except Exception as exc:  # an adapter let an unclassified error through: record it, no retry
             self.stats.record_status(type(exc).__name__)
-            trial.error = f"{provider.name}: unexpected {type(exc).__name__}: {exc}"
+            trial.error = f"{provider.name}: unexpected {type(exc).__name__}: {provider.scrub(str(exc))}"
         finally:
             if self.budget is not None:
                 actual = (self.cost_of(trial.response) or 0.0) if trial.response is not None else 0.0
                 self.budget.settle(reserved, actual)
         self.stats.record_retries(trial.attempts)
+        if trial.error is not None:
+            trial.error = provider.scrub(trial.error, limit=_ERROR_LIMIT)
         return trial
 
     async def _retrying(self, provider: Provider, request: ModelRequest, trial: _Trial) -> ModelResponse:
@@ -259,9 +267,11 @@ class ModelClient:
 
     async def _answered(self, key: str, phash: str, trial: _Trial) -> CallResult:
         """Store a received answer (before anyone sees it), account for it, hand it over."""
-        response = trial.response
-        assert response is not None
-        # Stored before anyone sees it: a kill from here on never pays for this answer again.
+        assert trial.response is not None
+        response = kept_answer(trial.response, self.settings.max_answer_chars)
+        # Stored before anyone sees it: a kill from here on never pays for this answer again. A
+        # store that cannot be written says so once and is skipped: the caller still records the
+        # answer in the run folder, which is the record.
         await self.cache.aput(
             key, response, provider=self.spec.provider, model=self.spec.model, spec=self.spec.text
         )
@@ -297,8 +307,9 @@ class ModelClient:
                 await limiter.acquire(self._tokens_for(limiter, request))
             try:
                 if self._guard_deadline:
-                    # The SDKs enforce settings.timeout; this guard catches an adapter that does not.
-                    async with asyncio.timeout(self.settings.timeout + 5.0):
+                    # The whole attempt (connect, headers, body) within settings.timeout; a little
+                    # grace lets an SDK that enforces it say so itself.
+                    async with asyncio.timeout(self.settings.timeout + _DEADLINE_GRACE):
                         response = await provider.generate(request)
                 else:
                     response = await provider.generate(request)

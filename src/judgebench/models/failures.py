@@ -84,9 +84,10 @@ def tag_status(err: _PE, status: str) -> _PE:
 
 
 def error_message(body: object, fallback: str) -> str:
-    """The provider's own error text from a JSON error body ({"error": {"message": ...}}), cut to 300."""
+    """The provider's own error text from a JSON error body ({"error": {"message": ...}}), whole:
+    the caller scrubs it, then cuts it (`Provider.scrub`), never the other way round."""
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return fallback[:300]
+            return str(inner["message"])
+    return fallback

@@ -29,6 +29,7 @@ from judgebench.models.base import (
     RemoteProvider,
     TokenLogprob,
 )
+from judgebench.models.bodylimit import BodyTooLarge, body_limit, response_hook
 from judgebench.models.failures import (
     MalformedResponseError,
     PermanentError,
@@ -121,10 +122,18 @@ class GoogleProvider(RemoteProvider):
             from google import genai
             from google.genai import types
 
+            # the body read is bounded too (where this SDK version lets its httpx client be set up)
+            hook = response_hook(body_limit(self.settings.max_answer_chars), self.name)
+            bounded: dict[str, Any] = (
+                {"async_client_args": {"event_hooks": {"response": [hook]}}}
+                if "async_client_args" in types.HttpOptions.model_fields
+                else {}
+            )
             options = types.HttpOptions(
                 base_url=self._base_url_override,
                 timeout=max(1, round(self.settings.timeout * 1000)),  # milliseconds
                 retry_options=types.HttpRetryOptions(attempts=1),
+                **bounded,
             )
             self._client = genai.Client(api_key=self._key, vertexai=False, http_options=options)
         return self._client
@@ -243,6 +252,8 @@ class GoogleProvider(RemoteProvider):
         err: ProviderError
         if isinstance(exc, ProviderError):
             return exc
+        if isinstance(exc.__cause__, BodyTooLarge):  # wrapped by the SDK or its transport
+            return exc.__cause__
         if isinstance(exc, timeouts):
             err = TransientError(
                 f"{provider}: request timed out after {self.settings.timeout:g}s", provider=provider
@@ -269,7 +280,7 @@ class GoogleProvider(RemoteProvider):
             what = "permission denied" if status == 403 else "authentication failed"
             err = PermanentError(
                 f"{provider}: {what} (HTTP {status}): check GEMINI_API_KEY or GOOGLE_API_KEY "
-                f"(the key was rejected by {self._base_url})",
+                f"(the key was rejected by {self.shown_url})",
                 provider=provider,
             )
         elif isinstance(exc, errors.ClientError):

@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 from judgebench.models.base import Provider
 from judgebench.models.settings import ProviderSettings
+from judgebench.records.sanitize import mask_url
 
 __all__ = ["OFFLINE_ENV", "Connection", "RateLimiter", "offline_block_reason", "shared_limits"]
 
@@ -150,5 +151,5 @@ def offline_block_reason(provider: Provider) -> str | None:
     host = urlparse(url).hostname if url else None
     if host in _LOCAL_HOSTS:
         return None
-    where = url or "its default endpoint"
+    where = mask_url(url) if url else "its default endpoint"
     return f"{provider.name}: real model request blocked in tests ({OFFLINE_ENV}=1; endpoint {where})"

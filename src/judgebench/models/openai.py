@@ -30,6 +30,7 @@ from judgebench.models.base import (
     RemoteProvider,
     TokenLogprob,
 )
+from judgebench.models.bodylimit import BodyTooLarge, body_limit, bounded_http_client
 from judgebench.models.failures import (
     MalformedResponseError,
     PermanentError,
@@ -65,7 +66,7 @@ class OpenAIProvider(RemoteProvider):
     name: ClassVar[str] = "openai"
     traits: ClassVar[ProviderTraits] = ProviderTraits(
         batch_backend="judgebench.batch.openai_batch:OpenAIBatch",
-        # the SDK applies settings.timeout to every request, so the client needs no guard of its own
+        # the SDK applies settings.timeout per read; the client's own total deadline bounds the attempt
         enforces_deadline=True,
         token_counter="tiktoken",
         base_url_env="OPENAI_BASE_URL",
@@ -119,7 +120,14 @@ class OpenAIProvider(RemoteProvider):
 
             self._sdk = openai
             self._client = openai.AsyncOpenAI(
-                api_key=self._key, base_url=self._base_url, timeout=self.settings.timeout, max_retries=0
+                api_key=self._key,
+                base_url=self._base_url,
+                timeout=self.settings.timeout,
+                max_retries=0,
+                # the body read is bounded too: a 100 MB answer is refused, not held in memory
+                http_client=bounded_http_client(
+                    openai, body_limit(self.settings.max_answer_chars), self.name
+                ),
             )
         return self._client
 
@@ -182,6 +190,8 @@ class OpenAIProvider(RemoteProvider):
         if isinstance(exc, sdk.APITimeoutError):
             message = f"{provider}: request timed out after {self.settings.timeout:g}s"
             return _tag(TransientError(message, provider=provider), "timeout")
+        if isinstance(exc.__cause__, BodyTooLarge):  # the SDK wrapped our bounded read's refusal
+            return exc.__cause__
         if isinstance(exc, sdk.APIConnectionError):
             message = f"{provider}: connection error ({self._scrub(str(exc))})"
             return _tag(TransientError(message, provider=provider), "connection")
@@ -212,7 +222,7 @@ class OpenAIProvider(RemoteProvider):
 
     def _key_hint(self) -> str:
         names = " or ".join(self.key_env) or "the API key variable"
-        return f"check {names} (the key was rejected by {self._base_url})"
+        return f"check {names} (the key was rejected by {self.shown_url})"
 
     def _malformed(self, why: str) -> MalformedResponseError:
         err = MalformedResponseError(f"{self.name}: malformed 200 response: {why}", provider=self.name)

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from judgebench.models.base import ModelResponse
+from judgebench.models.base import ModelResponse, TokenLogprob
+from judgebench.records.sanitize import lone_surrogate_at, replace_surrogates
 
 if TYPE_CHECKING:
     from judgebench.progress import ProgressReporter
 
-__all__ = ["CallResult", "ClientStats", "Refusal", "advance_progress"]
+__all__ = ["CallResult", "ClientStats", "Refusal", "advance_progress", "kept_answer"]
 
 # Why a call was not sent, by judgebench's own choice (the result's `error` says it in words):
 # "budget": it would have passed --max-cost; "deferred": batch rounds answer it in the next batch;
@@ -117,3 +118,59 @@ def advance_progress(progress: ProgressReporter | None, result: CallResult) -> N
         cached=result.from_cache,
         failed=result.response is None,
     )
+
+
+def _clip_strings(value: Any, cap: int) -> Any:
+    """`value` (a JSON body) with every string longer than `cap` characters cut to `cap`."""
+    if isinstance(value, str):
+        return value[:cap] if len(value) > cap else value
+    if isinstance(value, list):
+        return [_clip_strings(v, cap) for v in value]
+    if isinstance(value, dict):
+        return {k: _clip_strings(v, cap) for k, v in value.items()}
+    return value
+
+
+def kept_answer(response: ModelResponse, cap: int) -> ModelResponse:
+    """A received answer as it is stored and recorded: lone surrogates (which no UTF-8 file or
+    SQLite store can hold) replaced by U+FFFD, the text cut to `cap` characters (its length before
+    the cut and the cap recorded) and the raw body's strings cut likewise."""
+    text = response.text
+    raw = response.raw
+    tainted = lone_surrogate_at(text) is not None
+    if raw is not None and not tainted:
+        tainted = any(lone_surrogate_at(s) is not None for s in _strings(raw))
+    long = len(text) > cap
+    if not tainted and not long:
+        return response
+    update: dict[str, Any] = {}
+    if tainted:
+        text = replace_surrogates(text)
+        raw = replace_surrogates(raw)
+        if response.logprobs:
+            update["logprobs"] = [
+                TokenLogprob(
+                    token=replace_surrogates(t.token), logprob=t.logprob, top=replace_surrogates(t.top)
+                )
+                for t in response.logprobs
+            ]
+    if long:
+        update.update(text_chars=len(text), text_cap=cap)
+        text = text[:cap]
+        raw = _clip_strings(raw, cap) if raw is not None else None
+    return response.model_copy(update={**update, "text": text, "raw": raw})
+
+
+def _strings(value: Any) -> list[str]:
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out

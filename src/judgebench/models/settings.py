@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judgebench.records.sanitize import mask_url
+
 
 class ProviderSettings(BaseModel):
     """How to reach a provider and how hard to push it. Never holds a key: keys come from env."""
@@ -24,6 +26,15 @@ class ProviderSettings(BaseModel):
     tpm: float | None = None
     backoff_initial: float = 1.0
     backoff_max: float = 60.0
+    # the stored answer text is cut to this many characters (the original size is recorded)
+    max_answer_chars: int = Field(default=65536, ge=1)
+
+    def for_record(self) -> dict[str, Any]:
+        """The settings as the run folder keeps them: a credential in the base URL masked."""
+        data = self.model_dump()
+        if self.base_url:
+            data["base_url"] = mask_url(self.base_url)
+        return data
 
 
 class SettingsOverrides(BaseModel):
@@ -43,6 +54,7 @@ class SettingsOverrides(BaseModel):
     tpm: float | None = None
     backoff_initial: float | None = None
     backoff_max: float | None = None
+    max_answer_chars: int | None = None
 
     @field_validator("base_url")
     @classmethod

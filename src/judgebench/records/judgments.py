@@ -92,6 +92,9 @@ class Judgment(BaseModel):
     from_cache: bool | None = None
     # 0 for the first answer; N for the N-th re-ask of an unreadable one (judge --reask)
     reask: int = 0
+    # set when the answer was longer than the stored-answer cap: its length before the cut, and the cap
+    raw_chars: int | None = None
+    raw_cap: int | None = None
     batch_id: str | None = None
     custom_id: str | None = None
     created_at: str | None = None

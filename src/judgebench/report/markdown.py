@@ -7,10 +7,17 @@ from collections.abc import Mapping, Sequence
 
 from judgebench.report.model import Cell, ReportMeta, Section, Table
 
+# `[`/`]` stay (intervals are "[0.1, 0.2]"); a `(` after `]` is escaped, so no link forms
+_MD_SPECIAL = re.compile(r"([\\`*_|]|(?<=\])\()")
+
 
 def _escape(text: str) -> str:
-    """Keep a cell on one line and stop `|` from ending it."""
-    return re.sub(r"\s*\n\s*", " ", text).replace("|", "\\|")
+    """Outside text (a subset name, an item id, a judge's words) as literal Markdown on one line:
+    no `|` ends the cell, no `*`/`_`/backtick formats, no `[..](..)` links, no `<tag>` reaches a
+    renderer."""
+    text = re.sub(r"\s*\n\s*", " ", text)
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return text.replace("<", "&lt;")  # no tag can open (`->` and `>=` stay as they are)
 
 
 def _cell(cell: Cell) -> str:

@@ -6,9 +6,8 @@ previous outputs readable; rerunning it regenerates all of them from the run's j
 
 from __future__ import annotations
 
+import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from rich.console import Console
 
 from judgebench import __version__
 from judgebench.analysis.model import Analysis
-from judgebench.fileio import atomic_write_json, atomic_write_text
+from judgebench.fileio import atomic_write_many, remove_stale_temps
 from judgebench.records import MetricRecord
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
@@ -91,22 +90,6 @@ def metrics_csv(rows: list[dict[str, Any]]) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """The binary twin of rundir.atomic_write_text (temp file in the same folder, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_report(
     run: RunDir,
     analysis: Analysis,
@@ -119,18 +102,22 @@ def write_report(
 
     With `explorer` (the run's judgments, texts and audit flags), report.html gets the item explorer."""
     run.path.mkdir(parents=True, exist_ok=True)
+    plot_dir = run.file(PLOTS_DIR)
+    for folder in (run.path, plot_dir):  # what a killed report left (the caller holds the lock)
+        remove_stale_temps(folder)
     rows = metric_rows(analysis.records)
-    atomic_write_json(run.file(METRICS_JSON), rows)
-    atomic_write_text(run.file(METRICS_CSV), metrics_csv(rows))
+    # Everything is rendered first and written together at the end (`atomic_write_many`), so a
+    # killed report never leaves a new metrics.json beside an old report.
+    outputs: dict[Path, bytes] = {
+        run.file(METRICS_JSON): (json.dumps(rows, ensure_ascii=False, indent=2) + "\n").encode("utf-8"),
+        run.file(METRICS_CSV): metrics_csv(rows).encode("utf-8"),
+    }
 
     plots = make_plots(analysis)
-    plot_dir = run.file(PLOTS_DIR)
     plot_paths: dict[str, Path] = {}
     for key, png in plots.items():
         plot_paths[key] = plot_dir / f"{key}.png"
-        atomic_write_bytes(plot_paths[key], png)
-    for key in set(PLOT_TITLES) - set(plots):  # a plot of an earlier report whose data is gone
-        (plot_dir / f"{key}.png").unlink(missing_ok=True)
+        outputs[plot_paths[key]] = png
 
     bbe = load_bbe_view(run)  # the run's A-BB as bbe.json holds it (written by `bbe`), if any
     sections = build_sections(analysis, [bbe_section(bbe)])
@@ -142,12 +129,15 @@ def write_report(
     if bbe is not None and bbe.plot is not None:
         relative[BBE_PLOT_KEY] = BBE_PLOT_FILE  # beside report.md, where `bbe` wrote it
         figures[BBE_PLOT_KEY] = bbe.plot
-    atomic_write_text(run.file(REPORT_MD), render_markdown(sections, relative, meta))
+    outputs[run.file(REPORT_MD)] = render_markdown(sections, relative, meta).encode("utf-8")
     html_path: Path | None = None
     if html:
         html_path = run.file(REPORT_HTML)
         payload = payload_json(explorer) if explorer is not None else None
-        atomic_write_text(html_path, render_html(sections, figures, meta, payload))
+        outputs[html_path] = render_html(sections, figures, meta, payload).encode("utf-8")
+    atomic_write_many(outputs)
+    for key in set(PLOT_TITLES) - set(plots):  # a plot of an earlier report whose data is gone
+        (plot_dir / f"{key}.png").unlink(missing_ok=True)
 
     paths = ReportPaths(
         run.file(METRICS_JSON), run.file(METRICS_CSV), run.file(REPORT_MD), html_path, plot_paths
@@ -157,5 +147,5 @@ def write_report(
         console.print(f"[bold]Wrote[/] {len(rows):,} metric records and {len(plot_paths)} plot(s):")
         for path in (paths.metrics_json, paths.metrics_csv, paths.report_md, paths.report_html):
             if path is not None:
-                console.print(f"  {path}", highlight=False, soft_wrap=True)
+                console.print(f"  {path}", highlight=False, soft_wrap=True, markup=False)
     return paths

@@ -21,6 +21,7 @@ from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import TEXT_FIELDS, AuditFlag, Item, TranslationFailure, Variant
 from judgebench.records.outcomes import TranslateOutcome
+from judgebench.records.sanitize import surrogate_problem
 from judgebench.rundir import (
     AUDIT,
     TRANSLATION_FAILURES,
@@ -69,6 +70,9 @@ def _variant_line(file: Path, number: int, line: bytes) -> Variant:
         raise InputError(f"not JSON ({exc.msg})", path=str(file), line=number) from None
     if not isinstance(data, dict):
         raise InputError("a line must be a JSON object", path=str(file), line=number)
+    problem = surrogate_problem(data)
+    if problem is not None:
+        raise InputError(problem, path=str(file), line=number)
     data.pop("source", None)
     try:
         return Variant.model_validate({**data, "source": f"import:{file.name}"})
