@@ -136,6 +136,14 @@ def judging(result: JudgeResult, run: str) -> bool:
             for f in o.failures[:10]:
                 note(f"  {f.key}: {f.error}")
     console.print(table)
+    for name, stop in result.stops.items():  # judge --until-settled
+        verdicts = ", ".join(f"{c} {v}" for c, v in stop.verdicts.items())
+        share = stop.calls / max(1, stop.calls_full)
+        console.print(
+            f"{name}: {stop.reason} after {stop.items} of {stop.items_total} items "
+            f"({stop.calls} of {stop.calls_full} calls, {share:.0%}): {verdicts}"
+        )
+        failed = failed or not stop.final
     console.print(f"wrote {run}/judgments.jsonl")
     return failed
 
