@@ -88,7 +88,7 @@ def judgments(name: str, s: SimScenario, items: dict[str, tuple[str, int]]) -> l
                         label=label,
                     )
                 )
-        for cond in TARGETS:
+        for cond in TARGETS[:1]:  # configs/conditions.toml: zh has tie-probes, ls none
             for order in (f"en_{cond}", f"{cond}_en"):
                 letter = probe_letter(s, item, order, cond)
                 first, second = order.split("_", 1)
@@ -112,7 +112,7 @@ def judgments(name: str, s: SimScenario, items: dict[str, tuple[str, int]]) -> l
 def one_seed(seed: int, round_size: int, settings: ReportSettings) -> dict[str, dict[str, object]]:
     items = dataset(seed)
     order = stratified_order({i: sub for i, (sub, _) in items.items()}, seed)
-    calls_per_item = 2 * (1 + len(TARGETS)) + 2 * len(TARGETS)
+    calls_per_item = 2 * (1 + len(TARGETS)) + 2  # both orders per condition, two zh tie-probes
     out: dict[str, dict[str, object]] = {}
     for k, (kind, scenario) in enumerate(KINDS.items()):
         s = load_scenario(scenario).model_copy(update={"seed": 1000 * seed + k})
@@ -141,6 +141,7 @@ def summarise(results: list[dict[str, dict[str, object]]]) -> dict[str, dict[str
     table: dict[str, dict[str, float]] = {}
     for kind in KINDS:
         rows = [r[kind] for r in results]
+        items = np.array([int(r["items"]) for r in rows])  # type: ignore[call-overload]
         ratios = np.array([float(r["calls_ratio"]) for r in rows])  # type: ignore[arg-type]
         decided = wrong = undecided = early_decisive = 0
         for r in rows:
@@ -158,6 +159,7 @@ def summarise(results: list[dict[str, dict[str, object]]]) -> dict[str, dict[str
             "calls_ratio_mean": float(ratios.mean()),
             "calls_ratio_p90": float(np.quantile(ratios, 0.9)),
             "stopped_early": float(np.mean(ratios < 1.0)),
+            "items_median": float(np.median(items)),
             "full_decided": decided,
             "verdict_error_rate": wrong / decided if decided else 0.0,
             "decided_where_full_inconclusive": early_decisive,
@@ -179,7 +181,7 @@ def main() -> int:
         print(json.dumps(table, indent=2))
         return 0
     print(f"{args.seeds} seeds, 419 items, en+zh+ls, rounds of {args.round} items, alpha = 0.05")
-    print(f"{'judge kind':<22} {'calls':>7} {'p90':>6} {'early':>6} {'error':>7}  target")
+    print(f"{'judge kind':<22} {'calls':>7} {'p90':>6} {'items':>6} {'early':>6} {'error':>7}  target")
     ok = True
     for kind, row in table.items():
         goal = TARGETS_MET.get(kind)
@@ -188,6 +190,7 @@ def main() -> int:
         ok = ok and met
         print(
             f"{kind:<22} {row['calls_ratio_mean']:>7.3f} {row['calls_ratio_p90']:>6.3f} "
+            f"{row['items_median']:>6.0f} "
             f"{row['stopped_early']:>6.0%} {row['verdict_error_rate']:>7.1%}  "
             f"{'<= ' + format(goal, '.2f') if goal else 'may use all'} {'ok' if met else 'MISSED'}"
         )
