@@ -22,13 +22,18 @@ from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
-from judgebench.api.estimate import Estimate, estimate_judging
+from judgebench.api.estimate import JUDGE_OUTPUT_TOKENS_ESTIMATE, Estimate, estimate_judging, priced
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.data.dataset import load_dataset
 from judgebench.judge.plan import plan_calls
 from judgebench.judge.templates import load_template
+from judgebench.models.config import resolve_judge
 from judgebench.models.sim import load_scenario, pair_letter
-from judgebench.records import Item, Variant
+from judgebench.paths import configs_dir
+from judgebench.records import Item, Usage, Variant
+
+# A verdict-only reply ({"winner": "A", "confidence": 0.8}) is about 15 tokens; 20 leaves room.
+VERDICT_ONLY_OUTPUT_TOKENS = 20
 
 # The judge behaviours whose --until-settled cost `plan` states (configs/sim.toml scenarios).
 BEHAVIOURS = {
@@ -87,6 +92,8 @@ class PlanResult(BaseModel):
     calls_per_judge: dict[str, int]
     calls: int
     estimates: list[Estimate]
+    # the same calls with configs/templates/judge_verdict_only.toml (no reason in the reply)
+    verdict_only: list[Estimate] = Field(default_factory=list)
     detectable: list[Detectable]
     wall_seconds: float
     wall_basis: str
@@ -202,6 +209,13 @@ def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResu
     calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)
     template = load_template(req.template_path)
     estimates = estimate_judging(calls, calls, template, req.models)
+    short = load_template(configs_dir() / "templates" / "judge_verdict_only.toml")
+    verdict_only = []
+    for e in estimate_judging(calls, calls, short, req.models):
+        usage = Usage(input_tokens=e.input_tokens, output_tokens=VERDICT_ONLY_OUTPUT_TOKENS * e.calls)
+        spec = resolve_judge(e.model)[0].text
+        got = priced("judge (verdict-only)", spec, usage, calls=e.calls, method=e.token_method, done=0)
+        verdict_only.append(got.model_copy(update={"model": e.model}))
     per_judge = {m: sum(1 for c in calls if c.judge == m) for m in req.models}
     rate = req.concurrency / req.latency_s
     basis = f"{req.concurrency} concurrent calls of about {req.latency_s:g} s"
@@ -215,13 +229,15 @@ def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResu
         calls_per_judge=per_judge,
         calls=len(calls),
         estimates=estimates,
+        verdict_only=verdict_only,
         detectable=_detectable(len(items), req),
         wall_seconds=len(calls) / rate,
         wall_basis=f"{basis} (judges share the rate)",
         until_settled=expected_settling(items, names, per_item, req) if names and items else [],
         assumptions=[
             "target-language prompts are costed at the en text's tokens (translations are not known yet)",
-            f"output tokens: about {80} per judgment (a short JSON verdict)",
+            f"output tokens: about {JUDGE_OUTPUT_TOKENS_ESTIMATE} per judgment with the default template "
+            f"(verdict, confidence, reason), {VERDICT_ONLY_OUTPUT_TOKENS} with the verdict-only one",
             f"MDEs: two-sided McNemar at alpha {req.alpha:g}, power {req.power:g}, discordant share "
             f"{req.discordant:g} (Connor 1987)",
             f"--until-settled: {req.sim_seeds} seeds per behaviour of the simulated judges, rounds of "

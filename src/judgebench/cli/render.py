@@ -62,9 +62,10 @@ def study_plan(plan: PlanResult) -> None:
     table = Table(title="fixed design: calls, tokens, cost")
     for col in ("model", "calls", "input tok", "output tok", "live", "batch"):
         table.add_column(col, justify="left" if col == "model" else "right")
-    for e in plan.estimates:
+    for e in [*plan.estimates, *plan.verdict_only]:
+        model = e.model + (" (verdict-only template)" if e in plan.verdict_only else "")
         table.add_row(
-            e.model, f"{e.calls:,}", f"{e.input_tokens:,}", f"{e.output_tokens:,}",
+            model, f"{e.calls:,}", f"{e.input_tokens:,}", f"{e.output_tokens:,}",
             _usd(e.cost_live_usd), _usd(e.cost_batch_usd),
         )  # fmt: skip
     console.print(table)
