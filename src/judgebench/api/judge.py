@@ -252,9 +252,6 @@ def _until_settled(
     execution: Execution,
     progress: bool | None,
 ) -> JudgeResult:
-    if execution.write_requests is not None or execution.import_file is not None:
-        raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
-
     def on_round(planned: Sequence[PlannedCall], stops: Mapping[str, SequentialStop]) -> None:
         record_plan(run, planned)
         judged = plan.model_copy(update={"calls": list(planned)})
@@ -304,6 +301,8 @@ def judge(
         todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
         estimates = estimate_judging(plan.calls, todo, template, req.models)
         return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
+    if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
+        raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     clients = _clients(req, options, execution, PriceTable.load())
