@@ -5,14 +5,17 @@ and a killed run that resumes to the same stop."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from judgebench import api
+from judgebench.api import Execution
 from judgebench.api import sequential as seq_api
 from judgebench.records import PlannedKey
 from judgebench.rundir import PLAN, RunDir, read_jsonl
+from tests.servers.openai_batch_server import OpenAIBatchServer
 
 N = 60
 JUDGES = ["sim:bench-always-a", "sim:bench-biased", "sim:bench-unbiased"]
@@ -103,3 +106,24 @@ def test_a_killed_run_is_incomplete_and_resumes_to_the_same_stop(
         n: (s.reason, s.items, s.verdicts) for n, s in reference.items()
     }
     assert api.report(run, html=False).readiness.complete is True
+
+
+@pytest.mark.slow
+def test_a_batch_round_is_one_provider_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-batch-judge")
+    monkeypatch.setenv("JUDGEBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    run = _run(tmp_path, "run")
+    with OpenAIBatchServer() as server:
+        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2, concurrency=8)
+        result = api.judge(
+            run,
+            models=["openai:gpt-4.1-mini"],
+            options=options,
+            execution=Execution(batch=True, poll_interval=0),
+            until_settled=True,
+            round_items=20,
+        )
+        assert server.live_calls() == 0
+        stop = result.stops["openai:gpt-4.1-mini"]
+        assert stop.final and len(server.created()) == math.ceil(stop.items / 20)
+    assert result.outcomes["openai:gpt-4.1-mini"].missing == 0
