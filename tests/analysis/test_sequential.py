@@ -100,3 +100,23 @@ def test_a_stable_judge_settles_pass_and_a_flipping_one_fail() -> None:
     checks = {c.quantity.name: c for c in stable.checks}
     acc = checks["en_accuracy"]
     assert acc.low is not None and acc.high is not None and acc.low <= 0.9 <= acc.high
+
+
+def test_decisions_at_the_limit_agree_with_the_reported_interval() -> None:
+    """A check decided from the capital at m = limit says what the grid interval says: fail iff the
+    interval lies above the limit, ok iff it lies at or below it (for 'above' checks)."""
+    rng = np.random.default_rng(5)
+    settings = ReportSettings()
+    order = [f"Natural/{i}" for i in range(200)]
+    for seed in range(20):
+        p = rng.uniform(0.0, 0.5)
+        values = pd.DataFrame(
+            {"en_position_inconsistency": (rng.random(200) < p).astype(float)},
+            index=pd.MultiIndex.from_product([["j"], order], names=["judge", "item_id"]),
+        )
+        check = {c.quantity.name: c for c in settle(values, "j", [], settings, order).checks}
+        c = check["en_position_inconsistency"]
+        assert c.low is not None and c.high is not None, seed
+        limit = settings.max_position_inconsistency
+        assert (c.state == "fail") == (c.low > limit + 1e-3) or abs(c.low - limit) <= 1e-3, (seed, c)
+        assert (c.state == "ok") == (c.high <= limit) or abs(c.high - limit) <= 1e-3, (seed, c)
