@@ -9,6 +9,7 @@ import pytest
 from judgebench.judge.parse import normalise_winner, parse_verdict, verdict_probabilities
 from judgebench.judge.templates import load_template
 from judgebench.models.base import TokenLogprob
+from judgebench.paths import configs_dir
 
 DEFAULT = load_template()
 LLMBAR = load_template(load_template.__globals__["configs_dir"]() / "templates" / "judge_llmbar.toml")
@@ -131,3 +132,11 @@ def test_verdict_probabilities_for_a_letter_completion() -> None:
     probs = verdict_probabilities(tokens, " A")
     assert probs == pytest.approx((0.65, 0.3, 0.0))
     assert verdict_probabilities(None, "A") is None
+
+
+def test_verdict_only_template_loads_and_parses_a_reply_without_reason() -> None:
+    """Issue 18: the verdict-only variant asks for no reason, and its reply parses."""
+    template = load_template(configs_dir() / "templates" / "judge_verdict_only.toml")
+    assert "reason" not in (template.system or "")
+    parsed = parse_verdict('{"winner": "B", "confidence": 0.7}', template)
+    assert parsed.winner == "B" and parsed.reason is None

@@ -132,3 +132,5 @@ class Analysis(BaseModel):
     completeness: Completeness = Field(
         default_factory=lambda: Completeness(plan_known=False, planned=0, answered=0, never_made=0, failed=0)
     )
+    # judges `judge --until-settled` has not finished (running or interrupted): the run is incomplete
+    unfinished_judges: list[str] = Field(default_factory=list)

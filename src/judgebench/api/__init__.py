@@ -18,6 +18,7 @@ from judgebench.api.imports import import_llmbar_results
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions
 from judgebench.api.pipeline import PipelineRequest, PipelineResult, run_pipeline
+from judgebench.api.plan import PlanRequest, PlanResult, plan_study
 from judgebench.api.report import ReadinessDoc, ReportRequest, ReportResult, analyze_run, report
 from judgebench.api.requests import build_request
 from judgebench.api.selftest import Check, SelftestResult, run_selftest
@@ -45,6 +46,8 @@ __all__ = [
     "PerturbRequest",
     "PipelineRequest",
     "PipelineResult",
+    "PlanRequest",
+    "PlanResult",
     "ReadinessDoc",
     "ReportRequest",
     "ReportResult",
@@ -63,6 +66,7 @@ __all__ = [
     "judge",
     "list_datasets",
     "open_dataset",
+    "plan_study",
     "report",
     "run_folder",
     "run_pipeline",

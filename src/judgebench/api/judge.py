@@ -13,6 +13,7 @@ from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
 from judgebench.api.requests import build_request
+from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.errors import ConfigError, InputError, RunDirError
@@ -24,7 +25,14 @@ from judgebench.models.config import resolve_judge_full
 from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import PlannedKey
-from judgebench.records.manifest import DatasetEntry, JudgeEntry, JudgeStage, Manifest, TemplateEntry
+from judgebench.records.manifest import (
+    DatasetEntry,
+    JudgeEntry,
+    JudgeStage,
+    Manifest,
+    SequentialStop,
+    TemplateEntry,
+)
 from judgebench.records.outcomes import JudgeOutcome
 from judgebench.rundir import JUDGMENTS, PLAN, VARIANTS, JsonlAppender, RunDir, read_jsonl
 from judgebench.translate.stage import read_variants
@@ -48,6 +56,11 @@ class JudgeRequest(BaseModel):
     dry_run: bool = False
     # USD, shared by all judges: stop scheduling paid calls before the budget would be passed
     max_cost: float | None = None
+    # judge whole items in rounds (seeded, subset-stratified order) and stop each judge once every
+    # readiness verdict is decided by anytime-valid confidence sequences (api/sequential.py)
+    until_settled: bool = False
+    round_items: int = Field(default=20, ge=1)
+    settle_seed: int = 0
 
 
 class JudgeResult(BaseModel):
@@ -55,6 +68,7 @@ class JudgeResult(BaseModel):
     planned: int = 0
     notes: list[str] = Field(default_factory=list)
     estimates: list[Estimate] = Field(default_factory=list)
+    stops: dict[str, SequentialStop] = Field(default_factory=dict)  # judge --until-settled
 
 
 class JudgePlan(BaseModel):
@@ -188,16 +202,21 @@ def _record(
     *,
     outcomes: Mapping[str, JudgeOutcome],
     execution: Execution,
+    settled: tuple[Mapping[str, SequentialStop], int] | None = None,
 ) -> None:
+    """The judge stage's manifest entry; `settled` = (the stops, the full design's call count) of a
+    judge --until-settled run."""
+    stops, full_planned = settled if settled is not None else ({}, None)
     previous = run.manifest().stages.judge
     judges = dict(previous.judges) if previous else {}
     for name, client in clients.items():
         judges[name] = JudgeEntry(
             spec=client.spec.text,
             settings=client.settings.for_record(),
-            outcome=outcomes[name],
+            outcome=outcomes.get(name) or _no_outcome(),
             stats=client.stats.model_dump(),
         )
+    kept = {k: v for k, v in previous.stops.items() if k not in clients} if previous else {}
     entry = JudgeStage(
         judges=judges,
         template=TemplateEntry(
@@ -212,8 +231,52 @@ def _record(
         notes=plan.notes,
         mode=execution.mode,
         max_cost_usd=request.max_cost,
+        stops={**kept, **stops},
+        full_planned=full_planned,
     )
     run.record_stage("judge", entry)
+
+
+def _no_outcome() -> JudgeOutcome:
+    return JudgeOutcome(
+        planned=0, already_done=0, requested=0, verdicts=0, invalid=0, missing=0, cache_hits=0,
+        provider_calls=0, input_tokens=0, output_tokens=0, cost_usd=0.0, failures=[],
+    )  # fmt: skip
+
+
+def _until_settled(
+    run: RunDir,
+    req: JudgeRequest,
+    plan: JudgePlan,
+    template: JudgeTemplate,
+    clients: Mapping[str, ModelClient],
+    *,
+    execution: Execution,
+    progress: bool | None,
+) -> JudgeResult:
+    def on_round(planned: Sequence[PlannedCall], stops: Mapping[str, SequentialStop]) -> None:
+        record_plan(run, planned)
+        judged = plan.model_copy(update={"calls": list(planned)})
+        _record(
+            run, req, judged, template, clients, outcomes={}, execution=execution,
+            settled=(stops, len(plan.calls)),
+        )  # fmt: skip
+
+    outcomes, stops, planned = judge_until_settled(
+        run, plan.calls, clients, template, execution=execution, progress=progress,
+        rounds=Rounds(seed=req.settle_seed, items=req.round_items), on_round=on_round,
+    )  # fmt: skip
+    judged = plan.model_copy(update={"calls": planned})
+    _record(
+        run, req, judged, template, clients, outcomes=outcomes, execution=execution,
+        settled=(stops, len(plan.calls)),
+    )  # fmt: skip
+    return JudgeResult(
+        outcomes={n: outcomes.get(n) or _no_outcome() for n in clients},
+        planned=len(planned),
+        notes=plan.notes,
+        stops=stops,
+    )
 
 
 def judge(
@@ -240,12 +303,17 @@ def judge(
         todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
         estimates = estimate_judging(plan.calls, todo, template, req.models)
         return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
+    if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
+        raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     clients = _clients(req, options, execution, PriceTable.load())
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):
         run.init(dataset=plan.dataset)
+        if req.until_settled:
+            progress = options.progress
+            return _until_settled(run, req, plan, template, clients, execution=execution, progress=progress)
         record_plan(run, plan.calls)
         outcomes = _run_plan(
             run, plan.calls, clients, template, execution=execution, progress=options.progress

@@ -51,6 +51,8 @@ class PipelineRequest(BaseModel):
     max_cost: float | None = None
     template_path: Path | None = None
     dry_run: bool = False
+    until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)
+    round_items: int = Field(default=20, ge=1)
 
 
 class PipelineResult(BaseModel):
@@ -194,6 +196,8 @@ def run_pipeline(
         limit=req.limit,
         template_path=req.template_path,
         max_cost=None if req.max_cost is None else max(0.0, req.max_cost - spent),
+        until_settled=req.until_settled,
+        round_items=req.round_items,
     )
     result.judge = judge(path, judging, options=options, execution=execution)
     result.seconds["judge"] = time.perf_counter() - clock

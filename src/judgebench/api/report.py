@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
 from judgebench.analysis import Analysis, ReportSettings, analyze
+from judgebench.analysis.readiness import assess_readiness
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.requests import build_request
 from judgebench.data import LLMBAR_SPEC
@@ -17,7 +19,7 @@ from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.records import AuditFlag, Item, Judgment, PlannedKey, Variant
-from judgebench.records.manifest import ReportStage
+from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
 from judgebench.report.writer import ReportPaths, write_report
 from judgebench.rundir import (
@@ -73,7 +75,13 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
-    return _analyze(_read_inputs(RunDir(run_dir)), settings)
+    run = RunDir(run_dir)
+    return _with_run_stops(run, _analyze(_read_inputs(run), settings))
+
+
+def _with_run_stops(run: RunDir, analysis: Analysis) -> Analysis:
+    stage = run.manifest().stages.judge if run.exists() else None
+    return with_stops(analysis, stage.stops if stage else {})
 
 
 def _run_items(run: RunDir) -> list[Item]:
@@ -114,6 +122,38 @@ def export_unstable(data: ExplorerData, path: Path) -> int:
     return len(records)
 
 
+def with_stops(analysis: Analysis, stops: Mapping[str, SequentialStop]) -> Analysis:
+    """`judge --until-settled`: a judge it stopped because settled (or out of items) is a complete
+    stage and its verdicts say where and why, with the anytime-valid intervals beside the fixed-n
+    ones; a judge still `running` or `interrupted` makes the run incomplete (no pass)."""
+    if not stops:
+        return analysis
+    unfinished = sorted(name for name, stop in stops.items() if not stop.final)
+    verdicts = analysis.readiness
+    if unfinished:
+        verdicts = assess_readiness(analysis.records, analysis.settings, complete=False)
+    out = []
+    for v in verdicts:
+        stop = stops.get(v.judge)
+        if stop is not None:
+            v = v.model_copy(update={"reasons": [*v.reasons, stop_reason(stop)]})
+        out.append(v)
+    return analysis.model_copy(update={"readiness": out, "unfinished_judges": unfinished})
+
+
+def stop_reason(stop: SequentialStop) -> str:
+    level = f"{100.0 * stop.confidence:g}%"
+    intervals = "; ".join(
+        f"{c.name} {_num(c.low)} to {_num(c.high)} (n = {c.n}, {c.state})" for c in stop.checks if c.n
+    )
+    where = f"after {stop.items} of {stop.items_total} items ({stop.calls} of {stop.calls_full} calls)"
+    return f"until-settled: {stop.reason} {where}; anytime-valid {level} intervals: {intervals}"
+
+
+def _num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
 class ReadinessDoc(BaseModel):
     """readiness.json (INTERFACE.md): machine-readable verdicts, for a pipeline to stop on."""
 
@@ -123,9 +163,11 @@ class ReadinessDoc(BaseModel):
     never_made: int
     failed: int
     verdicts: list[dict[str, Any]]
+    # judge --until-settled: where and why each judge stopped (absent for a fixed-design run)
+    stops: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @classmethod
-    def of(cls, analysis: Analysis) -> ReadinessDoc:
+    def of(cls, analysis: Analysis, stops: Mapping[str, SequentialStop] | None = None) -> ReadinessDoc:
         done = analysis.completeness
         verdicts = [
             {
@@ -139,7 +181,8 @@ class ReadinessDoc(BaseModel):
             for v in analysis.readiness
         ]
         return cls(
-            complete=done.complete,
+            complete=done.complete and not analysis.unfinished_judges,
+            stops={name: stop.model_dump(mode="json") for name, stop in (stops or {}).items()},
             plan_known=done.plan_known,
             planned=done.planned,
             never_made=done.never_made,
@@ -195,7 +238,7 @@ def report(
         raise RunDirError(f"run folder {run.path} does not exist")
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
     inputs = _read_inputs(run)
-    analysis = _analyze(inputs, req.settings)
+    analysis = _with_run_stops(run, _analyze(inputs, req.settings))
     data = explorer_data(run, inputs) if req.html or req.export_unstable is not None else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
         paths = write_report(run, analysis, console, html=req.html, explorer=data)
@@ -208,7 +251,8 @@ def report(
                     highlight=False,
                 )
                 console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
-        readiness = ReadinessDoc.of(analysis)
+        stage = run.manifest().stages.judge if run.exists() else None
+        readiness = ReadinessDoc.of(analysis, stage.stops if stage else None)
         atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
         if run.exists():
             entry = ReportStage(

@@ -9,6 +9,7 @@ from judgebench.cli import (  # noqa: F401  (each module registers its commands 
     data_cmd,
     import_cmd,
     judge_cmd,
+    plan_cmd,
     report_cmd,
     run_cmd,
     translate_cmd,

@@ -64,6 +64,8 @@ def judge_command(
         typer.Option("--import-batch", help="Import a vLLM run-batch / OpenAI batch output file."),
     ] = None,
     max_cost: opt.MaxCostOpt = None,
+    until_settled: opt.UntilSettledOpt = False,
+    round_items: opt.RoundItemsOpt = 20,
 ) -> None:
     """Judge every item in every condition in both orders, plus tie-probes; writes RUN/judgments.jsonl.
 
@@ -90,6 +92,8 @@ def judge_command(
         subset=subset,
         dry_run=dry_run,
         max_cost=max_cost,
+        until_settled=until_settled,
+        round_items=round_items,
     )
     options = opt.call_options(
         base_url=base_url,

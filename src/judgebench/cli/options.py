@@ -22,6 +22,16 @@ SubsetOpt = Annotated[str | None, typer.Option("--subset", help="Only this subse
 MaxCostOpt = Annotated[
     float | None, typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD.")
 ]
+UntilSettledOpt = Annotated[
+    bool,
+    typer.Option(
+        "--until-settled",
+        help="Judge whole items in seeded rounds; stop a judge once anytime-valid bounds decide it.",
+    ),
+]
+RoundItemsOpt = Annotated[
+    int, typer.Option("--round-items", min=1, help="Items per round of --until-settled (a batch each).")
+]
 TemplateOpt = Annotated[
     str | None, typer.Option("--template", help="Judge template TOML (with answer format).")
 ]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         Estimate,
         JudgeResult,
         PipelineResult,
+        PlanResult,
         ReadinessDoc,
         SelftestResult,
         TranslateResult,
@@ -59,6 +60,38 @@ def estimates(rows: Sequence[Estimate]) -> None:
             _usd(e.cost_batch_usd),
         )
     console.print(table)
+
+
+def study_plan(plan: PlanResult) -> None:
+    """`judgebench plan`: the fixed design, what it can detect, how long it takes, what stopping saves."""
+    console.print(
+        f"{plan.items} items x {', '.join(plan.conditions)}: {plan.calls:,} calls "
+        f"({', '.join(f'{m} {n:,}' for m, n in plan.calls_per_judge.items())})"
+    )
+    table = Table(title="fixed design: calls, tokens, cost")
+    for col in ("model", "calls", "input tok", "output tok", "live", "batch"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for e in [*plan.estimates, *plan.verdict_only]:
+        model = e.model + (" (verdict-only template)" if e in plan.verdict_only else "")
+        table.add_row(
+            model, f"{e.calls:,}", f"{e.input_tokens:,}", f"{e.output_tokens:,}",
+            _usd(e.cost_live_usd), _usd(e.cost_batch_usd),
+        )  # fmt: skip
+    console.print(table)
+    for d in plan.detectable:
+        mde = "out of reach" if d.mde is None else f"{100 * d.mde:.1f} pp"
+        need = "" if d.items_for_target is None else f"; the target needs {d.items_for_target:,} items"
+        console.print(f"MDE {d.comparison}: {mde} over {d.units:,} {d.unit}{need}")
+    console.print(f"wall time: about {plan.wall_seconds / 60:.1f} min at {plan.wall_basis}")
+    if plan.until_settled:
+        settle = Table(title="--until-settled: expected calls per judge, by judge behaviour (simulated)")
+        for col in ("behaviour", "calls", "share of full", "decided early"):
+            settle.add_column(col, justify="left" if col == "behaviour" else "right")
+        for s in plan.until_settled:
+            settle.add_row(s.behaviour, f"{s.calls:,}", f"{s.calls_share:.0%}", f"{s.decided:.0%}")
+        console.print(settle)
+    for line in plan.assumptions:
+        note(f"assumed: {line}")
 
 
 # --- translate -------------------------------------------------------------------------------------
@@ -156,6 +189,14 @@ def judging(result: JudgeResult, run: str) -> bool:
             for f in o.failures[:10]:
                 note(f"  {f.key}: {f.error}")
     console.print(table)
+    for name, stop in result.stops.items():  # judge --until-settled
+        verdicts = ", ".join(f"{c} {v}" for c, v in stop.verdicts.items())
+        share = stop.calls / max(1, stop.calls_full)
+        console.print(
+            f"{escape(name)}: {stop.reason} after {stop.items} of {stop.items_total} items "
+            f"({stop.calls} of {stop.calls_full} calls, {share:.0%}): {escape(verdicts)}"
+        )
+        failed = failed or not stop.final
     console.print(f"wrote {run}/judgments.jsonl", markup=False)
     return failed
 

@@ -73,6 +73,8 @@ def run_command(
         float | None,
         typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD in all."),
     ] = None,
+    until_settled: opt.UntilSettledOpt = False,
+    round_items: opt.RoundItemsOpt = 20,
 ) -> None:
     """The whole pipeline: translate -> judge -> bbe -> report. With no arguments and no key: the
     bundled sample on the embedded model, offline. Prints where report.html is."""
@@ -96,6 +98,8 @@ def run_command(
         max_cost=max_cost,
         template_path=Path(template) if template else None,
         dry_run=dry_run,
+        until_settled=until_settled,
+        round_items=round_items,
     )
     options = opt.call_options(
         base_url=base_url,

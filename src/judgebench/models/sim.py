@@ -42,6 +42,9 @@ class SimScenario(BaseModel):
     # one merit draw per item for both orders (a hard item is missed in both, as real judges do),
     # instead of one per order: the same marginals, far fewer order-inconsistent items
     item_level_errors: bool = False
+    # one flip draw per item for both orders, flipping to the other output (a judge that changes its
+    # mind about the item, not about the position): the flip rate as planted, no position effect
+    item_level_flips: bool = False
 
     def acc(self, condition: str) -> float:
         return self.accuracy.get(condition, self.accuracy.get("en", 0.85))
@@ -90,7 +93,10 @@ def pair_letter(s: SimScenario, item: str, order: str, condition: str, gold: str
     base = decide("en", "en")
     if condition == "en":
         return base
-    if uniform(s.seed, item, order, condition, "flip") < s.flip_rate.get(condition, 0.0):
+    if s.item_level_flips and base in ("A", "B"):
+        if uniform(s.seed, item, "both", condition, "flip") < s.flip_rate.get(condition, 0.0):
+            return "B" if base == "A" else "A"
+    elif uniform(s.seed, item, order, condition, "flip") < s.flip_rate.get(condition, 0.0):
         # a planted language flip: any verdict other than the en one
         others = [v for v in ("A", "B", "Tie") if v != base]
         return others[0] if uniform(s.seed, item, order, condition, "which") < 0.5 else others[1]

@@ -83,6 +83,44 @@ class JudgeEntry(_Record):
     stats: dict[str, Any] = Field(default_factory=dict)
 
 
+class SequentialCheck(_Record):
+    """One readiness check of `judge --until-settled`: its anytime-valid interval at the stop."""
+
+    name: str  # en_accuracy, en_position_inconsistency, ..., flip_rate:zh, position_increase:zh
+    condition: str
+    limit: float
+    n: int
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    state: Literal["fail", "ok", "open"] = "open"
+
+
+class SequentialStop(_Record):
+    """Where and why `judge --until-settled` stopped a judge (`running` while it is going: a killed
+    run keeps it, so its readiness is not complete)."""
+
+    reason: Literal["running", "settled", "items exhausted", "interrupted"]
+    items: int  # items judged, in the seeded order
+    items_total: int
+    calls: int  # calls planned for the judged items
+    calls_full: int  # calls of the full design
+    seed: int
+    round_items: int
+    confidence: float
+    verdicts: dict[str, str] = Field(default_factory=dict)  # per target: pass / fail / inconclusive
+    checks: list[SequentialCheck] = Field(default_factory=list)
+
+    @property
+    def decided(self) -> bool:
+        return bool(self.verdicts) and all(v != "inconclusive" for v in self.verdicts.values())
+
+    @property
+    def final(self) -> bool:
+        """A complete stage: settled, or every item judged."""
+        return self.reason in ("settled", "items exhausted")
+
+
 class JudgeStage(StageEntry):
     judges: dict[str, JudgeEntry] = Field(default_factory=dict)
     template: TemplateEntry
@@ -92,6 +130,10 @@ class JudgeStage(StageEntry):
     notes: list[str] = Field(default_factory=list)
     mode: ExecutionModeName = "live"
     max_cost_usd: float | None = None
+    # judge --until-settled: each judge's stop, and the full design's size (`planned` counts only
+    # the calls of the items judged)
+    stops: dict[str, SequentialStop] = Field(default_factory=dict)
+    full_planned: int | None = None
 
 
 class ReportStage(StageEntry):

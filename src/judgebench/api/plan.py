@@ -1,0 +1,246 @@
+"""`judgebench plan`: what a study costs and what it can detect, before a single call.
+
+For the given judges, dataset and conditions: the calls, tokens and cost (live and batch) of the fixed
+design; the minimum detectable flip-rate and position-inconsistency differences at the chosen power
+for that many items, and the items needed for a target `mde`; the wall time at the given rate and
+concurrency; and the expected calls of `judge --until-settled` for stated judge behaviours (the
+simulated fleet of configs/sim.toml, judged over a few seeds on this many items).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgebench.analysis import stats
+from judgebench.analysis.frame import COLUMNS
+from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.sequential import item_values, settle, stratified_order
+from judgebench.api.datasets import pick_items
+from judgebench.api.estimate import JUDGE_OUTPUT_TOKENS_ESTIMATE, Estimate, estimate_judging, priced
+from judgebench.conditions import SOURCE, select_conditions
+from judgebench.data.dataset import load_dataset
+from judgebench.judge.plan import plan_calls
+from judgebench.judge.templates import load_template
+from judgebench.models.config import resolve_judge
+from judgebench.models.sim import load_scenario, pair_letter
+from judgebench.paths import configs_dir
+from judgebench.records import Item, Usage, Variant
+
+# A verdict-only reply ({"winner": "A", "confidence": 0.8}) is about 15 tokens; 20 leaves room.
+VERDICT_ONLY_OUTPUT_TOKENS = 20
+
+# The judge behaviours whose --until-settled cost `plan` states (configs/sim.toml scenarios).
+BEHAVIOURS = {
+    "clearly biased (flips 35-45%)": "bench-biased",
+    "clearly unbiased (flips 2%)": "bench-unbiased",
+    "borderline (flips 15%, the limit)": "bench-borderline",
+    "degenerate (always A)": "bench-always-a",
+}
+
+
+class PlanRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[str] = Field(default_factory=lambda: ["local"])
+    dataset: str = "sample"
+    data_dir: str | None = None
+    conditions: str = "zh,ls"
+    subset: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+    tie_probes: bool = True
+    template_path: Path | None = None
+    mde: float | None = Field(default=None, gt=0.0, lt=1.0)  # the target difference: items needed
+    power: float = Field(default=0.8, gt=0.0, lt=1.0)
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    # assumed share of discordant units (a flip in one condition and not the other): the MDE's psi
+    discordant: float = Field(default=0.2, gt=0.0, le=1.0)
+    rpm: float | None = Field(default=None, gt=0.0)
+    concurrency: int = Field(default=8, ge=1)
+    latency_s: float = Field(default=2.0, gt=0.0)  # assumed seconds per call
+    round_items: int = Field(default=20, ge=1)
+    sim_seeds: int = Field(default=5, ge=1)  # seeds per behaviour for the --until-settled figures
+
+
+class Detectable(BaseModel):
+    """The MDE of one comparison at the plan's size, and the units needed for the target."""
+
+    comparison: str
+    units: int
+    unit: str
+    mde: float | None
+    units_for_target: int | None = None
+    items_for_target: int | None = None
+
+
+class Settling(BaseModel):
+    behaviour: str
+    scenario: str
+    calls_share: float  # mean over seeds of the calls used / the full design's
+    calls: int  # per judge
+    decided: float  # share of seeds whose verdicts were all decided before the items ran out
+
+
+class PlanResult(BaseModel):
+    items: int
+    conditions: list[str]
+    calls_per_judge: dict[str, int]
+    calls: int
+    estimates: list[Estimate]
+    # the same calls with configs/templates/judge_verdict_only.toml (no reason in the reply)
+    verdict_only: list[Estimate] = Field(default_factory=list)
+    detectable: list[Detectable]
+    wall_seconds: float
+    wall_basis: str
+    until_settled: list[Settling]
+    assumptions: list[str]
+
+
+def _units_for(target: float, psi: float, alpha: float, power: float) -> int | None:
+    """The fewest units whose McNemar MDE is at most `target` (None: out of reach below 10^7)."""
+    hi = 2
+    while (mde := stats.mde_mcnemar(hi, round(psi * hi), alpha=alpha, power=power)) is None or mde > target:
+        hi *= 2
+        if hi > 10**7:
+            return None
+    lo = hi // 2
+    while lo + 1 < hi:
+        mid = (lo + hi) // 2
+        got = stats.mde_mcnemar(mid, round(psi * mid), alpha=alpha, power=power)
+        lo, hi = (lo, mid) if got is not None and got <= target else (mid, hi)
+    return hi
+
+
+def _detectable(items: int, req: PlanRequest) -> list[Detectable]:
+    out = []
+    for comparison, units, unit, per_item in (
+        ("flip-rate difference (two judges or two targets, paired)", 2 * items, "(item, order) pairs", 2),
+        ("position-inconsistency increase en->target (paired)", items, "items", 1),
+    ):
+        mde = stats.mde_mcnemar(units, round(req.discordant * units), alpha=req.alpha, power=req.power)
+        need = None if req.mde is None else _units_for(req.mde, req.discordant, req.alpha, req.power)
+        out.append(
+            Detectable(
+                comparison=comparison,
+                units=units,
+                unit=unit,
+                mde=mde,
+                units_for_target=need,
+                items_for_target=None if need is None else math.ceil(need / per_item),
+            )
+        )
+    return out
+
+
+def simulated_frame(scenario: str, seed: int, items: Sequence[Item], targets: Sequence[str]) -> pd.DataFrame:
+    """The pair judgments a `sim:` judge would give (a `judgment_frame`), with no call made."""
+    s = load_scenario(scenario).model_copy(update={"seed": seed})
+    rows = []
+    for item in items:
+        label = item.label if item.label in (1, 2) else 1
+        for cond in [SOURCE, *targets]:
+            for order in ("orig", "swap"):
+                gold = "A" if (label == 1) == (order == "orig") else "B"
+                letter = pair_letter(s, item.id, order, cond, gold)
+                first, second = ("1", "2") if order == "orig" else ("2", "1")
+                chosen = first if letter == "A" else second
+                verdict = letter.lower() if letter in ("Tie", "invalid") else chosen
+                rows.append(
+                    (scenario, item.id, item.subset, "pair", cond, order, verdict, letter, float(label),
+                     math.nan, 0, 0, math.nan)
+                )  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def expected_settling(
+    items: Sequence[Item], targets: Sequence[str], per_item_calls: float, req: PlanRequest
+) -> list[Settling]:
+    settings = ReportSettings(confidence=1.0 - req.alpha)
+    order_of = {i.id: i.subset for i in items}
+    out = []
+    for behaviour, scenario in BEHAVIOURS.items():
+        shares, decided = [], 0
+        for seed in range(req.sim_seeds):
+            order = stratified_order(order_of, seed)
+            values = item_values(simulated_frame(scenario, 1000 + seed, items, targets), targets)
+            s = settle(values, scenario, targets, settings, order, intervals=False)
+            stop = len(order)
+            if s.first_settled is not None:
+                stop = min(len(order), math.ceil(s.first_settled / req.round_items) * req.round_items)
+                decided += int(stop < len(order) or s.settled)
+            shares.append(stop / len(order))
+        share = float(np.mean(shares))
+        out.append(
+            Settling(
+                behaviour=behaviour,
+                scenario=scenario,
+                calls_share=share,
+                calls=round(share * per_item_calls * len(items)),
+                decided=decided / req.sim_seeds,
+            )
+        )
+    return out
+
+
+def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResult:
+    """The cost, power, duration and --until-settled savings of a study; makes no call."""
+    req = request or PlanRequest.model_validate(fields)
+    ds = load_dataset(req.dataset, data_dir=req.data_dir)
+    items = pick_items(ds.items, req.subset, req.limit, ds.spec)
+    wanted = [c.strip() for c in req.conditions.split(",") if c.strip() and c.strip() != SOURCE]
+    targets = select_conditions(wanted) if wanted else []
+    # the target texts are not known before translation: the en text stands in for their tokens
+    variants = {
+        (i.id, c.name): Variant(
+            item_id=i.id,
+            condition=c.name,
+            instruction=i.instruction,
+            output_1=i.output_1,
+            output_2=i.output_2,
+        )
+        for i in items
+        for c in targets
+    }
+    calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)
+    template = load_template(req.template_path)
+    estimates = estimate_judging(calls, calls, template, req.models)
+    short = load_template(configs_dir() / "templates" / "judge_verdict_only.toml")
+    verdict_only = []
+    for e in estimate_judging(calls, calls, short, req.models):
+        usage = Usage(input_tokens=e.input_tokens, output_tokens=VERDICT_ONLY_OUTPUT_TOKENS * e.calls)
+        spec = resolve_judge(e.model)[0].text
+        got = priced("judge (verdict-only)", spec, usage, calls=e.calls, method=e.token_method, done=0)
+        verdict_only.append(got.model_copy(update={"model": e.model}))
+    per_judge = {m: sum(1 for c in calls if c.judge == m) for m in req.models}
+    rate = req.concurrency / req.latency_s
+    basis = f"{req.concurrency} concurrent calls of about {req.latency_s:g} s"
+    if req.rpm is not None and req.rpm / 60.0 < rate:
+        rate, basis = req.rpm / 60.0, f"{req.rpm:g} requests per minute"
+    per_item = per_judge[req.models[0]] / max(1, len(items)) if req.models else 0.0
+    names = [c.name for c in targets]
+    return PlanResult(
+        items=len(items),
+        conditions=[SOURCE, *names],
+        calls_per_judge=per_judge,
+        calls=len(calls),
+        estimates=estimates,
+        verdict_only=verdict_only,
+        detectable=_detectable(len(items), req),
+        wall_seconds=len(calls) / rate,
+        wall_basis=f"{basis} (judges share the rate)",
+        until_settled=expected_settling(items, names, per_item, req) if names and items else [],
+        assumptions=[
+            "target-language prompts are costed at the en text's tokens (translations are not known yet)",
+            f"output tokens: about {JUDGE_OUTPUT_TOKENS_ESTIMATE} per judgment with the default template "
+            f"(verdict, confidence, reason), {VERDICT_ONLY_OUTPUT_TOKENS} with the verdict-only one",
+            f"MDEs: two-sided McNemar at alpha {req.alpha:g}, power {req.power:g}, discordant share "
+            f"{req.discordant:g} (Connor 1987)",
+            f"--until-settled: {req.sim_seeds} seeds per behaviour of the simulated judges, rounds of "
+            f"{req.round_items} items, anytime-valid {100 * (1 - req.alpha):g}% confidence sequences",
+        ],
+    )

@@ -1,0 +1,184 @@
+"""`judge --until-settled`: judge whole items in rounds and stop each judge once its verdicts are known.
+
+Items are taken in a seeded, subset-stratified random order; a round plans and runs every call of
+the next `round_items` items (both orders, every condition, tie-probes) for each judge still going,
+so pairs stay complete and a batch round is one provider batch. After each round the anytime-valid
+confidence sequences of `analysis.sequential` are updated from the run's judgments; a judge stops
+when every one of its verdicts is decided (settled) or the items run out. `plan.jsonl` holds only
+the calls of the rounds planned, so a settled judge's remaining items are not "never made".
+
+Resumable: the order is a function of the seed, calls already answered are not asked again, and the
+manifest records each judge's position after every round (`running` until it stops), so a killed
+run is known to be interrupted and its readiness is not complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from judgebench.analysis.frame import judgment_frame
+from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.sequential import Settlement, item_values, settle, stratified_order
+from judgebench.conditions import SOURCE
+from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
+from judgebench.judge.plan import PlannedCall
+from judgebench.judge.templates import JudgeTemplate
+from judgebench.models.client import ModelClient
+from judgebench.models.config import resolve_judge_full
+from judgebench.progress import ProgressReporter
+from judgebench.records.manifest import SequentialCheck, SequentialStop
+from judgebench.records.outcomes import JudgeOutcome
+from judgebench.rundir import JUDGMENTS, RunDir
+
+OnRound = Callable[[Sequence[PlannedCall], Mapping[str, SequentialStop]], None]
+
+
+def merge_outcomes(a: JudgeOutcome | None, b: JudgeOutcome) -> JudgeOutcome:
+    """Totals of two rounds of one judge (the failures are those of the latest round)."""
+    if a is None:
+        return b
+    fields = ("planned", "already_done", "requested", "verdicts", "invalid", "cache_hits", "provider_calls")
+    summed = {f: getattr(a, f) + getattr(b, f) for f in fields}
+    return JudgeOutcome(
+        **summed,
+        missing=b.missing,
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        cost_usd=round(a.cost_usd + b.cost_usd, 6),
+        failures=b.failures,
+    )
+
+
+def _stop(
+    s: Settlement, reason: str, *, total: int, calls: int, full: int, seed: int, round_items: int, conf: float
+) -> SequentialStop:
+    checks = [
+        SequentialCheck(
+            name=c.quantity.name,
+            condition=c.quantity.target,
+            limit=c.quantity.limit,
+            n=c.n,
+            estimate=c.estimate,
+            low=c.low,
+            high=c.high,
+            state=c.state,
+        )
+        for c in s.checks
+    ]
+    return SequentialStop(
+        reason=reason,  # type: ignore[arg-type]
+        items=s.items,
+        items_total=total,
+        calls=calls,
+        calls_full=full,
+        seed=seed,
+        round_items=round_items,
+        confidence=conf,
+        verdicts=dict(s.verdicts),
+        checks=checks,
+    )
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How judging proceeds until settled: the seed of the item order and the items per round."""
+
+    seed: int
+    items: int
+    # the limits the verdicts are settled against (the report's defaults unless given)
+    settings: ReportSettings = field(default_factory=ReportSettings)
+
+
+def judge_until_settled(
+    run: RunDir,
+    plan: Sequence[PlannedCall],
+    clients: Mapping[str, ModelClient],
+    template: JudgeTemplate,
+    *,
+    execution: Execution,
+    progress: bool | None,
+    rounds: Rounds,
+    on_round: OnRound,
+) -> tuple[dict[str, JudgeOutcome], dict[str, SequentialStop], list[PlannedCall]]:
+    """Run `plan` (the full design) in rounds until every judge is settled or out of items.
+
+    `on_round(planned, stops)` is called before each round's calls (with the calls planned so far,
+    to record in plan.jsonl and the manifest) and once at the end. Returns the per-judge totals, the
+    stops and the calls planned."""
+    settings = rounds.settings
+    seed, round_items = rounds.seed, rounds.items
+    subsets = {c.item_id: c.subset for c in plan if c.kind == "pair"}
+    order = stratified_order(subsets, seed)
+    targets = list(dict.fromkeys(c.condition for c in plan if c.kind == "pair" and c.condition != SOURCE))
+    by_item: dict[tuple[str, str], list[PlannedCall]] = {}
+    for call in plan:
+        by_item.setdefault((call.judge, call.item_id), []).append(call)
+    full = {name: sum(1 for c in plan if c.judge == name) for name in clients}
+    defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
+    path = run.file(JUDGMENTS)
+    stops: dict[str, SequentialStop] = {}
+    outcomes: dict[str, JudgeOutcome] = {}
+    planned: list[PlannedCall] = []
+    active = list(clients)
+    position = 0
+
+    def values() -> pd.DataFrame:
+        return item_values(judgment_frame(existing_judgments(path).values()), targets)
+
+    def account(name: str, k: int, reason: str, table: pd.DataFrame) -> None:
+        judged = order[:k]
+        s = settle(table, name, targets, settings, judged) if not table.empty else Settlement(name, 0, {})
+        calls = sum(len(by_item.get((name, i), [])) for i in judged)
+        stops[name] = _stop(
+            s, reason, total=len(order), calls=calls, full=full[name], seed=seed,
+            round_items=round_items, conf=settings.confidence,
+        )  # fmt: skip
+
+    async def go() -> None:
+        nonlocal position, active
+        try:
+            total = len(pending_calls(plan, existing_judgments(path)))
+            what = f"judge {', '.join(clients)} (until settled)"
+            with ProgressReporter(total, what, enabled=progress) as bar:
+                while active and position < len(order):
+                    items = order[position : position + round_items]
+                    batch = [c for name in active for i in items for c in by_item.get((name, i), [])]
+                    planned.extend(batch)
+                    table = values()
+                    for name in active:
+                        account(name, position, "running", table)
+                    on_round(planned, stops)
+                    if pending_calls(batch, existing_judgments(path)):
+                        got = await execute_plan(
+                            batch, {n: clients[n] for n in active}, template, path,
+                            progress=bar, request_defaults=defaults, execution=execution,
+                        )  # fmt: skip
+                        for name, outcome in got.items():
+                            outcomes[name] = merge_outcomes(outcomes.get(name), outcome)
+                    position += len(items)
+                    table = values()
+                    if pending_calls(batch, existing_judgments(path)):
+                        for name in active:
+                            account(name, position, "interrupted", table)
+                        return  # failed or unaffordable calls: a rerun resumes here
+                    still = []
+                    for name in active:
+                        account(name, position, "running", table)
+                        if stops[name].decided:
+                            account(name, position, "settled", table)
+                        elif position >= len(order):
+                            account(name, position, "items exhausted", table)
+                        else:
+                            still.append(name)
+                    active = still
+        finally:
+            for client in clients.values():
+                await client.aclose()
+
+    asyncio.run(go())
+    on_round(planned, stops)
+    return outcomes, stops, planned

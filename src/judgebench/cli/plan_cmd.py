@@ -1,0 +1,71 @@
+"""`judgebench plan`: the calls, cost, power, wall time and --until-settled savings of a study."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judgebench.cli import options as opt
+from judgebench.cli import render
+from judgebench.cli.app import app, console, handle_errors
+
+
+@app.command("plan")
+@handle_errors
+def plan_command(
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several."),
+    ] = None,
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset: sample, llmbar, a file.")] = "sample",
+    data_dir: opt.DataDirOpt = None,
+    conditions: Annotated[str, typer.Option("--conditions", help="Target conditions (comma-separated).")] = (
+        "zh,ls"
+    ),
+    subset: opt.SubsetOpt = None,
+    limit: opt.LimitOpt = None,
+    template: opt.TemplateOpt = None,
+    no_tie_probes: Annotated[bool, typer.Option("--no-tie-probes", help="Plan without tie-probes.")] = False,
+    mde: Annotated[
+        float | None, typer.Option("--mde", help="Target detectable difference: print the items it needs.")
+    ] = None,
+    discordant: Annotated[
+        float, typer.Option("--discordant", help="Assumed share of discordant units for the MDE.")
+    ] = 0.2,
+    rpm: opt.RpmOpt = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent calls.")] = 8,
+    latency: Annotated[float, typer.Option("--latency", help="Assumed seconds per call.")] = 2.0,
+    round_items: opt.RoundItemsOpt = 20,
+    sim_seeds: Annotated[int, typer.Option("--sim-seeds", min=1, help="Seeds per simulated behaviour.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Before a run: calls, tokens and cost (live and batch) of the fixed design, the minimum detectable
+    differences at 80% power, the wall time, and the expected calls under --until-settled."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    result = api.plan_study(
+        api.PlanRequest(
+            models=model or ["local"],
+            dataset=dataset,
+            data_dir=data_dir,
+            conditions=conditions,
+            subset=subset,
+            limit=limit,
+            template_path=Path(template) if template else None,
+            tie_probes=not no_tie_probes,
+            mde=mde,
+            discordant=discordant,
+            rpm=rpm,
+            concurrency=concurrency,
+            latency_s=latency,
+            round_items=round_items,
+            sim_seeds=sim_seeds,
+        )
+    )
+    if as_json:
+        console.print_json(json.dumps(result.model_dump(mode="json")))
+        return
+    render.study_plan(result)
