@@ -20,6 +20,7 @@ from judgebench import __version__
 from judgebench.analysis.model import Analysis
 from judgebench.fileio import atomic_write_many, remove_stale_temps
 from judgebench.records import MetricRecord
+from judgebench.records.metrics import CORE_FIELDS
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
 from judgebench.report.bbe_section import bbe_section, load_bbe_view
@@ -33,18 +34,7 @@ from judgebench.report.tables import print_sections
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir, now_iso
 
 PLOTS_DIR = "plots"
-BASE_COLUMNS: tuple[str, ...] = (
-    "judge",
-    "metric",
-    "condition",
-    "subset",
-    "filtered",
-    "value",
-    "n",
-    "ci_low",
-    "ci_high",
-    "p",
-)
+BASE_COLUMNS: tuple[str, ...] = CORE_FIELDS  # the INTERFACE fields, first in every row
 
 
 @dataclass(frozen=True)
