@@ -33,8 +33,8 @@ def _usd(value: float | None) -> str:
     return "unpriced" if value is None else f"${value:,.4f}"
 
 
-def estimates(rows: Sequence[Estimate]) -> None:
-    table = Table(title="dry run: nothing was called")
+def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was called") -> None:
+    table = Table(title=title)
     for col in ("stage", "model", "calls", "done", "input tok", "output tok", "tokens by", "live", "batch"):
         table.add_column(col, justify="right" if col not in {"stage", "model", "tokens by"} else "left")
     for e in rows:
@@ -275,7 +275,10 @@ def selftest(result: SelftestResult, seed: int) -> None:
             "[green]yes[/]" if c.passed else f"[red]no[/] {escape(c.detail)}",
         )
     console.print(table)
-    console.print(f"run folder: {result.run_dir}")
+    if result.run_dir is None:
+        console.print("run folder: removed (pass --run DIR to keep it)")
+    else:
+        console.print(f"run folder: {result.run_dir}")
 
 
 # --- data ------------------------------------------------------------------------------------------
