@@ -136,7 +136,8 @@ def run_points(s: Session, llmbar: Path, base: Path) -> None:
              "--evaluator", "GPT-4/Vanilla", "--evaluator", "ChatGPT/Vanilla")  # fmt: skip
     got = judges_of(gpt4)
     s.point(1, r.returncode == 0 and got == {"GPT-4/Vanilla", "ChatGPT/Vanilla"},
-            f"import llmbar-results --evaluator x2: exit {r.returncode}, judges imported: {sorted(got)}")  # fmt: skip
+            f"import llmbar-results --evaluator x2: exit {r.returncode}, "
+            f"judges imported: {sorted(got)}")  # fmt: skip
 
     # 2. run with a paid judge and no key
     paid = runs / "paid"
@@ -157,9 +158,10 @@ def run_points(s: Session, llmbar: Path, base: Path) -> None:
          "openai-compatible:m", "--base-url", f"{NOWHERE}/v1", "--max-retries", "0")  # fmt: skip
     refused = s.jb("judge", "--run", str(part), "--model", SIM, "--dry-run")
     asked_en = s.jb("judge", "--run", str(part), "--model", SIM, "--dry-run", "--conditions", "en")
-    s.point(3, no_key and refused.returncode == 1 and "did not finish" in refused.stderr and asked_en.returncode == 0,
+    unfinished = "did not finish" in refused.stderr
+    s.point(3, no_key and refused.returncode == 1 and unfinished and asked_en.returncode == 0,
             f"translate without key: exit 1, no folder ({no_key}); judge after a failed translation: exit "
-            f"{refused.returncode} ('did not finish' {'did not finish' in refused.stderr}), with --conditions en: "
+            f"{refused.returncode} ('did not finish' {unfinished}), with --conditions en: "
             f"exit {asked_en.returncode}")  # fmt: skip
 
     # 4. judge on the imported run: the data dir is recorded, a bad spec is the error
@@ -167,7 +169,8 @@ def run_points(s: Session, llmbar: Path, base: Path) -> None:
     recorded = (manifest.get("dataset") or {}).get("data_dir")
     bad = s.jb("judge", "--run", str(gpt4), "--model", "opnai:gpt-4.1-mini", "--dry-run")
     good = s.jb("judge", "--run", str(gpt4), "--model", SIM, "--dry-run")
-    s.point(4, bool(recorded) and "unknown provider 'opnai'" in bad.stderr and "Name or service" not in bad.stderr
+    spec_first = "unknown provider 'opnai'" in bad.stderr and "Name or service" not in bad.stderr
+    s.point(4, bool(recorded) and spec_first
             and good.returncode == 0,
             f"imported run records data_dir={recorded}; bad spec: '{bad.stderr.strip()[:70]}'; "
             f"judge --dry-run offline: exit {good.returncode}")  # fmt: skip
@@ -212,7 +215,8 @@ def run_points(s: Session, llmbar: Path, base: Path) -> None:
     # 7. mistakes: a bare model name, LLMBar's own subfolder
     r = s.jb("judge", "--run", str(sim), "--model", "gpt-4.1-mini", "--dry-run")
     d = s.jb("data", "show", "llmbar", "--data-dir", str(llmbar / "Dataset" / "LLMBar"))
-    s.point(7, "did you mean openai:gpt-4.1-mini?" in r.stderr and "gpt41mini" in r.stderr and "pass --data-dir" in d.stderr,
+    hinted = "did you mean openai:gpt-4.1-mini?" in r.stderr and "gpt41mini" in r.stderr
+    s.point(7, hinted and "pass --data-dir" in d.stderr,
             f"--model gpt-4.1-mini: 'did you mean openai:gpt-4.1-mini?' + judges.toml names; --data-dir "
             f".../Dataset/LLMBar: {'pass --data-dir ' + str(llmbar) in d.stderr}")  # fmt: skip
 
