@@ -1,8 +1,10 @@
 """Time `analyze()` (and the report writer, when present) on a full-size synthetic Judge-LS run.
 
 13,408 judgments = 4 judges x 419 items x (3 conditions x 2 orders + 2 tie-probes), with ties, invalid
-answers, missing calls and stated confidences mixed in, and 19 audit-flagged items. Prints seconds and
-peak memory (tracemalloc peak of Python allocations and the process's max RSS). Usage:
+answers, missing calls and stated confidences mixed in, and 19 audit-flagged items. The writer also gets
+the item explorer's data: texts of LLMBar-like length for every item in every condition (about 6 MB)
+and the audit flags. Prints seconds and peak memory (tracemalloc peak of Python allocations and the
+process's max RSS). Usage:
 
     python scripts/bench_report.py [--samples 1000] [--repeat 3] [--out DIR]
 """
@@ -21,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from judgebench.analysis import Analysis, ReportSettings, analyze
-from judgebench.records import Judgment
+from judgebench.analysis import ReportSettings, analyze
+from judgebench.records import AuditFlag, Judgment
+from judgebench.report.explorer import ExplorerData, ItemTexts
 from judgebench.rundir import RunDir
 
 SUBSETS = {
@@ -108,6 +111,37 @@ def synthetic_judgments(seed: int = 0) -> tuple[list[Judgment], list[str]]:
     return out, flagged
 
 
+VOCABULARY = (
+    "the of and to in is that for it as with was on be by this are or from at an which but not model "
+    "answer output instruction response step result value list code function number text"
+)
+WORDS = VOCABULARY.split()
+# characters of an LLMBar-like item, and each condition's length relative to English
+TEXT_CHARS = {"instruction": 250, "output_1": 700, "output_2": 700}
+CONDITION_SCALE = {"en": 1.0, "zh": 0.4, "ls": 0.7}
+
+
+def _text(rng: np.random.Generator, chars: int) -> str:
+    words = rng.choice(WORDS, size=max(1, chars // 5))
+    return " ".join(words)[:chars]
+
+
+def synthetic_explorer(judgments: list[Judgment], flagged: list[str], seed: int = 1) -> ExplorerData:
+    """The explorer's inputs for the synthetic run: every item's texts in each condition, audit flags."""
+    rng = np.random.default_rng(seed)
+    items = list(dict.fromkeys(j.item_id for j in judgments))
+    texts = {
+        (item, cond): ItemTexts(*(_text(rng, int(n * scale)) for n in TEXT_CHARS.values()))
+        for item in items
+        for cond, scale in CONDITION_SCALE.items()
+    }
+    audit = [
+        AuditFlag(item_id=item, condition="zh", field="output_1", rule="length_ratio", detail="0.21 < 0.3")
+        for item in flagged
+    ]
+    return ExplorerData(judgments, texts, audit, CONDITIONS)
+
+
 def _j(
     judge: str,
     item_id: str,
@@ -150,6 +184,7 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=1000, help="bootstrap replicates")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None, help="folder for the report writer's files")
+    ap.add_argument("--no-explorer", action="store_true", help="write report.html without the explorer")
     args = ap.parse_args()
     judgments, flagged = synthetic_judgments()
     print(f"{len(judgments)} judgments, {len(flagged)} flagged items, {args.samples} bootstrap samples")
@@ -172,8 +207,9 @@ def main() -> None:
     write = _report_writer()
     if write is not None:
         out = args.out or Path(tempfile.mkdtemp(prefix="bench_report_"))
+        explorer = synthetic_explorer(judgments, flagged) if not args.no_explorer else None
         t0, c0 = time.perf_counter(), time.process_time()
-        write(RunDir(out), analysis)
+        write(RunDir(out), analysis, explorer=explorer)
         writer_s = time.perf_counter() - t0
         print(
             f"report writer: {writer_s:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
@@ -190,7 +226,7 @@ def main() -> None:
         print("report writer: not available (judgebench.report.write_report missing); analyze() timed only")
 
 
-def _report_writer() -> Callable[[RunDir, Analysis], object] | None:
+def _report_writer() -> Callable[..., object] | None:
     """The report helper's writer when it exists (it lands in the same issue)."""
     try:
         from judgebench.report import write_report

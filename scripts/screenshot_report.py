@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from judgebench.records import Judgment
+from judgebench.records import AuditFlag, Judgment
+from judgebench.report.explorer import ExplorerData, ItemTexts
 
 SUBSETS = {
     "Natural": 100,
@@ -137,6 +138,40 @@ def _judgment(
     )
 
 
+DEMO_TEXTS = {
+    "en": (
+        "Rewrite the sentence in the passive voice: {n} cats chased the dog.",
+        "The dog was chased by {n} cats.",
+        "{n} cats chased the dog quickly.",
+    ),
+    "zh": (
+        "将句子改写为被动语态：{n} 只猫追赶了那只狗。",
+        "那只狗被 {n} 只猫追赶了。",
+        "{n} 只猫很快地追赶了那只狗。",
+    ),
+    "ls": (
+        "Rewrite the sentence 为被动语态: {n} cats chased the dog.",
+        "The dog 被 {n} cats 追赶了.",
+        "{n} cats 很快地 chased the dog.",
+    ),
+}
+
+
+def demo_explorer(judgments: list[Judgment], flagged: list[str]) -> ExplorerData:
+    """The item explorer's inputs for the demo: short texts per item and condition, the audit flags."""
+    items = list(dict.fromkeys(j.item_id for j in judgments))
+    texts = {
+        (item, cond): ItemTexts(*(t.format(n=n + 2) for t in triple))
+        for n, item in enumerate(items)
+        for cond, triple in DEMO_TEXTS.items()
+    }
+    audit = [
+        AuditFlag(item_id=item, condition="zh", field="output_2", rule="length_ratio", detail="0.21 < 0.3")
+        for item in flagged
+    ]
+    return ExplorerData(judgments, texts, audit, list(DEMO_TEXTS))
+
+
 def write_demo(out: Path, *, samples: int = 1000) -> Path:
     """Analyse the demo judgments and write the full report into `out`; returns report.html."""
     from judgebench.analysis import ReportSettings, analyze
@@ -145,15 +180,23 @@ def write_demo(out: Path, *, samples: int = 1000) -> Path:
 
     judgments, flagged = demo_judgments()
     analysis = analyze(judgments, flagged_items=flagged, settings=ReportSettings(bootstrap_samples=samples))
-    paths = write_report(RunDir(out), analysis)
+    paths = write_report(RunDir(out), analysis, explorer=demo_explorer(judgments, flagged))
     assert paths.report_html is not None
     return paths.report_html
 
 
 def screenshot(
-    html: Path, png: Path, *, width: int = 1400, height: int = 5000, timeout: float = 120.0
+    html: Path,
+    png: Path,
+    *,
+    width: int = 1400,
+    height: int = 5000,
+    timeout: float = 120.0,
+    fragment: str = "",
 ) -> Path:
-    """Headless Chromium, no network features, throwaway profile; the page itself fetches nothing."""
+    """Headless Chromium, no network features, throwaway profile; the page itself fetches nothing.
+    `fragment` (e.g. "#explorer?flipped=1&open=ITEM") picks the explorer's view; the window should be
+    taller than the page then, since headless Chromium draws a scrolled viewport blank."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if browser is None:
         raise SystemExit("chromium not found: apt-get install -y chromium")
@@ -172,7 +215,8 @@ def screenshot(
             f"--user-data-dir={profile}",
             f"--screenshot={png.resolve()}",
             f"--window-size={width},{height}",
-            html.resolve().as_uri(),
+            "--virtual-time-budget=5000",  # let the explorer's script draw before the shot
+            html.resolve().as_uri() + fragment,
         ]
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if result.returncode != 0 or not png.exists():
@@ -190,6 +234,7 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=5000)
     ap.add_argument("--samples", type=int, default=1000, help="bootstrap samples for the demo")
+    ap.add_argument("--fragment", default="", help="URL fragment, e.g. '#explorer?flipped=1&open=ITEM'")
     args = ap.parse_args()
     if args.demo:
         html = write_demo(args.out or Path(tempfile.mkdtemp(prefix="jb-demo-")), samples=args.samples)
@@ -198,7 +243,7 @@ def main() -> None:
         if not html.exists():
             sys.exit(f"{html} does not exist")
     png = args.png or html.with_name("report_screenshot.png")
-    print(screenshot(html, png, width=args.width, height=args.height))
+    print(screenshot(html, png, width=args.width, height=args.height, fragment=args.fragment))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "paths": set(),
     "fileio": set(),
     "progress": set(),
+    "palette": set(),  # one colour per judge in every figure (report and bbe alike)
     "records": set(),
     "rundir": {"errors", "fileio", "records"},
     "conditions": {"errors", "paths", "records"},
@@ -38,8 +39,8 @@ ALLOWED: dict[str, set[str]] = {
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
     "execution": {"batch", "errors", "judge", "models", "progress", "records", "rundir"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},
-    "bbe": {"analysis", "errors", "fileio", "records", "rundir"},
-    "report": {"analysis", "errors", "fileio", "records", "rundir"},
+    "bbe": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
+    "report": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
     "api": {
         "analysis",
         "batch",

@@ -128,7 +128,9 @@ def test_same_seed_same_output(tmp_path: Path) -> None:
 
 def test_infeasible_writes_bbe_json_and_names_alpha(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.3}, items=20)
-    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--no-plot")  # alpha 1, plug-in
+    code, out = _bbe(  # alpha 1, plug-in; the Markov step's reason names a sensitivity (PROTOCOL §5)
+        "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--no-plot", "--certificate", "markov"
+    )  # fmt: skip
     assert code != 0
     assert "alpha below" in out and "sensitivity below" in out
     doc = json.loads((run / "bbe.json").read_text())
@@ -271,9 +273,13 @@ def test_protocol_worked_values_with_the_documented_flags_only(
     tmp_path: Path, change: float, units: int, sigma: float
 ) -> None:
     """PROTOCOL §5's worked values (tau 0.5, delta 0.01, alpha 1) from `bbe --tau --delta --scores
-    --scale` alone: the defaults are the protocol's algorithm (plug-in Delta, halves, no shrinkage)."""
+    --scale --certificate markov`: the reference's algorithm (plug-in Delta, halves, no shrinkage);
+    the default certificate is now the tightest that applies (PROTOCOL §5b), so it is named."""
     table = _table(tmp_path / "t.csv", units, change)
-    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1")
+    code, out = _bbe(
+        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1",
+        "--certificate", "markov",
+    )  # fmt: skip
     assert code == 0, out
     doc = _doc(tmp_path / "bbe.json")
     assert doc["d"] == units and doc["alpha"] == 1
@@ -284,20 +290,27 @@ def test_protocol_worked_values_with_the_documented_flags_only(
 
 def test_infeasible_without_shrinkage_from_0_0354(tmp_path: Path) -> None:
     table = _table(tmp_path / "t.csv", 500, 0.036)
-    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1")
+    markov = ("--certificate", "markov")  # the reference's step (the default is now the tightest)
+    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", *markov)
     assert code != 0 and "--alpha auto" in out
     assert _doc(tmp_path / "bbe.json")["feasible"] is False
     code, out = _bbe(
-        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", "--alpha", "auto"
-    )
+        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1",
+        "--alpha", "auto", *markov,
+    )  # fmt: skip
     assert code == 0, out
     doc = _doc(tmp_path / "bbe.json")
     assert doc["feasible"] and doc["alpha"] < 1
 
 
 def test_verify_never_changes_what_is_released(tmp_path: Path) -> None:
+    """With a named certificate, --verify never changes the release. (`auto` picks among certificates
+    that carry over when verifying out of sample, PROTOCOL §5b, so it names one here.)"""
     run = write_run(tmp_path / "run", judges={"a": 0.1, "b": 0.2, "c": 0.05}, items=40)
-    common = ("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "auto", "--no-plot")
+    common = (
+        "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "auto", "--no-plot",
+        "--certificate", "range",
+    )  # fmt: skip
     assert _bbe(*common, "--out", str(tmp_path / "plain.json"))[0] == 0
     assert _bbe(*common, "--out", str(tmp_path / "checked.json"), "--verify", "100")[0] == 0
     plain, checked = _doc(tmp_path / "plain.json"), _doc(tmp_path / "checked.json")

@@ -18,7 +18,7 @@ HALVES = mech.DeltaSplit.from_fractions(0.01, (0.5, 0.5), upper_bound=False)
     [(0.0, 1, 0.0878), (0.01, 500, 0.0102), (0.02, 2000, 0.0033)],
 )
 def test_worked_values(sensitivity: float, d: int, expected: float) -> None:
-    sigma = mech.sigma_max(0.5, 1.0, sensitivity, d, HALVES.sensitivity, HALVES.noise)
+    sigma = mech.sigma_max(0.5, 1.0, sensitivity, d, (HALVES.sensitivity, HALVES.noise))
     assert sigma is not None
     assert sigma == pytest.approx(expected, abs=1e-4)
 
@@ -27,9 +27,9 @@ def test_infeasible_from_0_0354() -> None:
     boundary = 0.5 * math.sqrt(0.005)
     assert boundary == pytest.approx(0.0354, abs=1e-4)
     assert 1 / math.sqrt(0.005) == pytest.approx(14.14, abs=1e-2)
-    assert mech.sigma_max(0.5, 1.0, boundary - 1e-6, 10, 0.005, 0.005) is not None
+    assert mech.sigma_max(0.5, 1.0, boundary - 1e-6, 10, (0.005, 0.005)) is not None
     for sensitivity in (boundary, 0.0354, 0.05, 1.0):
-        assert mech.sigma_max(0.5, 1.0, sensitivity, 10, 0.005, 0.005) is None
+        assert mech.sigma_max(0.5, 1.0, sensitivity, 10, (0.005, 0.005)) is None
         assert not mech.is_feasible(0.5, 1.0, sensitivity, 0.005)
     assert mech.max_sensitivity(0.5, 1.0, 0.005) == pytest.approx(boundary)
 
@@ -37,15 +37,15 @@ def test_infeasible_from_0_0354() -> None:
 def test_feasibility_boundary_in_alpha() -> None:
     a_max = mech.max_alpha(0.5, 0.3, 0.005)
     assert a_max == pytest.approx(0.5 * math.sqrt(0.005) / 0.3)
-    assert mech.sigma_max(0.5, a_max * 0.999, 0.3, 838, 0.005, 0.005) is not None
-    assert mech.sigma_max(0.5, a_max, 0.3, 838, 0.005, 0.005) is None
+    assert mech.sigma_max(0.5, a_max * 0.999, 0.3, 838, (0.005, 0.005)) is not None
+    assert mech.sigma_max(0.5, a_max, 0.3, 838, (0.005, 0.005)) is None
     assert math.isinf(mech.max_alpha(0.5, 0.0, 0.005))
 
 
 def test_sigma_decreases_with_d_and_sensitivity() -> None:
-    s = [mech.sigma_max(0.5, 1.0, 0.01, d, 0.005, 0.005) for d in (1, 10, 100, 1000)]
+    s = [mech.sigma_max(0.5, 1.0, 0.01, d, (0.005, 0.005)) for d in (1, 10, 100, 1000)]
     assert all(a is not None and b is not None and a > b for a, b in itertools.pairwise(s))
-    t = [mech.sigma_max(0.5, 1.0, x, 100, 0.005, 0.005) for x in (0.0, 0.01, 0.02, 0.03)]
+    t = [mech.sigma_max(0.5, 1.0, x, 100, (0.005, 0.005)) for x in (0.0, 0.01, 0.02, 0.03)]
     assert all(a is not None and b is not None and a > b for a, b in itertools.pairwise(t))
 
 

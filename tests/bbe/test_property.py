@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgebench.bbe import mechanism as mech
-from judgebench.bbe.verify import violation_count, wilson
+from judgebench.bbe.verify import Release, violation_count, wilson
 
 
 @settings(max_examples=25, deadline=None)
@@ -47,20 +47,16 @@ def test_violation_rate_stays_below_delta(
     alpha = alpha_request
     if not mech.is_feasible(tau, alpha, true_sensitivity, split.sensitivity):
         alpha = mech.auto_alpha(tau, true_sensitivity, split.sensitivity, margin=0.3)
-    sigma = mech.sigma_max(tau, alpha, true_sensitivity, n, split.sensitivity, split.noise)
+    sigma = mech.sigma_max(tau, alpha, true_sensitivity, n, (split.sensitivity, split.noise))
     assert sigma is not None and sigma > 0
     draws = 400
     violations = violation_count(
         base,
         pair_unit,
         neighbour,
-        alpha=alpha,
-        mu=float(base.mean()),
-        sigma=sigma,
-        tau=tau,
+        Release(alpha=alpha, mu=float(base.mean()), sigma=sigma, tau=tau, clip=clip),
         draws=draws,
         rng=np.random.default_rng(seed + 1),
-        clip=clip,
     )
     low, _high = wilson(violations, draws)
     assert low <= delta, (violations, draws, delta)
@@ -74,18 +70,14 @@ def test_too_little_noise_is_caught() -> None:
     neighbour = 1.0 - base
     split = mech.DeltaSplit.from_fractions(0.05, (0.5, 0.5), upper_bound=False)
     sens = math.sqrt(float(np.mean((neighbour - base) ** 2)))
-    sigma = mech.sigma_max(0.5, 0.05, sens, n, split.sensitivity, split.noise)
+    sigma = mech.sigma_max(0.5, 0.05, sens, n, (split.sensitivity, split.noise))
     assert sigma is not None
     violations = violation_count(
         base,
         np.arange(n, dtype=np.int64),
         neighbour,
-        alpha=0.05,
-        mu=0.5,
-        sigma=sigma * 3,
-        tau=0.5,
+        Release(alpha=0.05, mu=0.5, sigma=sigma * 3, tau=0.5, clip=False),
         draws=400,
         rng=rng,
-        clip=False,
     )
     assert wilson(violations, 400)[0] > 0.05

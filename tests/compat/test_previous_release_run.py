@@ -62,7 +62,10 @@ def test_it_reports_the_same_numbers(old_run: Path) -> None:
 
 def test_it_calibrates_the_same_release(old_run: Path) -> None:
     before = json.loads((old_run / "bbe.json").read_text())
-    api.bbe(params=api.BBEParams(tau=0.5, delta=0.01, alpha=None), run=old_run, plot=False)
+    # 0.1.0's release: the Markov certificate and each judge's mean as the centre (now named: the
+    # defaults became the tightest certificate and the label-neutral centre 0.5, PROTOCOL §5b)
+    params = api.BBEParams(tau=0.5, delta=0.01, alpha=None, certificate="markov", centre="mean")
+    api.bbe(params=params, run=old_run, plot=False)
     after = json.loads((old_run / "bbe.json").read_text())
     fields = ("judge", "d", "units", "sensitivity", "sensitivity_plugin", "alpha", "sigma", "feasible")
     for old, new in zip(before["calibrations"], after["calibrations"], strict=True):

@@ -1,7 +1,7 @@
 """report.html rendered by headless Chromium (Debian's package): the embedded plots really display.
 
-Skipped where no chromium is installed. The check is on pixels: the condition colours of the bar
-charts only appear on screen if the base64 images decoded and were laid out.
+Skipped where no chromium is installed. The check is on pixels: the judge colours of the bar charts
+only appear on screen if the base64 images decoded and were laid out.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def _share_of(pixels: np.ndarray, hex_colour: str, tol: int = 6) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
 def test_report_renders_with_its_plots(tmp_path: Path, full_analysis: Analysis) -> None:
     paths = write_report(RunDir(tmp_path), full_analysis)
@@ -45,7 +46,7 @@ def test_report_renders_with_its_plots(tmp_path: Path, full_analysis: Analysis) 
     png = _script().screenshot(paths.report_html, tmp_path / "shot.png", width=1300, height=9000)
     pixels = np.asarray(Image.open(png).convert("RGB"))
     assert pixels.shape[:2] == (9000, 1300)
-    # en bars (first palette colour) and zh bars (second) are visible: the data-URI images rendered
+    # the two judges' bars (first and second palette colours) are visible: the data-URI images rendered
     assert _share_of(pixels, PALETTE[0]) > 0.001
     assert _share_of(pixels, PALETTE[1]) > 0.001
     # and the page is not a blank or an error page: most of it is white, but far from all

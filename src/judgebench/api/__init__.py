@@ -10,7 +10,7 @@ This package is the only stage orchestrator: nothing below it imports it.
 from __future__ import annotations
 
 from judgebench.analysis import ReportSettings
-from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe
+from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
 from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.estimate import Estimate
@@ -57,6 +57,7 @@ __all__ = [
     "TranslatorSettings",
     "analyze_run",
     "bbe",
+    "bbe_estimate",
     "build_request",
     "cache_clear",
     "cache_info",

@@ -3,29 +3,37 @@ folder, write bbe.json with its scores and plot, and (with --perturb) judge new 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgebench.api.datasets import open_dataset
+from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
 from judgebench.api.requests import build_request
-from judgebench.bbe.engine import BBEParams, BBERun
+from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import NEIGHBOURS_FILE, PerturbKind
 from judgebench.bbe.outputs import default_out, write_outputs
-from judgebench.bbe.scores import UnitScoreMode, load_run
+from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run, unit_score
 from judgebench.bbe.sources import (
     bbe_from_arena_hard,
+    bbe_from_bridge,
     bbe_from_table,
     calibrate_sets,
     sample_units,
     with_perturbation_pairs,
 )
-from judgebench.errors import ConfigError
-from judgebench.execution import Execution
+from judgebench.bbe.verify import VerifySpec, fresh_block
+from judgebench.errors import ConfigError, InputError
+from judgebench.execution import Execution, existing_judgments, pending_calls
+from judgebench.judge.plan import PlannedCall
+from judgebench.judge.templates import load_template
+from judgebench.records import UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
 from judgebench.rundir import RunDir, safe_run_path
@@ -57,9 +65,12 @@ class BBERequest(BaseModel):
     arena_hard: Path | None = None
     baseline: str | None = None
     judge: str | None = None  # the judge of a --scores table (default: the file's stem)
+    calibrate_from: Path | None = None  # the bridge: a Judge-LS run whose `judge` neighbours calibrate
     neighbours: list[str] | None = None
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
+    fresh_units: int | None = Field(default=200, ge=1)  # --verify-kind fresh: units to re-judge (None: all)
+    repeats: int | None = Field(default=None, ge=1)  # re-ask sampled en units K times: the jitter
     out: Path | None = None
     plot: bool = True
 
@@ -69,6 +80,10 @@ class BBERequest(BaseModel):
             raise ValueError("give exactly one of --run DIR, --scores FILE --scale MIN MAX, --arena-hard DIR")
         if self.scores is not None and self.scale is None:
             raise ValueError("--scores needs --scale MIN MAX (the declared range, never the observed one)")
+        if self.calibrate_from is not None and (self.scores is None or self.judge is None):
+            raise ValueError("--calibrate-from RUN needs --judge NAME and --scores FILE --scale MIN MAX")
+        if self.params.verify_kind == "fresh" and self.params.verify and self.run is None:
+            raise ValueError("--verify-kind fresh judges new neighbours of a Judge-LS run: give --run DIR")
         if self.perturb is not None and self.run is None:
             raise ValueError("--perturb re-judges units of a Judge-LS run: give --run DIR")
         return self
@@ -129,7 +144,13 @@ def _from_run(
             file=str(run / NEIGHBOURS_FILE),
         )
         source["perturbation"] = outcome.model_dump()
+    if req.repeats:
+        sets = [_with_repeats(run, ss, req, options, execution) for ss in sets]
+        source["repeats"] = req.repeats
     result = calibrate_sets(sets, req.params, neighbours=neighbours, source=source, skipped=loaded.skipped)
+    if req.params.verify and req.params.verify_kind == "fresh":
+        for out in result.outputs:
+            _fresh_verify(run, out, req, options, execution)
     return result, outcome
 
 
@@ -143,6 +164,130 @@ def _feasible_release(path: Path) -> bool:
     if not isinstance(blocks, list) or not blocks:
         return False
     return all(isinstance(b, dict) and b.get("feasible") is True for b in blocks)
+
+
+FRESH_KIND = "formatting"
+REPEAT_PREFIX = "repeat-"
+
+
+def _repeat_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey]]:
+    """`--repeats K`: K re-asks of the identical en input of sampled units, each its own call key
+    (condition `repeat-i`), so that each is a recorded call and resumes like any other."""
+    units = sample_units(ss, req.fresh_units, req.params.seed + 2_000_003)
+    spec = req.perturb
+    items = open_dataset(RunDir(run), spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
+    calls = []
+    for item_id, order in units:
+        item = items.get(item_id)
+        if item is None:
+            raise InputError(f"item '{item_id}' of the run is not in the dataset", item=item_id)
+        a, b = (item.output_1, item.output_2) if order == "orig" else (item.output_2, item.output_1)
+        for i in range(1, (req.repeats or 0) + 1):
+            calls.append(
+                PlannedCall(ss.name, item.id, item.subset, "pair", f"{REPEAT_PREFIX}{i}", order, item.label,
+                            item.instruction, a, b, "English")
+            )  # fmt: skip
+    return calls, units
+
+
+def _with_repeats(
+    run: Path, ss: ScoreSet, req: BBERequest, options: CallOptions, execution: Execution
+) -> ScoreSet:
+    """Judge the re-asks with the cache off (a cached answer would hide the jitter) and add them, with
+    each unit's base score, as the set's repeated judgments (PROTOCOL §5's jitter)."""
+    calls, units = _repeat_calls(run, ss, req)
+    template = _template_path(RunDir(run), req.perturb.template_path if req.perturb else None)
+    fresh_options = dataclasses.replace(options, use_cache=False)
+    answers, _failed = rejudge(
+        run, calls, judge=ss.name, template_path=template, options=fresh_options, execution=execution
+    )
+    position = {key: i for i, key in enumerate(ss.unit_keys)}
+    use_probs = ss.score_source == "probabilities"
+    rep_unit = [position[u] for u in units]
+    rep_score = [float(ss.base[position[u]]) for u in units]
+    for j in answers:
+        score = unit_score(j, use_probs=use_probs)
+        key = UnitKey(j.item_id, j.order)
+        if score is not None and key in position and j.condition.startswith(REPEAT_PREFIX):
+            rep_unit.append(position[key])
+            rep_score.append(score)
+    return dataclasses.replace(
+        ss,
+        repeat_unit=np.asarray(rep_unit, dtype=np.int64),
+        repeat_score=np.asarray(rep_score, dtype=np.float64),
+    )
+
+
+def _fresh_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey], str]:
+    """The calls of `--verify-kind fresh` for one judge: newly drawn units (a seed of their own),
+    perturbed by formatting, under a condition name of their own so that no earlier answer is reused."""
+    seed = req.params.seed + 1_000_003
+    units = sample_units(ss, req.fresh_units, seed)
+    spec = req.perturb
+    items = open_dataset(RunDir(run), spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
+    calls, _ = perturbed_calls(items, units, kind=FRESH_KIND, judge=ss.name, seed=seed)
+    condition = f"fresh-{FRESH_KIND}-{seed}"
+    return [dataclasses.replace(c, condition=condition) for c in calls], units, condition
+
+
+def _fresh_verify(
+    run: Path, out: CalibrationOutput, req: BBERequest, options: CallOptions, execution: Execution
+) -> None:
+    """`--verify-kind fresh`: judge fresh neighbours through the judge stage's execution and count
+    violations of the released mechanism (alpha, sigma) on them."""
+    block, ss = out.block, out.scores
+    params = req.params
+    if block.sigma is None or block.alpha is None or params.verify is None:
+        return
+    calls, units, condition = _fresh_calls(run, ss, req)
+    template = _template_path(RunDir(run), req.perturb.template_path if req.perturb else None)
+    answers, _failed = rejudge(
+        run, calls, judge=ss.name, template_path=template, options=options, execution=execution
+    )
+    fresh = with_perturbation_pairs(ss.only_kinds(set()), answers, kind=condition, judge=ss.name, units=units)
+    changes = np.abs(fresh.pair_score - fresh.base[fresh.pair_unit])
+    if len(changes) == 0:
+        raise ConfigError(f"--verify-kind fresh: no fresh neighbour of {ss.name} has a valid answer")
+    vspec = VerifySpec(params.tau, params.delta, params.verify, params.seed, 0, "fresh")
+    release = (block.certificate or "range", block.alpha, block.sigma)
+    judged = f"{len(changes)} newly judged {FRESH_KIND} perturbations of {len(units)} sampled units"
+    block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
+
+
+def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estimate]:
+    """`bbe --dry-run`: the calls `--perturb`, `--verify-kind fresh` and `--repeats` would make, with
+    their tokens and cost (nothing is called or written). Without them, nothing: bbe makes no calls."""
+    req = build_request(BBERequest, request, fields)
+    if req.run is None:
+        return []
+    run = safe_run_path(req.run)
+    rundir = RunDir(run)
+    sets = load_run(run, mode=req.unit_score).sets
+    plans: list[tuple[str, list[PlannedCall], str | None]] = []
+    spec = req.perturb
+    if spec is not None:
+        ss = next((s for s in sets if s.name == spec.model), None)
+        if ss is None:
+            raise ConfigError(f"--model {spec.model} is not a judge of this run")
+        items = open_dataset(rundir, spec.dataset, spec.data_dir).by_id()
+        units = sample_units(ss, spec.units, req.params.seed)
+        calls, _ = perturbed_calls(items, units, kind=spec.kind, judge=spec.model, seed=req.params.seed)
+        plans.append((spec.model, calls, spec.template_path))
+    if req.params.verify and req.params.verify_kind == "fresh":
+        for ss in sets:
+            plans.append((ss.name, _fresh_calls(run, ss, req)[0], spec.template_path if spec else None))
+    if req.repeats:
+        for ss in sets:
+            plans.append((ss.name, _repeat_calls(run, ss, req)[0], spec.template_path if spec else None))
+    out: list[Estimate] = []
+    for judge_name, calls, template_path in plans:
+        template = load_template(_template_path(rundir, template_path))
+        todo = pending_calls(calls, existing_judgments(run / NEIGHBOURS_FILE))
+        out += [
+            e.model_copy(update={"stage": "bbe"})
+            for e in estimate_judging(calls, todo, template, [judge_name])
+        ]
+    return out
 
 
 def bbe(
@@ -163,6 +308,12 @@ def bbe(
     if req.run is not None:
         run = safe_run_path(req.run)
         result, outcome = _from_run(run, req, options or CallOptions(), execution or Execution())
+    elif req.calibrate_from is not None and req.scores is not None and req.scale is not None:
+        assert req.judge is not None
+        result = bbe_from_bridge(
+            safe_run_path(req.calibrate_from), req.judge, req.scores, req.scale, req.params,
+            unit_score_mode=req.unit_score,
+        )  # fmt: skip
     elif req.scores is not None and req.scale is not None:
         result = bbe_from_table(
             req.scores,

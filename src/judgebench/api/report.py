@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -9,36 +10,108 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
 from judgebench.analysis import Analysis, ReportSettings, analyze
-from judgebench.api.datasets import run_folder
+from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.requests import build_request
-from judgebench.errors import RunDirError
-from judgebench.fileio import atomic_write_json
-from judgebench.records import AuditFlag, Judgment, PlannedKey
+from judgebench.data import LLMBAR_SPEC
+from judgebench.data.llmbar import cache_root as llmbar_cache_root
+from judgebench.errors import JudgebenchError, RunDirError
+from judgebench.fileio import atomic_write_json, atomic_write_text
+from judgebench.records import AuditFlag, Item, Judgment, PlannedKey, Variant
 from judgebench.records.manifest import ReportStage
+from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
 from judgebench.report.writer import ReportPaths, write_report
-from judgebench.rundir import AUDIT, JUDGMENTS, PLAN, READINESS_JSON, RunDir, last_per_key, read_jsonl
+from judgebench.rundir import (
+    AUDIT,
+    JUDGMENTS,
+    PLAN,
+    READINESS_JSON,
+    VARIANTS,
+    RunDir,
+    last_per_key,
+    read_jsonl,
+)
+
+
+class _RunInputs(BaseModel):
+    """What the report reads from a run folder, read once for the analysis and the item explorer."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    judgments: list[Judgment]
+    audit: list[AuditFlag]
+    order: list[str] | None
+    planned: set[Any] | None
+
+
+def _read_inputs(run: RunDir) -> _RunInputs:
+    path = run.file(JUDGMENTS)
+    if not path.exists():
+        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
+    judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
+    translated = run.manifest().stages.translate
+    order = translated.condition_names() if translated else None
+    plan_file = run.file(PLAN)
+    planned = {p.key() for p in read_jsonl(plan_file, PlannedKey)} if plan_file.exists() else None
+    return _RunInputs(
+        judgments=list(judgments.values()),
+        audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
+        order=order or None,
+        planned=planned,
+    )
+
+
+def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
+    return analyze(
+        inputs.judgments,
+        flagged_items={flag.item_id for flag in inputs.audit},
+        settings=settings,
+        condition_order=inputs.order,
+        planned=inputs.planned,
+    )
 
 
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
-    run = RunDir(run_dir)
-    path = run.file(JUDGMENTS)
-    if not path.exists():
-        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
-    judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
-    flagged = {flag.item_id for flag in read_jsonl(run.file(AUDIT), AuditFlag)}
-    translated = run.manifest().stages.translate
-    order = translated.condition_names() if translated else None
-    plan_file = run.file(PLAN)
-    planned = {p.key() for p in read_jsonl(plan_file, PlannedKey)} if plan_file.exists() else None
-    return analyze(
-        judgments.values(),
-        flagged_items=flagged,
-        settings=settings,
-        condition_order=order or None,
-        planned=planned,
-    )
+    return _analyze(_read_inputs(RunDir(run_dir)), settings)
+
+
+def _run_items(run: RunDir) -> list[Item]:
+    """The run's items as its manifest recorded them; [] when they cannot be read. A report never
+    downloads: LLMBar without a --data-dir is read from the download cache, or left out."""
+    recorded = run.manifest().dataset
+    if recorded is None:
+        return []
+    data_dir = recorded.data_dir
+    if data_dir is None and recorded.spec.lower().partition(":")[0] == LLMBAR_SPEC:
+        data_dir = str(llmbar_cache_root())  # laid out like a local copy: read it, fetch nothing
+    try:
+        dataset, _ = load_run_dataset(run, None, data_dir)
+    except (JudgebenchError, OSError):
+        return []
+    return dataset.items
+
+
+def explorer_data(run: RunDir, inputs: _RunInputs) -> ExplorerData:
+    """The item explorer's inputs: the judgments, the items' texts (en from the run's dataset, the
+    others from variants.jsonl) and the audit flags. A dataset that cannot be loaded (an imported
+    results file, a moved data folder) leaves the en texts out, never the report."""
+    texts: dict[tuple[str, str], ItemTexts] = {}
+    for item in _run_items(run):
+        texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
+    for variant in read_jsonl(run.file(VARIANTS), Variant):  # the last line per key wins
+        texts[(variant.item_id, variant.condition)] = ItemTexts(
+            variant.instruction, variant.output_1, variant.output_2
+        )
+    return ExplorerData(inputs.judgments, texts, inputs.audit, inputs.order or ())
+
+
+def export_unstable(data: ExplorerData, path: Path) -> int:
+    """The flipped and position-inconsistent item x judge rows as JSONL; returns how many."""
+    records = unstable_records(data)
+    lines = (json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    atomic_write_text(path, "".join(lines))
+    return len(records)
 
 
 class ReadinessDoc(BaseModel):
@@ -91,6 +164,8 @@ class ReportRequest(BaseModel):
 
     settings: ReportSettings = Field(default_factory=ReportSettings)
     html: bool = True
+    # write the flipped / position-inconsistent items here as JSONL for human review
+    export_unstable: Path | None = None
 
 
 class ReportResult(BaseModel):
@@ -100,6 +175,7 @@ class ReportResult(BaseModel):
     paths: ReportPaths
     readiness: ReadinessDoc
     readiness_json: Path
+    unstable: int | None = None  # rows written to export_unstable, when asked
 
 
 def report(
@@ -116,17 +192,33 @@ def report(
     if not run.path.is_dir():
         raise RunDirError(f"run folder {run.path} does not exist")
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
-    analysis = analyze_run(run, req.settings)
-    paths = write_report(run, analysis, console, html=req.html)
+    inputs = _read_inputs(run)
+    analysis = _analyze(inputs, req.settings)
+    data = explorer_data(run, inputs) if req.html or req.export_unstable is not None else None
+    paths = write_report(run, analysis, console, html=req.html, explorer=data)
+    unstable = None
+    if req.export_unstable is not None and data is not None:
+        unstable = export_unstable(data, req.export_unstable)
+        if console is not None:
+            console.print(
+                f"[bold]Wrote[/] {unstable:,} flipped or position-inconsistent item x judge row(s) to",
+                highlight=False,
+            )
+            console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
     readiness = ReadinessDoc.of(analysis)
     atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
     if run.exists():
         entry = ReportStage(
             settings=req.settings.model_dump(),
             records=len(analysis.records),
-            outputs=[str(p) for p in paths.all()],
+            outputs=[str(p) for p in paths.all()]
+            + ([str(req.export_unstable)] if req.export_unstable is not None else []),
         )
         run.record_stage("report", entry)
     return ReportResult(
-        analysis=analysis, paths=paths, readiness=readiness, readiness_json=run.file(READINESS_JSON)
+        analysis=analysis,
+        paths=paths,
+        readiness=readiness,
+        readiness_json=run.file(READINESS_JSON),
+        unstable=unstable,
     )

@@ -240,7 +240,50 @@ def _selftest(seed: int, items: int, base: Path, verify: int) -> SelftestResult:
     result.checks += _readiness_checks(analysis.readiness, judges)
     result.checks += _no_flag_checks(analysis.records, judges[UNBIASED])
     result.checks.append(_bbe_check(run, seed, verify, list(calibrated.values())))
+    result.checks.append(_bridge_check(run, judges, seed, verify))
     return result
+
+
+def _bridge_check(run: Path, judges: dict[str, str], seed: int, verify: int) -> Check:
+    """The bridge (PROTOCOL §5b): calibrate on each judge's Judge-LS neighbours in the run, release a
+    planted leaderboard (five systems 0.1 apart in win rate); the planted language bias must show as a
+    larger sensitivity, and each release must keep the planted order noise-free, carry its transfer
+    assumption and pass its out-of-sample verification."""
+    table = run.parent / "selftest_leaderboard.csv"
+    rows = ["system,unit,context,score"]
+    for k, rate in enumerate((0.8, 0.7, 0.6, 0.5, 0.4)):
+        rows += [f"system-{k},prompt-{u},base,{1 if (u * 37 % 100) < rate * 100 else 0}" for u in range(100)]
+    table.write_text("\n".join(rows) + "\n")
+    params = BBEParams(tau=0.5, delta=0.01, seed=seed, verify=verify, alpha=None)
+    sensitivity: dict[str, float] = {}
+    for name in (BIASED, UNBIASED):
+        spec = judges[name]
+        out = run.parent / f"selftest_leaderboard_{name}.json"
+        res = bbe(
+            params=params, scores=table, scale=(0, 1), judge=spec, calibrate_from=run, out=out, plot=False
+        )
+        block = res.result.calibrations[0]
+        v, u = block.verify, res.result.utility
+        ok = (
+            block.feasible
+            and v is not None
+            and v.passed is True
+            and u is not None
+            and u.noise_free_order_kept is True
+            and bool(res.result.transfer_assumption)
+        )
+        if not ok:
+            detail = (
+                f"feasible {block.feasible}, verify passed {None if v is None else v.passed}, noise-free "
+                f"order kept {None if u is None else u.noise_free_order_kept}"
+            )
+            observed = None if v is None else v.rate
+            return Check(spec, "bbe bridge release", 0.01, observed, None, None, False, detail)
+        sensitivity[name] = block.sensitivity_plugin
+    ok = sensitivity[BIASED] > sensitivity[UNBIASED]
+    detail = f"sensitivity biased {sensitivity[BIASED]:.3f} vs unbiased {sensitivity[UNBIASED]:.3f}"
+    what = "bbe bridge: planted bias -> larger sensitivity"
+    return Check(judges[BIASED], what, 0.0, sensitivity[BIASED], None, None, ok, detail)
 
 
 def _bbe_check(run: Path, seed: int, verify: int, judges: Sequence[str]) -> Check:

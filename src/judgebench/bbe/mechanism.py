@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
-Centre = Literal["mean", "median"] | float
+Centre = Literal["auto", "mean", "median"] | float
 
 
 def noise_radius_factor(d: int, delta_noise: float) -> float:
@@ -45,9 +45,11 @@ def is_feasible(tau: float, alpha: float, sensitivity: float, delta_sensitivity:
 
 
 def sigma_max(
-    tau: float, alpha: float, sensitivity: float, d: int, delta_sensitivity: float, delta_noise: float
+    tau: float, alpha: float, sensitivity: float, d: int, deltas: tuple[float, float]
 ) -> float | None:
-    """Largest noise scale that keeps (tau, delta)-A-BB, or None when no noise can (infeasible)."""
+    """Largest noise scale that keeps (tau, delta)-A-BB with the Markov step, or None when no noise can
+    (infeasible); `deltas` = (delta_sensitivity, delta_noise)."""
+    delta_sensitivity, delta_noise = deltas
     slack = tau - bias_term(alpha, sensitivity, delta_sensitivity)
     if slack <= 0:
         return None
@@ -76,7 +78,7 @@ def auto_alpha(tau: float, sensitivity: float, delta_sensitivity: float, margin:
 def resolve_centre(scores: FloatArray, centre: Centre) -> float:
     """The fixed shrinkage target mu: mean or median of the base scores, or a given value in [0, 1]."""
     if isinstance(centre, str):
-        if centre == "mean":
+        if centre in ("mean", "auto"):
             return float(np.mean(scores))
         if centre == "median":
             return float(np.median(scores))

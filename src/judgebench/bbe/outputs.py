@@ -59,7 +59,8 @@ def write_outputs(result: BBERun, out: Path, *, plot: bool = True) -> dict[str, 
             png,
             [(o.scores, o.bias_bounded) for o in result.outputs],
             rows,
-            title=f"A-BB (tau={result.result.tau}, delta={result.result.delta})",
+            title=f"A-BB (tau={result.result.tau}, delta={result.result.delta}; certificate "
+            f"{', '.join(sorted({c.certificate or '-' for c in result.result.calibrations}))})",
         )
         outputs["plot"] = str(png)
     result.result.outputs = outputs

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebench.bbe.engine import BBEParams, BBERun, run_bbe
+from judgebench.bbe.engine import BBEParams, BBERun, Bridge, run_bbe
 from judgebench.bbe.schematic import SchematicFit, schematic_sensitivity
 from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run, unit_score
 from judgebench.bbe.tables import factor_columns, load_arena_hard, read_table, scoreset_from_table
@@ -153,3 +153,33 @@ def bbe_from_arena_hard(folder: Path, params: BBEParams, *, baseline: str | None
     ss = load_arena_hard(folder, baseline=baseline)
     source = {"type": "arena-hard", "path": str(folder), "scale": [1, 5], "baseline_excluded": baseline}
     return run_bbe([ss], params, systems_across_sets=False, source=source)
+
+
+def bbe_from_bridge(
+    run: Path,
+    judge: str,
+    table: Path,
+    scale: tuple[float, float],
+    params: BBEParams,
+    *,
+    unit_score_mode: UnitScoreMode = "auto",
+) -> BBERun:
+    """The bridge (PROTOCOL §5b): calibrate on judge `judge`'s language and order neighbours in a
+    Judge-LS run and release the systems table it scored (a language-bias-bounded leaderboard). The
+    changes transfer in normalised units (a run's unit score is P(output_1 preferred) in [0, 1]; the
+    table's scores are divided by its declared range); the transfer assumption is in bbe.json."""
+    loaded = load_run(run, mode=unit_score_mode, judges=[judge])
+    reference = loaded.sets[0] if loaded.sets else None
+    if reference is None or len(reference.pair_unit) == 0:
+        why = loaded.skipped.get(judge, "no valid neighbour pair")
+        raise InputError(f"--calibrate-from: judge '{judge}' cannot calibrate ({why})", path=str(run))
+    frame = read_table(table)
+    main = scoreset_from_table(frame, scale, name=judge, path=table)
+    source = {
+        "type": "scores",
+        "path": str(table),
+        "scale": list(scale),
+        "calibrated_from": {"run": str(run), "judge": judge, "pairs": len(reference.pair_unit)},
+    }
+    bridge = Bridge(reference, str(run), judge)
+    return run_bbe([main], params, systems_across_sets=False, source=source, bridge=bridge)

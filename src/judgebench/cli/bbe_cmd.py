@@ -41,6 +41,8 @@ def _alpha(text: str) -> float | None:
 
 
 def _centre(text: str) -> Centre:
+    if text == "auto":
+        return "auto"
     if text == "mean":
         return "mean"
     if text == "median":
@@ -65,8 +67,23 @@ def _jitter(text: str) -> JitterSpec:
 # BBEParams fields named differently from their flags (for error messages)
 _FLAGS = {"split": "--delta-split", "invalid": "--invalid-neighbours", "upper_bound": "--upper-bound"}
 _FLAGS.update(
-    {name: f"--{name}" for name in ("tau", "delta", "alpha", "margin", "centre", "jitter", "dim", "verify")}
+    {
+        name: f"--{name}"
+        for name in (
+            "tau",
+            "delta",
+            "alpha",
+            "margin",
+            "centre",
+            "jitter",
+            "dim",
+            "verify",
+            "certificate",
+            "sensitivity",
+        )
+    }
 )
+_FLAGS["verify_kind"] = "--verify-kind"
 
 
 @app.command("bbe")
@@ -101,6 +118,31 @@ def bbe_command(
             "--verify", help="K fresh (neighbour, noise) draws: violation rate vs delta (+ holdout check)."
         ),
     ] = None,
+    verify_kind: Annotated[
+        str,
+        typer.Option(
+            "--verify-kind",
+            help="holdout (calibrate on half the items, count on the rest) or fresh (judge new neighbours).",
+        ),
+    ] = "holdout",
+    certificate: Annotated[
+        str,
+        typer.Option(
+            "--certificate",
+            help="Bias bound: auto (the tightest that applies), exact, exact_ucb, range, quantile, markov.",
+        ),
+    ] = "auto",
+    sensitivity: Annotated[
+        float | None,
+        typer.Option("--sensitivity", help="Use this normalised sensitivity instead of the measured one."),
+    ] = None,
+    calibrate_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibrate-from",
+            help="Judge-LS run whose --judge neighbours calibrate the release of the --scores table.",
+        ),
+    ] = None,
     alpha: Annotated[
         str,
         typer.Option(
@@ -118,8 +160,12 @@ def bbe_command(
         ),
     ] = None,
     centre: Annotated[
-        str, typer.Option("--centre", help="Shrinkage centre: mean, median or a value on the score scale.")
-    ] = "mean",
+        str,
+        typer.Option(
+            "--centre",
+            help="Shrinkage centre: auto (0.5 for a run's judges, else mean), mean, median or a value.",
+        ),
+    ] = "auto",
     jitter: Annotated[
         str,
         typer.Option(
@@ -155,7 +201,10 @@ def bbe_command(
         str, typer.Option("--strategy", help="Schematic combination: formatting, max, rms or mean.")
     ] = "max",
     judge: Annotated[
-        str | None, typer.Option("--judge", help="Name of the judge of a --scores table.")
+        str | None,
+        typer.Option(
+            "--judge", help="Name of the judge of a --scores table (with --calibrate-from: its run name)."
+        ),
     ] = None,
     perturb: Annotated[
         str | None,
@@ -166,7 +215,10 @@ def bbe_command(
     ] = None,
     perturb_units: Annotated[
         int,
-        typer.Option("--perturb-units", help="How many en units to perturb (sampled by --seed; 0 = all)."),
+        typer.Option(
+            "--perturb-units",
+            help="How many en units to perturb, for --perturb and --verify-kind fresh (by --seed; 0 = all).",
+        ),
     ] = 200,
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Dataset SPEC for --perturb (default: the run's).")
@@ -187,6 +239,17 @@ def bbe_command(
         bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
     ] = False,
     poll_interval: opt.PollIntervalOpt = 30.0,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats",
+            help="Re-ask K times the en input of --perturb-units sampled units (no cache): the jitter.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Price the calls of --perturb / --verify-kind fresh; call nothing."),
+    ] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Where to write bbe.json.")] = None,
     plot: Annotated[bool, typer.Option("--plot/--no-plot", help="Write the plot beside bbe.json.")] = True,
 ) -> None:
@@ -209,6 +272,9 @@ def bbe_command(
         "upper_bound": upper_bound,
         "seed": seed,
         "verify": verify,
+        "verify_kind": verify_kind,
+        "certificate": certificate,
+        "sensitivity": sensitivity,
         "invalid": invalid_neighbours,
         "strategy": strategy,
     }
@@ -222,20 +288,33 @@ def bbe_command(
             "data_dir": data_dir,
             "template_path": template,
         }
+    request: dict[str, Any] = {
+        "params": api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
+        "run": run,
+        "scores": scores,
+        "scale": scale,
+        "factor_scale": factor_scale,
+        "arena_hard": arena_hard,
+        "baseline": baseline,
+        "judge": judge,
+        "calibrate_from": calibrate_from,
+        "neighbours": [k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None,
+        "unit_score": unit_score,
+        "perturb": perturbation,
+        "fresh_units": perturb_units or None,
+        "repeats": repeats,
+        "out": out,
+        "plot": plot,
+    }
+    if dry_run:
+        rows = api.bbe_estimate(**request)
+        if rows:
+            render.estimates(rows)
+        else:
+            render.note("dry run: this bbe makes no calls (only --perturb, --verify-kind fresh, --repeats)")
+        return
     outcome = api.bbe(
-        params=api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
-        run=run,
-        scores=scores,
-        scale=scale,
-        factor_scale=factor_scale,
-        arena_hard=arena_hard,
-        baseline=baseline,
-        judge=judge,
-        neighbours=[k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None,
-        unit_score=unit_score,
-        perturb=perturbation,
-        out=out,
-        plot=plot,
+        **request,
         options=opt.call_options(
             base_url=base_url,
             timeout=timeout,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         SelftestResult,
         TranslateResult,
     )
-    from judgebench.records.bbe import BBEResult, VerifyBlock
+    from judgebench.records.bbe import BBEResult, Calibration, VerifyBlock
 
 
 def note(message: str) -> None:
@@ -148,8 +148,11 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 
 def _verify_text(v: VerifyBlock) -> str:
-    text = f"{v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    verdict = "" if v.passed is None else (" pass" if v.passed else " [red]FAIL[/]")
+    text = f"{v.kind or 'in-sample'}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     h = v.holdout
+    if v.check.startswith("held-out"):
+        return text
     if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
         text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
     elif h is not None:
@@ -162,14 +165,19 @@ def _calibrations(res: BBEResult) -> None:
         title=f"A-BB (tau {res.tau}, delta {res.delta} = {res.delta_sensitivity:.3g} sensitivity + "
         f"{res.delta_noise:.3g} noise + {res.delta_estimate:.3g} estimate; normalised units)"
     )
-    for col in ("judge", "d", "Δ plug-in/used", "α", "σ", "ok", "r unit P/S", "invalid", "verify [95% CI]"):
+    cols = ("judge", "d", "Δ plug-in/used", "certificate", "α (needed)", "σ", "ok", "r unit P/S", "invalid")
+    for col in (*cols, "verify [95% CI]"):
         table.add_column(col, overflow="fold")
     for c in res.calibrations + res.factor_calibrations:
+        fixed = " (fixed)" if c.sensitivity_source == "fixed" else ""
+        if c.jitter_measured is not None:
+            fixed += f"; jitter {_fmt(c.jitter_measured, 3)}"
         table.add_row(
             c.judge,
             str(c.d),
-            f"{_fmt(c.sensitivity_plugin, 3)}/{_fmt(c.sensitivity, 3)}",
-            _fmt(c.alpha, 3),
+            f"{_fmt(c.sensitivity_plugin, 3)}/{_fmt(c.sensitivity, 3)}{fixed}",
+            _certificate_text(c),
+            f"{_fmt(c.alpha, 3)} ({_fmt(c.alpha_needed, 3)})",
             _fmt(c.sigma, 3),
             "yes" if c.feasible else "[red]no[/]",
             f"{_fmt(c.correlation.pearson, 2)}/{_fmt(c.correlation.spearman, 2)}",
@@ -177,6 +185,26 @@ def _calibrations(res: BBEResult) -> None:
             "-" if c.verify is None else _verify_text(c.verify),
         )
     console.print(table)
+
+
+def _certificate_text(c: Calibration) -> str:
+    """The certificate used, then every applicable one's alpha_max."""
+    others = ", ".join(f"{r.name} {_fmt(r.alpha_max, 3)}" for r in c.certificates)
+    return f"{c.certificate or '-'} (α_max: {others})" if others else str(c.certificate or "-")
+
+
+def _utility(res: BBEResult) -> None:
+    u = res.utility
+    if u is None or u.pairs == 0:
+        return
+    kept = "-" if u.pairs_kept_95 is None else f"{u.pairs_kept_95:.0%}"
+    order = {True: "kept", False: "[red]changed[/]", None: "-"}[u.noise_free_order_kept]
+    console.print(
+        f"utility: {u.pairs} system pairs, {kept} keep their order with probability >= 0.95; resolution "
+        f"(a gap kept at >= 0.95) {_fmt(u.resolution, 3)}; raw vs released aggregates Pearson "
+        f"{_fmt(u.pearson_systems, 3)}, Spearman {_fmt(u.spearman_systems, 3)}; variance reduction "
+        f"{_fmt(u.variance_reduction, 3)}; noise-free order {order}"
+    )
 
 
 def _systems(res: BBEResult) -> None:
@@ -198,6 +226,16 @@ def _systems(res: BBEResult) -> None:
 
 
 def _bbe_notes(res: BBEResult) -> None:
+    for c in res.calibrations + res.factor_calibrations:
+        v = c.verify
+        if v is not None and v.passed is False:
+            note(
+                f"warning: {c.judge}: verification FAILED ({v.kind or 'in-sample'}: violation rate "
+                f"{v.rate:.3f}, Wilson lower bound {v.ci_low:.3f} > delta {res.delta:g}); the guarantee "
+                "does not hold as stated"
+            )
+        elif v is not None and v.note:
+            note(f"note: {c.judge}: {v.note}")
     for name, why in res.judges_skipped.items():
         note(f"note: judge {name} not calibrated: {why}")
     for name, why in res.factors_skipped.items():
@@ -219,6 +257,9 @@ def bbe(outcome: BBEOutcome) -> None:
             f"rank correlation raw vs bias-bounded: Spearman {_fmt(rc.spearman, 3)}, "
             f"Kendall {_fmt(rc.kendall, 3)}"
         )
+    _utility(res)
+    if res.transfer_assumption:
+        note(res.transfer_assumption)
     _bbe_notes(res)
     console.print(f"bbe.json: {outcome.outputs['bbe_json']}")
     console.print(f"per-unit scores: {outcome.outputs['scores_csv']}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -111,6 +112,16 @@ def report_command(
             "run or an inconclusive verdict.",
         ),
     ] = None,
+    export_unstable: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-unstable",
+            metavar="FILE",
+            dir_okay=False,
+            help="Also write the flipped / position-inconsistent items (item x judge: texts, every "
+            "verdict and raw answer, audit flags) to FILE as JSONL for human review.",
+        ),
+    ] = None,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
@@ -130,7 +141,9 @@ def report_command(
     if gate not in (None, "fail", "strict"):
         raise ConfigError(f"--gate {gate}: give --gate alone, or --gate strict")
     settings = {k: v for k, v in overrides.items() if v is not None}
-    result = api.report(run, console=console, settings=settings, html=not no_html)
+    result = api.report(
+        run, console=console, settings=settings, html=not no_html, export_unstable=export_unstable
+    )
     render.readiness_file(result.readiness, str(result.readiness_json))
     if gate is not None:
         outcome = result.readiness.gate(strict=gate == "strict")

@@ -302,6 +302,7 @@ def _check_alignment(
     english: _English,
     path: Path,
     number: int,
+    *,
     config_name: str,
     known_subsets: frozenset[str],
 ) -> None:
@@ -367,7 +368,7 @@ def _language_variants(
                     item=item_id(rb_id),
                     field="id",
                 )
-            _check_alignment(row, source, path, number, config_name, known)
+            _check_alignment(row, source, path, number, config_name=config_name, known_subsets=known)
             chosen = _text(row, "chosen", path, number, rb_id)
             rejected = _text(row, "rejected", path, number, rb_id)
             first = source.item.label == 1

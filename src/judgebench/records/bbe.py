@@ -17,6 +17,41 @@ class RankCorrelation(BaseModel):
     kendall: float | None = None
 
 
+class CertificateRow(BaseModel):
+    """One applicable certificate (PROTOCOL §5b): its bound b (null for exact), the supremum of feasible
+    alpha (null: unbounded) and sigma_max at the released alpha (null: infeasible there)."""
+
+    name: str
+    bound: float | None
+    alpha_max: float | None
+    sigma: float | None
+    alpha: float | None = None  # the alpha sigma is computed at
+    carries_over: bool = False  # holds for neighbours the calibration did not see
+    delta_sensitivity: float = 0.0
+    delta_noise: float = 0.0
+    delta_estimate: float = 0.0
+    # exact and exact_ucb: the change sizes and their shares the probability is computed on
+    # (exact_ucb: a distribution that dominates new neighbours' with probability 1 - delta_estimate)
+    support: list[float] | None = None
+    shares: list[float] | None = None
+
+
+class UtilityBlock(BaseModel):
+    """What survives a release (PROTOCOL §5b): per system pair the probability its raw order is kept
+    (noise-free released difference over the released noise's sd), the share kept at >= 0.95, the
+    smallest raw gap every pair keeps with probability >= 0.95 (aggregate units), raw vs released
+    system aggregates, and 1 - sd(released) / sd(raw)."""
+
+    pairs: int
+    pairs_kept_95: float | None
+    resolution: float | None
+    pearson_systems: float | None
+    spearman_systems: float | None
+    variance_reduction: float | None
+    noise_free_order_kept: bool | None
+    keep_probability: dict[str, float] = Field(default_factory=dict)
+
+
 class HoldoutCheck(BaseModel):
     """Does the sensitivity estimate generalise? Delta estimated on half of the units that have
     neighbours, alpha and sigma chosen from it by the same rules, violations counted with neighbours
@@ -33,6 +68,7 @@ class HoldoutCheck(BaseModel):
     ci_low: float | None
     ci_high: float | None
     at_or_below_delta: bool | None
+    certificate: str | None = None
 
 
 class VerifyBlock(BaseModel):
@@ -48,6 +84,14 @@ class VerifyBlock(BaseModel):
     pairs: int = Field(description="(unit, neighbour) pairs the neighbour is drawn from")
     at_or_below_delta: bool = Field(description="the Wilson interval's lower end is at or below delta")
     holdout: HoldoutCheck | None = None
+    kind: str | None = None  # holdout | fresh (PROTOCOL §5b); None in a bbe.json older than §5b
+    passed: bool | None = Field(
+        default=None, description="false when the violation rate's Wilson lower bound exceeds delta"
+    )
+    check: str = ""  # what the counted draws are: held-out neighbours, exact Monte Carlo, ...
+    certificate: str | None = None  # the certificate whose sigma the counted draws use
+    expected_rate: float | None = None  # exact: the computed violation probability
+    note: str | None = None
 
 
 class SystemRow(BaseModel):
@@ -86,9 +130,19 @@ class Calibration(BaseModel):
     feasible: bool
     correlation: Correlation
     verify: VerifyBlock | None = None
+    # PROTOCOL §5b
+    certificate: str | None = None
+    certificates: list[CertificateRow] = Field(default_factory=list)
+    alpha_needed: float | None = None
+    violation_probability: float | None = None
+    sensitivity_source: str = "measured"
+    utility: UtilityBlock | None = None
     # details
     sensitivity_upper: float | None = None
     jitter: float = 0.0
+    # the repeat jitter measured on re-asks of identical inputs (sqrt E (s1 - s2)^2), beside the
+    # sensitivity; None without repeated judgments
+    jitter_measured: float | None = None
     alpha_mode: str = "given"
     max_alpha: float | None = None
     max_sensitivity: float | None = None
@@ -128,6 +182,8 @@ class BBEResult(BaseModel):
     # Judge-LS judges with no scorable en unit (every answer invalid or missing), with the reason
     judges_skipped: dict[str, str] = Field(default_factory=dict)
     systems: list[SystemRow] = Field(default_factory=list)
+    utility: UtilityBlock | None = None
+    transfer_assumption: str | None = None
     source: dict[str, Any] = Field(default_factory=dict)
     parameters: dict[str, Any] = Field(default_factory=dict)
     guarantee: str = ""
@@ -140,7 +196,7 @@ class BBEResult(BaseModel):
         data = self.model_dump(mode="json")
         if len(self.calibrations) == 1:
             for key, value in data["calibrations"][0].items():
-                if key in ("rank_correlation", "systems", "guarantee", "feasible"):
+                if key in ("rank_correlation", "systems", "guarantee", "feasible", "utility"):
                     continue
                 data.setdefault(key, value)
         return data

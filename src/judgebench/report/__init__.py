@@ -6,10 +6,10 @@ place that decides what is shown and in which order, so every output agrees.
 
 from __future__ import annotations
 
+from judgebench.report.figures import PLOT_TITLES, make_plots
 from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta, Section, Table
-from judgebench.report.plots import PLOT_TITLES, make_plots
 from judgebench.report.sections import build_sections
 from judgebench.report.tables import print_report, print_sections
 from judgebench.report.writer import ReportPaths, metric_rows, write_report

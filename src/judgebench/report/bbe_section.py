@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from judgebench.records.bbe import BBEResult
+from judgebench.records.bbe import BBEResult, Calibration
 from judgebench.report.cells import judge_cell, pct
 from judgebench.report.model import DASH, Cell, Section, Table
 from judgebench.rundir import BBE_JSON, JUDGMENTS, RunDir
@@ -52,6 +52,51 @@ def load_bbe_view(run: RunDir) -> BBEView | None:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return DASH if value is None else f"{value:.{digits}g}"
+
+
+PROMISE = (
+    "What the guarantee promises: with probability at least 1 - delta over a neighbour (a language "
+    "switch or the other order, of the kinds measured) and the noise, the released score vector moves "
+    "by at most tau. What it does not promise: that the released ranking is the true one, that biases "
+    "of other kinds are bounded, or (with the exact certificate) anything about items outside this run; "
+    "which orders survive the noise is the utility above."
+)
+
+
+def _calibration_row(c: Calibration) -> list[Cell]:
+    v = c.verify
+    if v is None:
+        verify = DASH
+    else:
+        verdict = "" if v.passed is None else ("pass " if v.passed else "FAIL ")
+        verify = f"{verdict}{v.kind or 'in-sample'} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    others = ", ".join(f"{r.name} {_num(r.alpha_max)}" for r in c.certificates)
+    return [
+        judge_cell(c.judge),
+        Cell(f"{c.d:,}"),
+        Cell(_num(c.sensitivity_plugin)),
+        Cell(_num(c.sensitivity) + (" (fixed)" if c.sensitivity_source == "fixed" else "")),
+        Cell(f"{c.certificate or DASH}" + (f" ({others})" if others else "")),
+        Cell(f"{_num(c.alpha)} ({_num(c.alpha_needed)})"),
+        Cell(_num(c.sigma)),
+        Cell("yes" if c.feasible else "no", None if c.feasible else "fail"),
+        Cell(verify, None if v is None or v.passed is not False else "fail"),
+    ]
+
+
+def _utility_paragraph(section: Section, res: BBEResult) -> None:
+    u = res.utility
+    if u is None or u.pairs == 0:
+        return
+    kept = DASH if u.pairs_kept_95 is None else f"{pct(u.pairs_kept_95)}%"
+    order = {True: "keeps", False: "does not keep", None: "-"}[u.noise_free_order_kept]
+    section.paragraphs.append(
+        f"Pairs kept: {kept} of the {u.pairs} judge pairs keep their raw order with probability at "
+        f"least 0.95; a raw gap of {_num(u.resolution)} or more is kept with that probability (the "
+        f"release's resolution). Raw vs released aggregates: Pearson {_num(u.pearson_systems)}, "
+        f"Spearman {_num(u.spearman_systems)}; variance reduction {_num(u.variance_reduction)}. With "
+        f"one shared alpha and the label-neutral centre, the noise-free release {order} the raw order."
+    )
 
 
 def bbe_section(view: BBEView | None) -> Section:
@@ -117,33 +162,33 @@ def bbe_section(view: BBEView | None) -> Section:
                 title="Judges ranked, raw and bias-bounded",
             )
         )
-    cal_rows = []
-    for c in res.calibrations:
-        v = c.verify
-        verify = DASH if v is None else f"{v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
-        cal_rows.append(
-            [
-                judge_cell(c.judge),
-                Cell(f"{c.d:,}"),
-                Cell(_num(c.sensitivity_plugin)),
-                Cell(_num(c.sensitivity)),
-                Cell(_num(c.alpha)),
-                Cell(_num(c.sigma)),
-                Cell("yes" if c.feasible else "no", None if c.feasible else "fail"),
-                Cell(verify),
-            ]
-        )
+    cal_rows = [_calibration_row(c) for c in res.calibrations]
     if cal_rows:
         section.tables.append(
             Table(
-                ["Judge", "d", "Δ plug-in", "Δ used", "α", "σ", "Feasible", "Violations [95% CI]"],
+                [
+                    "Judge",
+                    "d",
+                    "Δ plug-in",
+                    "Δ used",
+                    "Certificate",
+                    "α (needed)",
+                    "σ",
+                    "Feasible",
+                    "Verified",
+                ],
                 cal_rows,
                 title="Calibration per judge",
                 caption="Δ is the RMS change of a unit's score under a neighbour (other languages, the "
-                "other order); α the shrinkage; σ the Gaussian noise; violations: the rate of "
-                "||M(D) - M(D')|| > tau in fresh draws (with --verify), to compare with delta.",
+                "other order); the certificate bounds the bias term (exact, range, quantile or Markov, "
+                "PROTOCOL §5b; α_max of each applicable one in brackets); α the shrinkage, shared by "
+                "the compared judges (each one's own need in brackets); σ the Gaussian noise; verified: "
+                "the violation rate of ||M(D) - M(D')|| > tau out of sample (with --verify), which "
+                "fails when its Wilson lower bound exceeds delta.",
             )
         )
+    _utility_paragraph(section, res)
+    section.paragraphs.append(PROMISE)
     rc = res.rank_correlation
     if rc is not None:
         section.paragraphs.append(

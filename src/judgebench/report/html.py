@@ -1,7 +1,8 @@
-"""report.html: one self-contained file (inline CSS, plots as base64 data URIs, no scripts).
+"""report.html: one self-contained file (inline CSS, plots as base64 data URIs, the item explorer's
+script and data inline).
 
 It opens from disk, by mail or on an air-gapped machine, and a Content-Security-Policy forbids any
-fetch, so a report can never call home or break when a CDN goes away.
+fetch (scripts may only be inline), so a report can never call home or break when a CDN goes away.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import re
 from collections.abc import Mapping, Sequence
 from html import escape
 
+from judgebench.report.explorer import EXPLORER_KEY, EXPLORER_TITLE, explorer_css, explorer_js
 from judgebench.report.model import Cell, ReportMeta, Section, Table
 from judgebench.report.plots import PLOT_TITLES
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+# with the explorer: inline scripts only; connect-src stays 'none' (default-src), so nothing is fetched
+CSP_SCRIPT = CSP + "; script-src 'unsafe-inline'"
 
 CSS = """
 :root { --fg: #1d232a; --muted: #6b7280; --line: #e2e5e9; --band: #f6f7f9; --accent: #0b5cad; }
@@ -113,9 +117,40 @@ def data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def render_html(sections: Sequence[Section], plots: Mapping[str, bytes], meta: ReportMeta) -> str:
-    """The whole report as one HTML document; `plots` maps a plot key to its PNG bytes."""
+EXPLORER_INTRO = (
+    "One row per item and judge: the verdict in each condition for the original order and the swapped "
+    "one (1 or 2: the output preferred; green when it is the gold one, red when not). An orange cell "
+    "flipped (its verdict differs from en in some order); a dashed cell is position-inconsistent "
+    "(orig and swap differ). Filter, sort by a column heading, search ids and texts; click a row for "
+    "the instruction and both outputs in every condition, the raw answers and parse errors. With a "
+    "condition chosen, the flipped, inconsistent and audit filters look at that condition only; "
+    "<i>wrong in en only</i> keeps rows wrong in en (in some order) and right in every valid target "
+    "verdict. The view is kept in the address (e.g. <code>#explorer?flipped=1&amp;judge=...</code>) "
+    "to share or bookmark."
+)
+
+
+def explorer_html(payload: str) -> str:
+    """The explorer section: an empty container the inlined script fills from the inlined JSON."""
+    return (
+        f'<section id="{EXPLORER_KEY}"><h2>{EXPLORER_TITLE}</h2>\n<p>{EXPLORER_INTRO}</p>\n'
+        f'<div id="jbx" class="jbx"><p class="empty">The item explorer needs JavaScript.</p></div>\n'
+        f'<script type="application/json" id="jbx-data">{payload}</script>\n'
+        f"<script>{explorer_js()}</script>\n</section>"
+    )
+
+
+def render_html(
+    sections: Sequence[Section],
+    plots: Mapping[str, bytes],
+    meta: ReportMeta,
+    explorer: str | None = None,
+) -> str:
+    """The whole report as one HTML document; `plots` maps a plot key to its PNG bytes; `explorer` is
+    the item explorer's JSON payload (report.explorer.payload_json), or None for no explorer."""
     nav = "".join(f'<a href="#{escape(s.key)}">{escape(s.title)}</a>' for s in sections)
+    if explorer is not None:
+        nav += f'<a href="#{EXPLORER_KEY}">{EXPLORER_TITLE}</a>'
     body: list[str] = []
     for section in sections:
         parts = [f'<section id="{escape(section.key)}">', f"<h2>{escape(section.title)}</h2>"]
@@ -133,14 +168,18 @@ def render_html(sections: Sequence[Section], plots: Mapping[str, bytes], meta: R
                     )
         parts.append("</section>")
         body.append("\n".join(parts))
+    css, csp = CSS, CSP
+    if explorer is not None:
+        body.append(explorer_html(explorer))
+        css, csp = CSS + explorer_css(), CSP_SCRIPT
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(meta.title)}: {escape(meta.run)}</title>
-<style>{CSS}</style>
+<style>{css}</style>
 </head>
 <body>
 <main>

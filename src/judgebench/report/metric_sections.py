@@ -93,7 +93,7 @@ def flips_section(index: MetricIndex, conditions: list[str], analysis: Analysis)
             "detect at 80% power; it is flagged underpowered above "
             f"{pct(analysis.settings.min_detectable_effect)} points."
         ],
-        plots=["flips"],
+        plots=["flips", "forest", "forest_flips_subsets"],
     )
     pairs = index.pairs(Metric.FLIP_RATE, conditions)
     if not pairs:

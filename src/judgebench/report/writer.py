@@ -24,10 +24,11 @@ from judgebench.records import MetricRecord
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
 from judgebench.report.bbe_section import bbe_section, load_bbe_view
+from judgebench.report.explorer import ExplorerData, payload_json
+from judgebench.report.figures import PLOT_TITLES, make_plots
 from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta
-from judgebench.report.plots import PLOT_TITLES, make_plots
 from judgebench.report.sections import build_sections, incomplete_note
 from judgebench.report.tables import print_sections
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir, now_iso
@@ -107,9 +108,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def write_report(
-    run: RunDir, analysis: Analysis, console: Console | None = None, *, html: bool = True
+    run: RunDir,
+    analysis: Analysis,
+    console: Console | None = None,
+    *,
+    html: bool = True,
+    explorer: ExplorerData | None = None,
 ) -> ReportPaths:
-    """Write all outputs into the run folder; with a console, print the terminal tables and the paths."""
+    """Write all outputs into the run folder; with a console, print the terminal tables and the paths.
+
+    With `explorer` (the run's judgments, texts and audit flags), report.html gets the item explorer."""
     run.path.mkdir(parents=True, exist_ok=True)
     rows = metric_rows(analysis.records)
     atomic_write_json(run.file(METRICS_JSON), rows)
@@ -138,7 +146,8 @@ def write_report(
     html_path: Path | None = None
     if html:
         html_path = run.file(REPORT_HTML)
-        atomic_write_text(html_path, render_html(sections, figures, meta))
+        payload = payload_json(explorer) if explorer is not None else None
+        atomic_write_text(html_path, render_html(sections, figures, meta, payload))
 
     paths = ReportPaths(
         run.file(METRICS_JSON), run.file(METRICS_CSV), run.file(REPORT_MD), html_path, plot_paths

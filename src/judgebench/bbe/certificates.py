@@ -1,0 +1,330 @@
+"""Certificates of the bias term (PROTOCOL §5b): markov, range, quantile and exact.
+
+Each certificate turns the observed neighbour changes (or a stated sensitivity) into the largest noise
+scale sigma that keeps (tau, delta)-A-BB at a given shrinkage alpha:
+- `markov`: b = Delta / sqrt(delta_Delta) (the reference);
+- `range`: b = sqrt(k) with delta_Delta = 0 (a neighbour changes at most k units, each in [0, 1]);
+- `quantile`: b = the r-th smallest observed change, r the smallest with
+  Pr(Binomial(m, 1 - delta_Delta) >= r) <= delta_estimate;
+- `exact` (the neighbours are the whole finite list T(D), all judged): the violation probability
+  v(sigma) = mean_i Pr(ncx2(d, alpha^2 c_i^2 / (2 sigma^2)) > tau^2 / (2 sigma^2)) and sigma_max is the
+  largest sigma with v(sigma) <= delta.
+For the first three, sigma = (tau - alpha b) / sqrt(2 (d + 2 sqrt(d L) + 2 L)), L = ln(1 / delta_B).
+
+Which carry over to neighbours not seen in the calibration (out-of-sample verification, the bridge):
+`range` always, `quantile` with its confidence, `markov` on an upper confidence bound of Delta (or on a
+stated sensitivity, which is the user's claim); `exact` certifies this context's own neighbours only.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import optimize, stats
+
+from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit, noise_radius_factor
+from judgebench.bbe.sensitivity import mean_square_ucb
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+CertificateName = Literal["markov", "range", "quantile", "exact", "exact_ucb"]
+CertificateChoice = Literal["auto", "markov", "range", "quantile", "exact", "exact_ucb"]
+NAMES: tuple[CertificateName, ...] = ("exact", "exact_ucb", "range", "quantile", "markov")
+
+_EXACT_BUCKETS = 200  # more distinct changes than this: rounded up to a 1e-3 grid (conservative)
+_BISECTIONS = 60
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the certificates are built from, in normalised units."""
+
+    tau: float
+    delta: float
+    d: int
+    split: DeltaSplit
+    sensitivity: float  # the Delta the markov step uses (plug-in, upper bound, combined or fixed)
+    changes: FloatArray | None  # |f(D) - f(D')| per observed neighbour; None: no neighbour list
+    upper_bound: bool = False  # Delta is an upper confidence bound (markov then carries over)
+    fixed: bool = False  # Delta is stated, not measured (exact and quantile do not apply)
+    k: int = 1  # units a neighbour changes at most
+    groups: IntArray | None = None  # the independent cluster of each change (None: each its own)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """One bound on the bias term and the delta it spends."""
+
+    name: CertificateName
+    bound: float | None  # b (None for exact, which has no single bound)
+    alpha_sup: float  # supremum of feasible alpha (inf when nothing limits it)
+    delta_bias: float
+    delta_noise: float
+    delta_estimate: float
+    carries_over: bool
+    tau: float
+    d: int
+    values: FloatArray | None = None  # exact, exact_ucb: change sizes
+    weights: FloatArray | None = None  # exact: their shares; exact_ucb: a dominating distribution
+
+    @property
+    def alpha_max(self) -> float | None:
+        return None if math.isinf(self.alpha_sup) else self.alpha_sup
+
+    def auto_alpha(self, margin: float) -> float:
+        """The largest alpha in (0, 1] that leaves `margin` of the feasible range unused."""
+        return min(1.0, (1.0 - margin) * self.alpha_sup)
+
+    def sigma(self, alpha: float) -> float | None:
+        """sigma_max at this alpha, or None when no positive sigma keeps the guarantee."""
+        if self.values is not None:
+            assert self.weights is not None
+            return exact_sigma(
+                self.values, self.weights, alpha=alpha, tau=self.tau, d=self.d, delta=self.delta_noise
+            )
+        assert self.bound is not None
+        return linear_sigma(self.tau, alpha, self.bound, self.d, self.delta_noise)
+
+    def violation_probability(self, alpha: float, sigma: float) -> float | None:
+        """The exact violation probability (exact only; the other bounds give an inequality)."""
+        if self.name != "exact":
+            return None
+        assert self.values is not None and self.weights is not None
+        return exact_violation(self.values, self.weights, alpha=alpha, sigma=sigma, tau=self.tau, d=self.d)
+
+
+def linear_sigma(tau: float, alpha: float, bound: float, d: int, delta_noise: float) -> float | None:
+    """(tau - alpha b) / sqrt(2 (d + 2 sqrt(d L) + 2 L)), None when alpha b >= tau."""
+    slack = tau - alpha * bound
+    if slack <= 0:
+        return None
+    return slack / noise_radius_factor(d, delta_noise)
+
+
+def quantile_bound(changes: FloatArray, p: float, delta_estimate: float) -> float | None:
+    """The r-th smallest change, r the smallest with Pr(Binomial(m, p) >= r) <= delta_estimate; None when
+    no r <= m qualifies (too few neighbours for this confidence)."""
+    m = len(changes)
+    if m == 0:
+        return None
+    r = np.arange(1, m + 1)
+    tail = stats.binom.sf(r - 1, m, p)  # Pr(X >= r)
+    ok = np.flatnonzero(tail <= delta_estimate)
+    if len(ok) == 0:
+        return None
+    return float(np.sort(changes)[int(r[ok[0]]) - 1])
+
+
+def distinct_changes(changes: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Distinct change sizes and their shares; many distinct sizes are rounded up to a 1e-3 grid (a
+    larger change only raises the violation probability, so this stays conservative)."""
+    values, counts = np.unique(np.abs(changes), return_counts=True)
+    if len(values) > _EXACT_BUCKETS:
+        values, counts = np.unique(np.ceil(np.abs(changes) * 1000.0) / 1000.0, return_counts=True)
+    return values.astype(np.float64), (counts / counts.sum()).astype(np.float64)
+
+
+def _violations(
+    values: FloatArray, weights: FloatArray, alpha: float, sigmas: FloatArray, *, tau: float, d: int
+) -> FloatArray:
+    """v(sigma) for every sigma of `sigmas` at once (one scipy call over the sigma x change grid)."""
+    scale = 2.0 * sigmas[:, None] ** 2
+    x = tau * tau / scale
+    nc = alpha * alpha * values[None, :] ** 2 / scale
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # boost's series warnings at extreme arguments
+        probs = np.where(nc > 0, stats.ncx2.sf(x, d, np.maximum(nc, 1e-300)), stats.chi2.sf(x, d))
+    probs = np.where(np.isfinite(probs), np.clip(probs, 0.0, 1.0), 1.0)  # unknown: count as violated
+    return np.asarray(probs @ weights, dtype=np.float64)
+
+
+def exact_violation(
+    values: FloatArray, weights: FloatArray, *, alpha: float, sigma: float, tau: float, d: int
+) -> float:
+    """mean_i Pr(||alpha c_i + Z - Z'|| > tau), Z - Z' ~ N(0, 2 sigma^2 I_d): noncentral chi-square."""
+    return float(_violations(values, weights, alpha, np.asarray([sigma], dtype=np.float64), tau=tau, d=d)[0])
+
+
+def exact_sigma(
+    values: FloatArray, weights: FloatArray, *, alpha: float, tau: float, d: int, delta: float
+) -> float | None:
+    """The largest sigma with v(sigma) <= delta: a log grid finds the last feasible sigma before v
+    exceeds delta for good, Brent's method refines it; None when no sigma qualifies."""
+    grid = np.geomspace(tau * 1e-4, tau * 100.0, 61)
+    v = _violations(values, weights, alpha, grid, tau=tau, d=d)
+    ok = np.flatnonzero(v <= delta)
+    if len(ok) == 0:
+        return None
+    last = int(ok[-1])
+    if last == len(grid) - 1:
+        return float(grid[-1])
+    lo, hi = float(grid[last]), float(grid[last + 1])
+
+    def excess(sigma: float) -> float:
+        return exact_violation(values, weights, alpha=alpha, sigma=sigma, tau=tau, d=d) - delta
+
+    root = float(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-12, maxiter=_BISECTIONS))
+    for _ in range(4):  # the root within Brent's tolerance: step down to the feasible side
+        if excess(root) <= 0:
+            return root
+        root -= max(1e-14, 1e-11 * root)
+    return lo
+
+
+def exact_alpha_sup(values: FloatArray, weights: FloatArray, tau: float, delta: float) -> float:
+    """Supremum of alpha with some sigma > 0 feasible: as sigma -> 0, v -> share(alpha c > tau), so
+    alpha < tau / c*, c* the smallest change size whose larger changes have share <= delta."""
+    larger = 1.0 - np.cumsum(weights)  # share of changes strictly larger than values[i]
+    ok = np.flatnonzero(larger <= delta + 1e-15)
+    c_star = float(values[ok[0]]) if len(ok) else float(values[-1])
+    return math.inf if c_star <= 0 else tau / c_star
+
+
+def tail_ucb(exceeds: NDArray[np.bool_], groups: IntArray | None, delta: float) -> float:
+    """Upper confidence bound (level 1 - delta) on the share of changes that exceed a size: one term
+    per independent cluster (as the sensitivity bound), min(Hoeffding, empirical Bernstein)."""
+    g = np.arange(len(exceeds)) if groups is None else groups
+    _, inverse, counts = np.unique(g, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=exceeds.astype(np.float64), minlength=len(counts))
+    mean_k = float(np.mean(counts))
+    return min(1.0, mean_square_ucb(sums / mean_k, float(np.max(counts)) / mean_k, delta))
+
+
+def dominating_distribution(
+    changes: FloatArray, groups: IntArray | None, delta_estimate: float, k: int = 1
+) -> tuple[FloatArray, FloatArray]:
+    """A change distribution that, with probability 1 - delta_estimate, is stochastically larger than
+    the one new neighbours are drawn from: on the grid 0 < v_1 < ... < v_K = sqrt(k) (the observed
+    sizes and the range bound), mass U(> v_(i-1)) - U(> v_i) at v_i, U the upper confidence bounds on
+    the tail shares (union bound over the grid), made non-increasing. The violation probability grows
+    with the change, so computing it exactly on this distribution bounds the one of new neighbours."""
+    sizes, _ = distinct_changes(changes)
+    top = math.sqrt(k)
+    grid = np.unique(np.concatenate([[0.0], sizes[sizes < top], [top]]))
+    thresholds = grid[:-1]  # U(> v) for every grid point but the top (nothing exceeds sqrt(k))
+    each = delta_estimate / len(thresholds)
+    tails = np.array([tail_ucb(np.abs(changes) > v, groups, each) for v in thresholds])
+    tails = np.minimum.accumulate(tails)
+    upper = np.concatenate([[1.0], tails])  # Pr(change >= grid[i]) <= upper[i]
+    weights = upper - np.concatenate([upper[1:], [0.0]])
+    keep = weights > 0
+    return grid[keep].astype(np.float64), weights[keep].astype(np.float64)
+
+
+def _estimate_split(ev: Evidence) -> float:
+    return ev.split.estimate if ev.split.estimate > 0 else DEFAULT_SPLIT_BOUND[2] * ev.delta
+
+
+def _quantile_split(ev: Evidence) -> DeltaSplit:
+    if ev.split.estimate > 0:
+        return ev.split
+    return DeltaSplit.from_fractions(ev.delta, DEFAULT_SPLIT_BOUND, upper_bound=True)
+
+
+def applicable(ev: Evidence) -> list[Certificate]:
+    """Every certificate that applies to this evidence, tightest kinds first."""
+    out: list[Certificate] = []
+    measured = ev.changes is not None and len(ev.changes) > 0 and not ev.fixed
+    if measured:
+        assert ev.changes is not None
+        values, weights = distinct_changes(ev.changes)
+        out.append(
+            Certificate(
+                "exact",
+                None,
+                exact_alpha_sup(values, weights, ev.tau, ev.delta),
+                0.0,
+                ev.delta,
+                0.0,
+                False,
+                values=values,
+                weights=weights,
+                tau=ev.tau,
+                d=ev.d,
+            )
+        )
+        d_e = _estimate_split(ev)
+        u_values, u_weights = dominating_distribution(ev.changes, ev.groups, d_e, ev.k)
+        out.append(
+            Certificate(
+                "exact_ucb",
+                None,
+                exact_alpha_sup(u_values, u_weights, ev.tau, ev.delta - d_e),
+                0.0,
+                ev.delta - d_e,
+                d_e,
+                True,
+                values=u_values,
+                weights=u_weights,
+                tau=ev.tau,
+                d=ev.d,
+            )
+        )
+    root_k = math.sqrt(ev.k)
+    out.append(Certificate("range", root_k, ev.tau / root_k, 0.0, ev.delta, 0.0, True, tau=ev.tau, d=ev.d))
+    if measured:
+        assert ev.changes is not None
+        qs = _quantile_split(ev)
+        b = quantile_bound(np.abs(ev.changes), 1.0 - qs.sensitivity, qs.estimate)
+        if b is not None:
+            sup = math.inf if b <= 0 else ev.tau / b
+            out.append(
+                Certificate(
+                    "quantile", b, sup, qs.sensitivity, qs.noise, qs.estimate, True, tau=ev.tau, d=ev.d
+                )
+            )
+    b = ev.sensitivity / math.sqrt(ev.split.sensitivity)
+    out.append(
+        Certificate(
+            "markov",
+            b,
+            math.inf if b <= 0 else ev.tau / b,
+            ev.split.sensitivity,
+            ev.split.noise,
+            ev.split.estimate,
+            ev.upper_bound or ev.fixed,
+            tau=ev.tau,
+            d=ev.d,
+        )
+    )
+    return out
+
+
+@dataclass(frozen=True)
+class Pick:
+    certificate: Certificate
+    alpha: float
+    sigma: float | None
+
+
+def pick(
+    certs: list[Certificate],
+    choice: CertificateChoice,
+    *,
+    alpha: float | None,
+    margin: float,
+    carry_over: bool,
+) -> Pick:
+    """The certificate a release uses: the named one, or (auto) the tightest that applies to the use
+    (only those that carry over when `carry_over`): the largest alpha, then the largest sigma."""
+    if choice != "auto":
+        named = [c for c in certs if c.name == choice]
+        if not named:
+            raise ValueError(
+                f"certificate '{choice}' does not apply here (applicable: {', '.join(c.name for c in certs)})"
+            )
+        pool = named
+    else:
+        pool = [c for c in certs if c.carries_over] if carry_over else certs
+    scored: list[tuple[tuple[float, float, float], Pick]] = []
+    for c in pool:
+        a = c.auto_alpha(margin) if alpha is None else alpha
+        s = c.sigma(a)
+        key = (0.0 if s is None else 1.0, a if s is not None else c.alpha_sup, s or 0.0)
+        scored.append((key, Pick(c, a, s)))
+    return max(scored, key=lambda t: t[0])[1]

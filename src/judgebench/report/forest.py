@@ -1,0 +1,207 @@
+"""Forest plots: the readiness quantities per judge and target (and the flip rate per subset), each
+with the interval readiness judges by and its limit, so several judges compare at a glance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from judgebench.analysis.model import PAIR_SEP, SOURCE, ReportSettings
+from judgebench.analysis.subsets import leaf_subsets
+from judgebench.records import Metric, MetricRecord
+from judgebench.report.index import MetricIndex
+from judgebench.report.plots import (
+    CHANCE_GREY,
+    LIMIT_RED,
+    MAX_WIDTH,
+    figure,
+    judge_label,
+    judge_palette,
+    series_handles,
+    subset_label,
+    top_legend,
+)
+
+MAX_PANELS_PER_ROW = 4
+
+
+def _interval(rec: MetricRecord) -> tuple[float, float] | None:
+    """The interval readiness judges by: the item-clustered bootstrap when there is one, else the main."""
+    if rec.boot_low is not None and rec.boot_high is not None:
+        return rec.boot_low, rec.boot_high
+    if rec.ci_low is not None and rec.ci_high is not None:
+        return rec.ci_low, rec.ci_high
+    return None
+
+
+METHOD_NAMES = {"bootstrap": "bootstrap", "wilson": "Wilson", "wald": "Wald", "normal": "normal"}
+
+
+def _method(rec: MetricRecord | None) -> str | None:
+    if rec is None:
+        return None
+    if rec.boot_low is not None:
+        return "item-clustered bootstrap"
+    return METHOD_NAMES.get(str(rec.ci_method)) if rec.ci_method is not None else None
+
+
+ForestRow = tuple[str, str, float, tuple[float, float] | None]  # pair, judge, value %, interval
+
+
+def _forest_rows(index: MetricIndex, pairs: Sequence[str], metric: str) -> list[ForestRow]:
+    rows: list[ForestRow] = []
+    for pair in pairs:
+        for judge in index.judges:
+            rec = index.get(judge, metric, pair)
+            if rec is not None and rec.value is not None:
+                rows.append((pair, judge, 100.0 * rec.value, _interval(rec)))
+    return rows
+
+
+def _draw_forest(
+    ax: Axes,
+    ys: dict[tuple[str, str], float],
+    rows: list[ForestRow],
+    colors: dict[str, str],
+    *,
+    limit: float,
+    increase: bool,
+) -> None:
+    """Dots and interval lines on the shared rows, the limit as a red dashed line (0 too for a change)."""
+    # one collection of interval lines and one of dots per panel: a few artists draw fast
+    spans = [(ys[(p, j)], 100.0 * iv[0], 100.0 * iv[1], colors[j]) for p, j, _, iv in rows if iv is not None]
+    if spans:
+        y_s, lo, hi, c = zip(*spans, strict=True)
+        ax.hlines(list(y_s), list(lo), list(hi), colors=list(c), lw=2.2, zorder=3)
+    ax.scatter(
+        [v for _, _, v, _ in rows],
+        [ys[(p, j)] for p, j, _, _ in rows],
+        s=36,
+        c=[colors[j] for _, j, _, _ in rows],
+        zorder=4,
+    )
+    ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.2, zorder=2)
+    if increase:
+        ax.axvline(0.0, color=CHANCE_GREY, linewidth=0.8, zorder=2)
+    lows = [100.0 * iv[0] for *_, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
+    highs = [100.0 * iv[1] for *_, iv in rows if iv is not None] + [v for _, _, v, _ in rows]
+    left = min(0.0, min(lows)) if increase else 0.0  # a proportion from 0; a change may go below
+    ax.set_xlim(left - 1.0, max([*highs, 100.0 * limit]) * 1.08 + 1.0)
+    ax.grid(axis="x", color="#EEEEEE", zorder=0)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) -> Figure | None:
+    """The two readiness quantities side by side on shared rows (one per target x judge): the en ->
+    target flip rate and the position-inconsistency increase, each with the interval readiness judges
+    by and its limit, so several judges compare at a glance (a judge fails where its whole interval is
+    right of the red line, passes where it is left of it)."""
+    panels = []
+    for metric, limit, what, unit in (
+        (Metric.FLIP_RATE, settings.max_flip_rate, "flip rate", "%"),
+        (
+            Metric.POSITION_INCONSISTENCY_INCREASE,
+            settings.max_position_increase,
+            "position increase",
+            "points",
+        ),
+    ):
+        pairs = [p for p in index.pairs(metric, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
+        rows = _forest_rows(index, pairs, metric)
+        if rows:
+            panels.append((metric, limit, what, unit, rows))
+    if not panels:
+        return None
+    keys = list(dict.fromkeys((pair, judge) for *_, rows in panels for pair, judge, _, _ in rows))
+    ys: dict[tuple[str, str], float] = {}
+    y, previous = 0.0, None
+    for pair, judge in keys:
+        if previous is not None and pair != previous:
+            y += 0.6  # a gap between targets
+        ys[(pair, judge)], previous, y = y, pair, y + 1.0
+    colors = judge_palette(index)
+    fig = figure(MAX_WIDTH, 1.6 + 0.3 * len(keys))
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, (metric, limit, what, unit, rows) in zip(axes, panels, strict=True):
+        increase = metric == Metric.POSITION_INCONSISTENCY_INCREASE
+        _draw_forest(ax, ys, rows, colors, limit=limit, increase=increase)
+        methods = sorted({m for p, j, _, _ in rows if (m := _method(index.get(j, metric, p)))})
+        ax.set_title(f"{what} ({' / '.join(methods) or 'no'} 95% interval)", fontsize=10)
+        ax.set_xlabel(f"{what}, {unit}; limit {100 * limit:g} {unit}", fontsize=8)
+    labels = [f"{pair}  {judge_label(judge, 30).replace(chr(10), ' ')}" for pair, judge in keys]
+    axes[0].set_yticks(list(ys.values()), labels, fontsize=8)
+    axes[0].invert_yaxis()
+    limit_handle = Line2D([], [], color=LIMIT_RED, linestyle="--", linewidth=1.2, label="readiness limit")
+    top_legend(fig, [*series_handles(colors, index.judges), limit_handle], "judge")
+    return fig
+
+
+def forest_subsets(
+    index: MetricIndex, conditions: list[str], subsets_hint: Sequence[str], limit: float
+) -> Figure | None:
+    """The flip rate per subset: one panel per en -> target pair, a group of rows (one per judge) per
+    subset, each with its interval, against the readiness limit; where a judge flips is where to look."""
+    pairs = [p for p in index.pairs(Metric.FLIP_RATE, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
+    subsets = leaf_subsets(index.subsets(Metric.FLIP_RATE, subsets_hint))
+    judges = index.judges
+    if not pairs or len(subsets) < 2 or not judges:
+        return None
+    colors = judge_palette(index)
+    per_row = min(len(pairs), MAX_PANELS_PER_ROW)  # 23 targets: a grid of panels, not 23 slivers
+    grid_rows = -(-len(pairs) // per_row)
+    panel_height = 0.9 + 0.22 * len(subsets) * (len(judges) + 0.7)
+    fig = figure(min(MAX_WIDTH, 2.4 + 3.6 * per_row), 0.7 + panel_height * grid_rows)
+    grid = fig.subplots(grid_rows, per_row, sharey=True, squeeze=False)
+    for ax in grid.flat[len(pairs) :]:
+        ax.set_visible(False)
+    axes = list(grid.flat[: len(pairs)])
+    ys = {
+        (subset, judge): g * (len(judges) + 0.7) + j
+        for g, subset in enumerate(subsets)
+        for j, judge in enumerate(judges)
+    }
+    highs: list[float] = [100.0 * limit]
+    drawn = False
+    for ax, pair in zip(axes, pairs, strict=True):
+        dots: list[tuple[float, float, str]] = []
+        spans: list[tuple[float, float, float, str]] = []
+        for (subset, judge), y in ys.items():
+            rec = index.get(judge, Metric.FLIP_RATE, pair, subset)
+            if rec is None or rec.value is None:
+                continue
+            interval = _interval(rec)
+            if interval is not None:
+                spans.append((y, 100.0 * interval[0], 100.0 * interval[1], colors[judge]))
+                highs.append(100.0 * interval[1])
+            dots.append((100.0 * rec.value, y, colors[judge]))
+        if spans:
+            y_s, lo, hi, c = zip(*spans, strict=True)
+            ax.hlines(list(y_s), list(lo), list(hi), colors=list(c), lw=1.8, zorder=3)
+        if dots:
+            x_d, y_d, c_d = zip(*dots, strict=True)
+            ax.scatter(list(x_d), list(y_d), s=20, c=list(c_d), zorder=4)
+            drawn = True
+        ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.1, zorder=2)
+        ax.set_title(f"{pair}: flip rate per subset, 95% interval", fontsize=10)
+        ax.set_xlabel("flip rate, %", fontsize=8)
+        ax.grid(axis="x", color="#EEEEEE", zorder=0)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    if not drawn:
+        return None
+    for ax in axes:
+        ax.set_xlim(0, max(highs) * 1.06 + 1.0)
+    centres = [g * (len(judges) + 0.7) + (len(judges) - 1) / 2 for g in range(len(subsets))]
+    for row in grid[:, 0]:
+        row.set_yticks(centres, [subset_label(s) for s in subsets], fontsize=8)
+        row.tick_params(axis="y", length=0)
+    axes[0].invert_yaxis()  # the axes share y: once for all
+    limit_handle = Line2D(
+        [], [], color=LIMIT_RED, linestyle="--", linewidth=1.1, label=f"readiness limit {100 * limit:g} %"
+    )
+    top_legend(fig, [*series_handles(colors, judges), limit_handle], "judge")
+    return fig

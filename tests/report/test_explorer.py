@@ -1,0 +1,148 @@
+"""The item explorer's rows, payload and HTML: which rows flipped or were inconsistent, a compact payload
+that round-trips, JSON that cannot break out of its <script>, and the export for human review."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from judgebench.analysis import Analysis
+from judgebench.records import AuditFlag, Judgment
+from judgebench.report.explorer import (
+    ExplorerData,
+    ItemTexts,
+    explorer_payload,
+    explorer_rows,
+    payload_json,
+    unstable_records,
+)
+from judgebench.report.html import CSP, render_html
+from judgebench.report.model import ReportMeta
+from judgebench.report.sections import build_sections
+
+META = ReportMeta(run="run", generated_at="now", version="0")
+
+
+def _j(item: str, cond: str, order: str, verdict: str | None, *, judge: str = "J", **extra: Any) -> Judgment:
+    return Judgment.model_validate(
+        {
+            "judge": judge,
+            "item_id": item,
+            "subset": "Natural",
+            "kind": "pair",
+            "condition": cond,
+            "order": order,
+            "verdict": verdict,
+            "raw": None if verdict is None else f"raw {verdict}",
+            "label": 1,
+            **extra,
+        }
+    )
+
+
+def _grid(item: str, verdicts: dict[tuple[str, str], str | None], judge: str = "J") -> list[Judgment]:
+    return [_j(item, c, o, v, judge=judge) for (c, o), v in verdicts.items()]
+
+
+STABLE = {("en", "orig"): "1", ("en", "swap"): "1", ("zh", "orig"): "1", ("zh", "swap"): "1"}
+FLIPPED = {("en", "orig"): "1", ("en", "swap"): "1", ("zh", "orig"): "2", ("zh", "swap"): "1"}
+INCONSISTENT_EN = {("en", "orig"): "1", ("en", "swap"): "tie", ("zh", "orig"): "1", ("zh", "swap"): "tie"}
+WRONG_EN_ONLY = {("en", "orig"): "2", ("en", "swap"): "2", ("zh", "orig"): "1", ("zh", "swap"): "1"}
+# an invalid or missing verdict is no evidence of a flip or an inconsistency (PROTOCOL §4)
+INVALID = {("en", "orig"): "invalid", ("en", "swap"): None, ("zh", "orig"): "2", ("zh", "swap"): "1"}
+
+
+def _data() -> ExplorerData:
+    judgments = [
+        *_grid("a", STABLE),
+        *_grid("b", FLIPPED),
+        *_grid("c", INCONSISTENT_EN),
+        *_grid("d", WRONG_EN_ONLY),
+        *_grid("e", INVALID),
+        *_grid("a", FLIPPED, judge="K"),
+    ]
+    texts = {
+        ("b", "en"): ItemTexts("Say hi", "hi", "bye"),
+        ("b", "zh"): ItemTexts("说你好", "你好", "再见 </script><!-- x"),
+    }
+    audit = [AuditFlag(item_id="b", condition="zh", field="output_2", rule="empty", detail="short")]
+    return ExplorerData(judgments, texts, audit, ["en", "zh"])
+
+
+def test_rows_follow_the_protocol_rules() -> None:
+    rows = {(r.item_id, r.judge): r for r in explorer_rows(_data())}
+    assert len(rows) == 6
+    assert (rows["a", "J"].flipped, rows["a", "J"].inconsistent) == ([], [])
+    assert (rows["b", "J"].flipped, rows["b", "J"].inconsistent) == (["zh"], ["zh"])
+    assert (rows["c", "J"].flipped, rows["c", "J"].inconsistent) == ([], ["en", "zh"])
+    assert rows["d", "J"].wrong_en_only and not rows["b", "J"].wrong_en_only
+    assert (rows["e", "J"].flipped, rows["e", "J"].inconsistent) == ([], ["zh"])
+    assert rows["a", "K"].flipped == ["zh"]  # judges are rows of their own
+
+
+def test_payload_is_columnar_and_round_trips() -> None:
+    data = _data()
+    payload = explorer_payload(data)
+    s = payload["s"]
+    assert len(s) == len(set(s))  # every string once
+    rows, js = payload["rows"], payload["judgments"]
+    assert len(rows["start"]) == len(rows["item"]) + 1 == 7
+    assert rows["start"][-1] == len(js["cond"]) == len(data.judgments)
+    cond_bit = {c: 1 << i for i, c in enumerate(payload["conditions"])}
+    r = next(i for i, it in enumerate(rows["item"]) if payload["items"]["id"][it] == "b")
+    assert rows["flip"][r] == cond_bit["zh"] and rows["incon"][r] == cond_bit["zh"]
+    verdicts = {
+        (s[js["cond"][x]], s[js["order"][x]]): s[js["verdict"][x]]
+        for x in range(rows["start"][r], rows["start"][r + 1])
+    }
+    assert verdicts == FLIPPED
+    item_b = payload["items"]["id"].index("b")
+    texts = [
+        [s[t] for t in payload["texts"]["text"][3 * k : 3 * k + 3]]
+        for k, it in enumerate(payload["texts"]["item"])
+        if it == item_b
+    ]
+    assert ["说你好", "你好", "再见 </script><!-- x"] in texts
+    assert [s[t] for t in payload["audit"]["text"]] == ["zh output_2: empty (short)"]
+
+
+def test_payload_json_cannot_close_its_script_element() -> None:
+    text = payload_json(_data())
+    assert "</" not in text and "<!--" not in text
+    assert json.loads(text) == explorer_payload(_data())
+
+
+def test_unstable_export_holds_texts_verdicts_and_flags() -> None:
+    records = unstable_records(_data())
+    keys = [(r["item_id"], r["judge"]) for r in records]
+    assert keys == [("b", "J"), ("c", "J"), ("d", "J"), ("e", "J"), ("a", "K")]  # d flipped too
+    b = records[0]
+    assert b["flipped"] == ["zh"] and b["position_inconsistent"] == ["zh"]
+    assert b["texts"]["zh"]["instruction"] == "说你好" and b["texts"]["en"]["output_1"] == "hi"
+    assert {(v["condition"], v["order"]): v["verdict"] for v in b["verdicts"]} == FLIPPED
+    assert b["verdicts"][0]["raw"].startswith("raw ")
+    assert b["audit"][0]["rule"] == "empty"
+    json.dumps(records, ensure_ascii=False)  # JSONL-ready
+
+
+def test_html_carries_the_explorer_only_when_given(full_analysis: Analysis) -> None:
+    sections = build_sections(full_analysis)
+    plain = render_html(sections, {}, META)
+    assert "<script" not in plain and f'content="{CSP}"' in plain
+    page = render_html(sections, {}, META, payload_json(_data()))
+    assert "script-src 'unsafe-inline'" in page and "default-src 'none'" in page
+    assert 'href="#explorer"' in page and '<section id="explorer">' in page
+    scripts = re.findall(r"<script\b([^>]*)>", page)
+    assert scripts == [' type="application/json" id="jbx-data"', ""]  # inline only, no src
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    data = page.split('id="jbx-data">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(data)["items"]["id"] == ["a", "b", "c", "d", "e"]
+
+
+@pytest.mark.parametrize("judgments", [[]])
+def test_empty_run_has_an_empty_payload(judgments: list[Judgment]) -> None:
+    payload = explorer_payload(ExplorerData(judgments))
+    assert payload["rows"]["start"] == [0] and payload["items"]["id"] == []
