@@ -1,11 +1,15 @@
 """A progress bar for long model runs: done/total, rate, tokens, cost and ETA on stderr.
 
-Quiet when stderr is not a terminal (CI, pipes, log files), so logs hold no control codes.
+When stderr is not a terminal (CI, pipes, nohup, log files) and nobody chose, a plain line at a steady
+interval instead (`JUDGEBENCH_PROGRESS_SECONDS`, default 30): logs hold no control codes, and a long
+run is not silent until its end.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from typing import Any
 
 from rich.console import Console
@@ -57,6 +61,9 @@ class ProgressReporter:
         self.total = total
         self.description = description
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        # off a terminal with nobody choosing: plain lines every `interval` seconds
+        self.interval = _interval() if enabled is None and not self.enabled else None
+        self._started = self._last_line = time.monotonic()
         self.done = 0
         self.tokens = 0
         self.cost: float | None = 0.0
@@ -112,3 +119,28 @@ class ProgressReporter:
         self.failed += int(failed)
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=n, **self._fields())
+        elif self.interval is not None and time.monotonic() - self._last_line >= self.interval:
+            self._last_line = time.monotonic()
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def line(self) -> str:
+        """`judge local: 120/240 calls, 1.3/s, ETA 1m32s, 84,000 tok, $0.0000` (the plain form)."""
+        elapsed = max(time.monotonic() - self._started, 1e-9)
+        rate = self.done / elapsed
+        left = (self.total - self.done) / rate if rate > 0 else None
+        eta = "?" if left is None else f"{int(left) // 60}m{int(left) % 60:02d}s"
+        cost = "$?" if self.cost is None else f"${self.cost:,.4f}"
+        extra = "".join(
+            f", {count} {what}" for count, what in ((self.cached, "cached"), (self.failed, "failed")) if count
+        )
+        return (
+            f"{self.description}: {self.done:,}/{self.total:,} calls, {rate:.1f}/s, ETA {eta}, "
+            f"{self.tokens:,} tok, {cost}{extra}"
+        )
+
+
+def _interval() -> float:
+    try:
+        return max(0.0, float(os.environ.get("JUDGEBENCH_PROGRESS_SECONDS", "30")))
+    except ValueError:
+        return 30.0

@@ -263,6 +263,15 @@ class RunDir:
             if dataset is not None and manifest.dataset is None:
                 manifest.dataset = dataset
                 self.save_manifest(manifest)
+            elif (
+                dataset is not None
+                and dataset.data_dir
+                and manifest.dataset
+                and not manifest.dataset.data_dir
+            ):
+                # the local copy a later stage came from: recorded for the next one
+                manifest.dataset = manifest.dataset.model_copy(update={"data_dir": dataset.data_dir})
+                self.save_manifest(manifest)
             return manifest
         self.path.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(judgebench_version=__version__, created_at=now_iso(), dataset=dataset)

@@ -26,6 +26,7 @@ from judgebench.api.translate import TranslateRequest, TranslateResult, translat
 from judgebench.bbe.engine import BBEParams, JitterSpec
 from judgebench.bbe.mechanism import Centre
 from judgebench.data import Dataset
+from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution
 from judgebench.translate.translator import TranslatorSettings
 
@@ -40,6 +41,7 @@ __all__ = [
     "DatasetList",
     "Estimate",
     "Execution",
+    "ImportSummary",
     "JitterSpec",
     "JudgeRequest",
     "JudgeResult",

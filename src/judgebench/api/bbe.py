@@ -4,6 +4,7 @@ folder, write bbe.json with its scores and plot, and (with --perturb) judge new 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -99,6 +100,7 @@ class BBEOutcome(BaseModel):
     out: Path
     infeasible: list[str] = Field(default_factory=list)
     perturbation: RejudgeOutcome | None = None
+    kept: Path | None = None  # the feasible release left in place (this infeasible one went beside it)
 
 
 def _template_path(run: RunDir, given: str | None) -> str | None:
@@ -151,6 +153,18 @@ def _from_run(
         for out in result.outputs:
             _fresh_verify(run, out, req, options, execution)
     return result, outcome
+
+
+def _feasible_release(path: Path) -> bool:
+    """Whether `path` holds a bbe.json whose every calibration is feasible (a release to keep)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    blocks = data.get("calibrations") if isinstance(data, dict) else None
+    if not isinstance(blocks, list) or not blocks:
+        return False
+    return all(isinstance(b, dict) and b.get("feasible") is True for b in blocks)
 
 
 FRESH_KIND = "formatting"
@@ -314,9 +328,13 @@ def bbe(
         assert req.arena_hard is not None
         result = bbe_from_arena_hard(req.arena_hard, req.params, baseline=req.baseline)
     target = req.out or default_out(run=req.run, scores=req.scores, arena=req.arena_hard)
-    outputs = write_outputs(result, target, plot=req.plot)
     blocks = result.result.calibrations + result.result.factor_calibrations
     infeasible = [f"{c.judge}: {c.reason}" for c in blocks if not c.feasible]
+    kept = None
+    if infeasible and req.out is None and _feasible_release(target):
+        # the last good release stays where the report reads it; this one goes beside it (--out: asked)
+        kept, target = target, target.with_name(f"{target.stem}.infeasible{target.suffix}")
+    outputs = write_outputs(result, target, plot=req.plot)
     if req.run is not None and RunDir(req.run).exists():
         entry = BBEStage(
             out=str(target),
@@ -326,5 +344,10 @@ def bbe(
         )
         RunDir(req.run).record_stage("bbe", entry)
     return BBEOutcome(
-        result=result.result, outputs=outputs, out=target, infeasible=infeasible, perturbation=outcome
+        result=result.result,
+        outputs=outputs,
+        out=target,
+        infeasible=infeasible,
+        perturbation=outcome,
+        kept=kept,
     )

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.estimate import Estimate, estimate_judging
-from judgebench.api.options import CallOptions
+from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.requests import build_request
 from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.api.spending import arm_budget, refuse_batch
@@ -32,6 +32,7 @@ from judgebench.records.manifest import (
     Manifest,
     SequentialStop,
     TemplateEntry,
+    TranslateStage,
 )
 from judgebench.records.outcomes import JudgeOutcome
 from judgebench.rundir import JUDGMENTS, PLAN, VARIANTS, JsonlAppender, RunDir, read_jsonl
@@ -92,7 +93,28 @@ def _wanted_conditions(run: RunDir, manifest: Manifest, conditions: str | list[s
     if conditions:
         return list(conditions)
     translated = manifest.stages.translate
+    if translated is not None:
+        _refuse_unfinished(run, translated)
     return [SOURCE, *(translated.condition_names() if translated else [])]
+
+
+def _refuse_unfinished(run: RunDir, translated: TranslateStage) -> None:
+    """A translate stage that did not finish (failed items, a condition with no variant) is not
+    judged as if it had: the user finishes it, or names the conditions to judge (--conditions)."""
+    failed = translated.outcome.failed if translated.outcome else []
+    absent = [c for c in translated.last_conditions if c not in translated.condition_names()]
+    if not failed and not absent:
+        return
+    short = {c for f in failed for c in f.conditions} | set(absent)
+    why = f"{len(failed)} item(s) not translated" if failed else "no variant made"
+    if failed:
+        why += f" (first: {failed[0].item_id}: {failed[0].reason})"
+    held = ",".join([SOURCE, *translated.condition_names()])
+    raise RunDirError(
+        f"run {run.path}: the translate stage did not finish for {', '.join(sorted(short))}: {why}; "
+        "rerun the same `judgebench translate` command to finish it, or pass "
+        f"--conditions {held} to judge only what the run holds"
+    )
 
 
 def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
@@ -145,6 +167,8 @@ def _check_models(models: Sequence[str]) -> None:
         raise ConfigError("no judge given: pass --model PROVIDER:MODEL (e.g. local or openai:gpt-4.1-mini)")
     if len(set(models)) != len(models):
         raise ConfigError("the same --model is given twice")
+    for name in models:  # a bad spec is the error, not a dataset that fails to load after it
+        resolve_judge_full(name)
 
 
 def _clients(
@@ -307,6 +331,9 @@ def judge(
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
+    calls_made = execution.import_file is None and execution.write_requests is None
+    if calls_made and pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS))):
+        require_keys(req.models)  # before the run folder is touched
     clients = _clients(req, options, execution, PriceTable.load())
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):

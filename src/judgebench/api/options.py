@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from judgebench.errors import ProviderConfigError
 from judgebench.models import SettingsOverrides, build_client
 from judgebench.models.client import ModelClient
+from judgebench.models.config import resolve_judge_full
 from judgebench.models.pricing import PriceTable
+from judgebench.models.registry import provider_class
 
 
 @dataclass(frozen=True)
@@ -36,3 +40,12 @@ class CallOptions:
     def client(self, name_or_spec: str, prices: PriceTable | None = None) -> ModelClient:
         """A client for a spec or configured judge name."""
         return build_client(name_or_spec, self.overrides(), use_cache=self.use_cache, prices=prices)
+
+
+def require_keys(names: Iterable[str]) -> None:
+    """Each model (spec or judges.toml name) that is about to be called has its API key: checked
+    before a run folder is touched or a question asked, naming the variable to set."""
+    for name in dict.fromkeys(names):
+        missing = provider_class(resolve_judge_full(name).spec.provider).key_missing()
+        if missing:
+            raise ProviderConfigError(f"{name}: {missing} (nothing was called; --dry-run needs no key)")

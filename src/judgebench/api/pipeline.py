@@ -15,16 +15,17 @@ from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
 from judgebench.api.datasets import run_folder
 from judgebench.api.estimate import Estimate
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
-from judgebench.api.options import CallOptions
+from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.requests import build_request
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
-from judgebench.conditions import Condition, select_conditions
+from judgebench.conditions import SOURCE, Condition, select_conditions
 from judgebench.data import load_dataset
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
+from judgebench.models.config import resolve_judge_full
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import read_variants
 
@@ -157,6 +158,21 @@ def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool =
     )
 
 
+def _judgeable(path: Path, translated: TranslateResult) -> list[str] | None:
+    """None (every condition) after a translate stage that finished; else what the run holds, by
+    name: the items that failed are judged in en only and the run says so (render.pipeline)."""
+    if translated.outcome is None or not translated.outcome.failed:
+        return None
+    stage = RunDir(path).manifest().stages.translate
+    return [SOURCE, *(stage.condition_names() if stage else [])]
+
+
+def _check_models(req: PipelineRequest, translator: str) -> None:
+    """Every spec (or judges.toml name) resolves: before anything is loaded or estimated."""
+    for name in dict.fromkeys([*req.models, *([] if _bundled(req) else [translator])]):
+        resolve_judge_full(name)
+
+
 def run_pipeline(
     run_dir: str | Path | None = None,
     request: PipelineRequest | None = None,
@@ -177,9 +193,12 @@ def run_pipeline(
     execution = execution or Execution()
     path = run_folder(run_dir).path if run_dir else default_run_dir(req.dataset)
     translator = req.translator or req.models[0]
+    _check_models(req, translator)  # a bad spec or a missing key: before anything is estimated or asked
     result = PipelineResult(run_dir=path, estimates=_estimates(path, req, options, translator))
     if req.dry_run:
         return result
+    # every model with calls still to make has its key, before the question and the run folder
+    require_keys(e.model for e in result.estimates if e.calls > 0)
     paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]
     if paid and confirm is not None and not confirm(result.estimates):
         raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")
@@ -192,6 +211,7 @@ def run_pipeline(
     spent = result.translate.outcome.cost_usd if result.translate.outcome else 0.0
     judging = JudgeRequest(
         models=req.models,
+        conditions=_judgeable(path, result.translate),
         subset=req.subset,
         limit=req.limit,
         template_path=req.template_path,

@@ -60,7 +60,7 @@ class Check:
 
 @dataclass
 class SelftestResult:
-    run_dir: Path
+    run_dir: Path | None  # None: a temporary folder, removed once checked (pass run_dir to keep it)
     checks: list[Check] = field(default_factory=list)
 
     @property
@@ -213,8 +213,17 @@ def run_selftest(
     seed: int = 0, *, items: int = 400, run_dir: Path | None = None, verify: int = 400
 ) -> SelftestResult:
     """Run translate (import) -> judge -> report -> bbe on simulated judges and check recovery: two
-    calibrated ones (biased, unbiased) and three degenerate ones that must get no pass."""
-    base = run_folder(run_dir).path if run_dir else Path(tempfile.mkdtemp(prefix="judgebench-selftest-"))
+    calibrated ones (biased, unbiased) and three degenerate ones that must get no pass. Without
+    `run_dir` the run lives in a temporary folder, removed afterwards (result.run_dir None)."""
+    if run_dir is None:
+        with tempfile.TemporaryDirectory(prefix="judgebench-selftest-") as tmp:
+            result = _selftest(seed, items, Path(tmp), verify)
+        result.run_dir = None
+        return result
+    return _selftest(seed, items, run_folder(run_dir).path, verify)
+
+
+def _selftest(seed: int, items: int, base: Path, verify: int) -> SelftestResult:
     base.mkdir(parents=True, exist_ok=True)
     data, variants = base / "selftest_items.jsonl", base / "selftest_variants.jsonl"
     synthetic_items(items, data, variants)

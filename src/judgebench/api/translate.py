@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.estimate import Estimate, estimate_translation
-from judgebench.api.options import CallOptions
+from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.requests import build_request
 from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.batch import batch_rounds
@@ -252,6 +252,8 @@ def translate(
             todo, to_translate, req.translator, len(items) - len(todo), req.settings
         )
         return result.model_copy(update={"estimate": estimate})
+    if use_translator and _untranslated(run, items, to_translate):
+        require_keys([req.translator])  # before the run folder is touched
     client = options.client(req.translator, PriceTable.load()) if use_translator else None
     if client is not None:
         if mode.batch:

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from judgebench import __version__
+from judgebench.cli import helptext
 from judgebench.cli.exits import ExitCode
 from judgebench.errors import JudgebenchError
 
@@ -31,6 +32,8 @@ app = typer.Typer(
 # emoji=False: rich would turn ':m:' in a spec such as 'openai-compatible:m:' into an emoji.
 console = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160, emoji=False)
+
+helptext.install()  # placeholders such as DIR and N in every --help, not Python types
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -331,5 +331,10 @@ def bbe_command(
     )
     render.bbe(outcome)
     if outcome.infeasible:
-        render.note(f"error: {'; '.join(outcome.infeasible)} (bbe.json written to {outcome.out})")
+        kept = (
+            f"; the last feasible release stays in {outcome.kept} (--out it to replace)"
+            if outcome.kept
+            else ""
+        )
+        render.note(f"error: {'; '.join(outcome.infeasible)} (bbe.json written to {outcome.out}{kept})")
         raise typer.Exit(code=ExitCode.INCOMPLETE)

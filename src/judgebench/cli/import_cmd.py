@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from judgebench.cli import options as opt
 from judgebench.cli.app import app, console, handle_errors
+
+if TYPE_CHECKING:
+    from judgebench.api import ImportSummary
 
 import_app = typer.Typer(
     name="import",
@@ -25,13 +28,23 @@ def llmbar_results(
         str, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
     ],
     evaluator: Annotated[
-        str, typer.Option("--evaluator", help="Published evaluator/strategy, e.g. GPT-4/Vanilla.")
+        list[str],
+        typer.Option(
+            "--evaluator",
+            metavar="EVALUATOR",
+            help="Published evaluator/strategy, e.g. GPT-4/Vanilla; repeat for several.",
+        ),
     ],
 ) -> None:
-    """Turn LLMBar's published per-item verdicts (result.json) into `en` pair judgments of judge NAME."""
+    """Turn LLMBar's published per-item verdicts (result.json) into `en` pair judgments, one judge per
+    --evaluator (named as given, e.g. GPT-4/Vanilla)."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
-    summary = api.import_llmbar_results(run, data_dir, evaluator)
+    for name in dict.fromkeys(evaluator):  # each once, in the order given
+        _import_one(api.import_llmbar_results(run, data_dir, name), run)
+
+
+def _import_one(summary: ImportSummary, run: str) -> None:
     subsets = ", ".join(f"{name} {count}" for name, count in summary.subsets.items())
     console.print(
         f"imported {summary.judgments} judgments of '{summary.judge}' ({subsets}); "

@@ -41,18 +41,18 @@ TemplateOpt = Annotated[
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Override the provider endpoint.")]
 TimeoutOpt = Annotated[
     float | None,
-    typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds (default 120)."),
+    typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds. \\[default: 120]"),
 ]
 MaxRetriesOpt = Annotated[
     int | None,
     typer.Option(
         "--max-retries",
         min=0,
-        help="Retries after the first attempt on 429/5xx/timeouts/malformed bodies; 0 = none (default 8).",
+        help="Retries after the first attempt on 429/5xx/timeouts/malformed bodies; 0 = none. \\[default: 8]",
     ),
 ]
 ConcurrencyOpt = Annotated[
-    int | None, typer.Option("--concurrency", min=1, help="Concurrent requests per judge (default 8).")
+    int | None, typer.Option("--concurrency", min=1, help="Concurrent requests per judge. \\[default: 8]")
 ]
 RpmOpt = Annotated[
     float | None, typer.Option("--rpm", min=0.001, help="Requests-per-minute limit per judge.")
@@ -70,7 +70,9 @@ WaitLockOpt = Annotated[
 ]
 MaxAnswerCharsOpt = Annotated[
     int | None,
-    typer.Option("--max-answer-chars", min=1, help="Cut each stored answer to N characters (default 65536)."),
+    typer.Option(
+        "--max-answer-chars", min=1, help="Cut each stored answer to N characters. \\[default: 65536]"
+    ),
 ]
 BatchOpt = Annotated[
     bool, typer.Option("--batch", help="Send the calls through the provider's Batch API and wait.")

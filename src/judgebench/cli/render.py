@@ -42,8 +42,8 @@ def _usd(value: float | None) -> str:
     return "unpriced" if value is None else f"${value:,.4f}"
 
 
-def estimates(rows: Sequence[Estimate]) -> None:
-    table = Table(title="dry run: nothing was called")
+def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was called") -> None:
+    table = Table(title=title)
     for col in ("stage", "model", "calls", "done", "input tok", "output tok", "tokens by", "live", "batch"):
         table.add_column(col, justify="right" if col not in {"stage", "model", "tokens by"} else "left")
     for e in rows:
@@ -382,7 +382,10 @@ def selftest(result: SelftestResult, seed: int) -> None:
             Text("yes", style="green") if c.passed else Text.assemble(("no", "red"), f" {c.detail}"),
         )
     console.print(table)
-    console.print(f"run folder: {result.run_dir}", markup=False)
+    if result.run_dir is None:
+        console.print("run folder: removed (pass --run DIR to keep it)")
+    else:
+        console.print(f"run folder: {result.run_dir}", markup=False)
 
 
 # --- data ------------------------------------------------------------------------------------------

@@ -39,12 +39,16 @@ def report_command(
     run: opt.RunOpt,
     bootstrap: Annotated[
         int | None,
-        typer.Option("--bootstrap", min=0, help="Item-clustered bootstrap replicates (0 turns it off)."),
+        typer.Option(
+            "--bootstrap",
+            min=0,
+            help="Item-clustered bootstrap replicates (0 turns it off). \\[default: 1000]",
+        ),
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap. \\[default: 0]")] = None,
     confidence: Annotated[
         float | None,
-        typer.Option("--confidence", min=0.5, max=0.999, help="Level of every interval (default 0.95)."),
+        typer.Option("--confidence", min=0.5, max=0.999, help="Level of every interval. \\[default: 0.95]"),
     ] = None,
     max_flip_rate: Annotated[
         float | None,
@@ -52,7 +56,7 @@ def report_command(
             "--max-flip-rate",
             min=0.0,
             max=1.0,
-            help="Readiness: fail when the flip rate's lower bound is above this (default 0.15).",
+            help="Readiness: fail when the flip rate's lower bound is above this. \\[default: 0.15]",
         ),
     ] = None,
     max_position_increase: Annotated[
@@ -61,7 +65,7 @@ def report_command(
             "--max-position-increase",
             min=0.0,
             max=1.0,
-            help="Readiness: limit on position inconsistency, target minus en (default 0.05).",
+            help="Readiness: limit on position inconsistency, target minus en. \\[default: 0.05]",
         ),
     ] = None,
     min_effect: Annotated[
@@ -70,25 +74,31 @@ def report_command(
             "--min-effect",
             min=0.0,
             max=1.0,
-            help="Flag a test 'underpowered' when its 80%-power detectable effect exceeds this "
-            "(default 0.05).",
+            help="Flag a test 'underpowered' when its 80%-power detectable effect exceeds this. "
+            "\\[default: 0.05]",
         ),
     ] = None,
     max_position_inconsistency: Annotated[
         float | None,
         _limit(
-            "--max-position-inconsistency", "Readiness baseline: limit on en position inconsistency (0.20)."
+            "--max-position-inconsistency",
+            "Readiness baseline: limit on en position inconsistency. \\[default: 0.20]",
         ),
     ] = None,
     max_invalid_rate: Annotated[
-        float | None, _limit("--max-invalid-rate", "Readiness baseline: limit on en invalid answers (0.20).")
+        float | None,
+        _limit("--max-invalid-rate", "Readiness baseline: limit on en invalid answers. \\[default: 0.20]"),
     ] = None,
     max_answer_share: Annotated[
         float | None,
-        _limit("--max-answer-share", "Readiness baseline: one raw answer this often is degenerate (0.95)."),
+        _limit(
+            "--max-answer-share",
+            "Readiness baseline: one raw answer this often is degenerate. \\[default: 0.95]",
+        ),
     ] = None,
     chance: Annotated[
-        float | None, _limit("--chance", "Readiness baseline: the chance level of en accuracy (0.5).")
+        float | None,
+        _limit("--chance", "Readiness baseline: the chance level of en accuracy. \\[default: 0.5]"),
     ] = None,
     no_html: Annotated[
         bool, typer.Option("--no-html", help="Skip report.html (and its plots' embedding).")

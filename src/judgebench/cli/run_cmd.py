@@ -81,7 +81,7 @@ def run_command(
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
     def confirm(estimates: Sequence[Estimate]) -> bool:
-        render.estimates(estimates)
+        render.estimates(estimates, title="estimate: nothing called yet")
         return yes or typer.confirm("This may cost money. Go on?", default=False)
 
     request = api.PipelineRequest(

@@ -37,7 +37,13 @@ def translate_command(
         bool, typer.Option("--dry-run", help="Print calls, tokens and cost; call nothing.")
     ] = False,
     max_reasks: Annotated[
-        int, typer.Option("--max-reasks", min=0, help="Re-asks after an invalid JSON answer.")
+        int,
+        typer.Option(
+            "--reask",
+            "--max-reasks",
+            min=0,
+            help="Re-ask an invalid JSON answer up to N times (as judge --reask; --max-reasks: old name).",
+        ),
     ] = 2,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,

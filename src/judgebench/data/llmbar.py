@@ -121,9 +121,12 @@ def llmbar_root(data_dir: str | Path | None) -> Path:
         (root / part).is_dir() for part in ("LLMBar", "CaseStudy", "Processed")
     ):
         return root.parent
+    inside = root.resolve()  # e.g. .../Dataset/LLMBar: the folder to pass is the one above Dataset/
+    above = next((p for p in inside.parents if p.name == "Dataset" and p.is_dir()), None)
+    above = above.parent if above is not None else None
+    hint = f"pass --data-dir {above}, " if above is not None else ""
     raise InputError(
-        f"holds no Dataset/ folder: --data-dir is the folder that holds LLMBar's Dataset/ "
-        f"(a clone of {REPO_URL})",
+        f"holds no Dataset/ folder: {hint}the folder that holds LLMBar's Dataset/ (a clone of {REPO_URL})",
         path=str(data_dir),
     )
 

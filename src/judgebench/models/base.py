@@ -211,8 +211,16 @@ class Provider(abc.ABC):
             value = os.environ.get(var)
             if value:
                 return value
-        names = " or ".join(self.key_env)
-        raise ProviderConfigError(f"provider '{self.name}' needs an API key: set {names} in the environment")
+        raise ProviderConfigError(self.key_missing() or f"provider '{self.name}' needs an API key")
+
+    @classmethod
+    def key_missing(cls) -> str | None:
+        """Why a call would fail for want of a key (checked before estimating or asking); None when a
+        key is set or none is needed."""
+        if not cls.key_env or any(os.environ.get(var) for var in cls.key_env):
+            return None
+        names = " or ".join(cls.key_env)
+        return f"provider '{cls.name}' needs an API key: set {names} in the environment"
 
 
 class RemoteProvider(Provider):

@@ -128,7 +128,14 @@ def _resolve(name_or_spec: str, path: str | Path | None, overrides: SettingsOver
             raise ConfigError(f"{where}: judges.{name_or_spec}.spec: {exc}") from exc
         settings = overrides.over(config.overrides()).apply()
         return ResolvedJudge(spec, settings, name_or_spec, config.request_defaults())
-    spec = ModelSpec.parse(name_or_spec)
+    try:
+        spec = ModelSpec.parse(name_or_spec)
+    except ConfigError as exc:
+        names = ", ".join(load_judges(path)) if ":" not in name_or_spec else ""
+        if not names:
+            raise
+        named_in = Path(path) if path is not None else judges_path()
+        raise ConfigError(f"{exc}; or a judge named in {named_in}: {names}") from exc
     return ResolvedJudge(spec, overrides.apply(), spec.text, {})
 
 

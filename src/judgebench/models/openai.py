@@ -369,6 +369,10 @@ class OpenAICompatibleProvider(OpenAIProvider):
                 return value
         return "EMPTY"
 
+    @classmethod
+    def key_missing(cls) -> str | None:
+        return None  # a local server that needs no key gets a placeholder
+
     def _resolve_base_url(self) -> str:
         url = self.settings.base_url or os.environ.get(self.traits.base_url_env or "")
         if not url:

@@ -67,12 +67,29 @@ class ModelSpec:
         provider, sep, model = text.partition(":")
         if provider not in _REGISTRY:
             known = ", ".join(sorted(_REGISTRY))
+            if not sep:  # a bare model name: `gpt-4.1-mini` for `openai:gpt-4.1-mini`
+                guess = _guess_provider(text)
+                hint = f"did you mean {guess}:{text}? " if guess else ""
+                raise ConfigError(
+                    f"unknown provider: model spec '{text}' names none; {hint}expected PROVIDER:MODEL, "
+                    f"providers: {known}"
+                )
             raise ConfigError(f"unknown provider '{provider}' in model spec '{text}'; known: {known}")
         if not sep or not model:
             model = _REGISTRY[provider].default_model or ""
             if not model:
                 raise ConfigError(f"model spec '{text}' needs a model name: {provider}:MODEL")
         return cls(provider=provider, model=model, text=text)
+
+
+# the model-name prefixes of each provider's family, only for "did you mean" hints
+_FAMILIES = {"gpt-": "openai", "o1": "openai", "o3": "openai", "o4": "openai", "claude": "anthropic"}
+_FAMILIES |= {"gemini": "google", "deepseek": "deepseek"}
+
+
+def _guess_provider(model: str) -> str | None:
+    lowered = model.lower()
+    return next((p for prefix, p in _FAMILIES.items() if lowered.startswith(prefix)), None)
 
 
 def provider_class(name: str) -> type[Provider]:

@@ -100,7 +100,7 @@ def _utility_paragraph(section: Section, res: BBEResult) -> None:
 
 
 def bbe_section(view: BBEView | None) -> Section:
-    section = Section("bbe", "A-BB: bias-bounded rankings", terminal=False)
+    section = Section("bbe", "A-BB: bias-bounded rankings")  # in the terminal too: the summary a user reads
     command = "judgebench bbe --tau 0.5 --delta 0.01 --run RUN --alpha auto"
     if view is None:
         section.empty = f"Not computed for this run: `{command}` adds it (no new calls)."

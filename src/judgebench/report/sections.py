@@ -122,6 +122,8 @@ def _judges(analysis: Analysis) -> Section:
         return section
     rows: list[list[Cell]] = []
     for s in analysis.judges:
+        # no token counted at all (published verdicts, imported): nothing to count, as cost shows it
+        counted = bool(s.input_tokens or s.output_tokens)
         rows.append(
             [
                 Cell(s.judge, "strong"),
@@ -131,8 +133,8 @@ def _judges(analysis: Analysis) -> Section:
                 Cell(count(s.answered)),
                 Cell(count(s.missing), "warn" if s.missing else None),
                 Cell(count(s.invalid), "warn" if s.invalid else None),
-                Cell(count(s.input_tokens)),
-                Cell(count(s.output_tokens)),
+                Cell(count(s.input_tokens)) if counted else Cell(DASH, "muted"),
+                Cell(count(s.output_tokens)) if counted else Cell(DASH, "muted"),
                 Cell(
                     DASH if s.cost_usd is None else f"{s.cost_usd:,.2f}",
                     "muted" if s.cost_usd is None else None,
@@ -248,6 +250,12 @@ def _sensitivity(index: MetricIndex, conditions: list[str], analysis: Analysis) 
         section.paragraphs = [
             "No item was flagged by the translation audit: the filtered tables equal the unfiltered."
         ]
+    if not [c for c in conditions if c != "en"]:  # en only (published verdicts): nothing was audited
+        section.paragraphs = []
+        section.empty = (
+            "Not applicable: nothing in this run was translated, so there is no audit to filter by."
+        )
+        return section
     if not any(r.filtered for r in index.records):
         section.empty = "Not measured: no filtered records in this analysis."
         return section
