@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -148,6 +149,10 @@ def _from_run(
     if req.repeats:
         sets = [_with_repeats(run, ss, req, options, execution) for ss in sets]
         source["repeats"] = req.repeats
+    elif (held := recorded_repeats(run)) > 0:  # made by `judge --repeats K`: reported, nothing asked
+        recorded = req.model_copy(update={"repeats": held})
+        sets = [_with_repeats(run, ss, recorded, options, execution, only_recorded=True) for ss in sets]
+        source["repeats"] = held
     result = calibrate_sets(sets, req.params, neighbours=neighbours, source=source, skipped=loaded.skipped)
     if req.params.verify and req.params.verify_kind == "fresh":
         for out in result.outputs:
@@ -191,13 +196,54 @@ def _repeat_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[Planne
     return calls, units
 
 
+def recorded_repeats(run: Path) -> int:
+    """How many re-asks per unit the run's neighbours file holds (`judge --repeats K`); 0 if none."""
+    path = run / NEIGHBOURS_FILE
+    found = [
+        int(key.condition.removeprefix(REPEAT_PREFIX))
+        for key in existing_judgments(path)
+        if key.condition.startswith(REPEAT_PREFIX) and key.condition.removeprefix(REPEAT_PREFIX).isdigit()
+    ]
+    return max(found, default=0)
+
+
+def record_repeats(
+    run: Path, judges: Sequence[str], repeats: int, *, options: CallOptions, execution: Execution
+) -> int:
+    """`judge --repeats K`: re-ask the identical en input of sampled units K times for each judge,
+    each a recorded call the cache does not answer, into the neighbours file, where `bbe` reads them
+    as the repeat jitter it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
+    loaded = load_run(run)
+    req = BBERequest(params=BBEParams(tau=0.5, delta=0.01), run=run, repeats=repeats)
+    planned = 0
+    with RunDir(run).lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
+        for ss in loaded.sets:
+            if ss.name in judges:
+                planned += len(_repeat_calls(run, ss, req)[0])
+                _with_repeats(run, ss, req, options, execution)
+    return planned
+
+
 def _with_repeats(
-    run: Path, ss: ScoreSet, req: BBERequest, options: CallOptions, execution: Execution
+    run: Path,
+    ss: ScoreSet,
+    req: BBERequest,
+    options: CallOptions,
+    execution: Execution,
+    *,
+    only_recorded: bool = False,
 ) -> ScoreSet:
     """Judge the re-asks with the cache off (a cached answer would hide the jitter) and add them, with
-    each unit's base score, as the set's repeated judgments (PROTOCOL §5's jitter)."""
+    each unit's base score, as the set's repeated judgments (PROTOCOL §5's jitter). `only_recorded`:
+    use the re-asks `judge --repeats` already made, asking nothing new."""
     calls, units = _repeat_calls(run, ss, req)
     template = _template_path(RunDir(run), req.perturb.template_path if req.perturb else None)
+    if only_recorded:
+        held = existing_judgments(run / NEIGHBOURS_FILE)
+        calls = [c for c in calls if c.key in held]
+        units = list(dict.fromkeys(UnitKey(c.item_id, c.order) for c in calls))
+        if not calls:
+            return ss
     fresh_options = dataclasses.replace(options, use_cache=False)
     answers, _failed = rejudge(
         run, calls, judge=ss.name, template_path=template, options=fresh_options, execution=execution

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions, require_keys
@@ -60,6 +61,9 @@ class JudgeRequest(BaseModel):
     # judge whole items in rounds (seeded, subset-stratified order) and stop each judge once every
     # readiness verdict is decided by anytime-valid confidence sequences (api/sequential.py)
     until_settled: bool = False
+    # re-ask K times the identical en input of sampled units (each a recorded call the cache does
+    # not answer): the repeat jitter bbe reports beside the sensitivity (PROTOCOL §5)
+    repeats: int | None = Field(default=None, ge=1)
     round_items: int = Field(default=20, ge=1)
     settle_seed: int = 0
 
@@ -70,6 +74,7 @@ class JudgeResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     estimates: list[Estimate] = Field(default_factory=list)
     stops: dict[str, SequentialStop] = Field(default_factory=dict)  # judge --until-settled
+    repeats: int = 0  # judge --repeats K: the re-asks planned (in bbe_neighbours.jsonl)
 
 
 class JudgePlan(BaseModel):
@@ -340,10 +345,16 @@ def judge(
         run.init(dataset=plan.dataset)
         if req.until_settled:
             progress = options.progress
-            return _until_settled(run, req, plan, template, clients, execution=execution, progress=progress)
-        record_plan(run, plan.calls)
-        outcomes = _run_plan(
-            run, plan.calls, clients, template, execution=execution, progress=options.progress
-        )
-        _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
-    return JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
+            result = _until_settled(run, req, plan, template, clients, execution=execution, progress=progress)
+        else:
+            record_plan(run, plan.calls)
+            outcomes = _run_plan(
+                run, plan.calls, clients, template, execution=execution, progress=options.progress
+            )
+            _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
+            result = JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
+        if req.repeats:
+            result.repeats = record_repeats(
+                run.path, list(clients), req.repeats, options=options, execution=execution
+            )
+    return result

@@ -65,6 +65,16 @@ def judge_command(
     ] = None,
     max_cost: opt.MaxCostOpt = None,
     until_settled: opt.UntilSettledOpt = False,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats",
+            min=1,
+            metavar="K",
+            help="Re-ask K times the identical en input of sampled units (each a recorded call, never "
+            "answered by the cache): the repeat jitter `bbe` reports beside the sensitivity.",
+        ),
+    ] = None,
     round_items: opt.RoundItemsOpt = 20,
 ) -> None:
     """Judge every item in every condition in both orders, plus tie-probes; writes RUN/judgments.jsonl.
@@ -93,6 +103,7 @@ def judge_command(
         dry_run=dry_run,
         max_cost=max_cost,
         until_settled=until_settled,
+        repeats=repeats,
         round_items=round_items,
     )
     options = opt.call_options(

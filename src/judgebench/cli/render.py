@@ -197,6 +197,11 @@ def judging(result: JudgeResult, run: str) -> bool:
             f"({stop.calls} of {stop.calls_full} calls, {share:.0%}): {escape(verdicts)}"
         )
         failed = failed or not stop.final
+    if result.repeats:
+        console.print(
+            f"re-asked {result.repeats:,} call(s) for the repeat jitter -> {run}/bbe_neighbours.jsonl",
+            markup=False,
+        )
     console.print(f"wrote {run}/judgments.jsonl", markup=False)
     return failed
 
