@@ -54,10 +54,6 @@ class Execution:
             return "import-batch"
         return "batch" if self.batch else "live"
 
-    @property
-    def uses_batch_api(self) -> bool:
-        return self.batch and self.write_requests is None and self.import_file is None
-
 
 def existing_judgments(path: Path) -> dict[CallKey, Judgment]:
     return last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key())

@@ -296,15 +296,6 @@ def _interval(q: Quantity, x: Array, alpha: float, traj: Array) -> QuantityState
     return QuantityState(q, len(x), q.unscaled(float(np.mean(x))), bounds[0], bounds[1], state)
 
 
-def settle_all(
-    values: pd.DataFrame, targets: Sequence[str], settings: ReportSettings, order: Sequence[str]
-) -> dict[str, Settlement]:
-    if values.empty:
-        return {}
-    judges = list(dict.fromkeys(values.index.get_level_values("judge")))
-    return {j: settle(values, j, targets, settings, order) for j in judges}
-
-
 def stratified_order(items: Mapping[str, str], seed: int) -> list[str]:
     """A seeded random order of item ids (id -> subset) in which every subset appears early: each
     subset is shuffled, then items are interleaved by their rank within the subset (scaled to the

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -88,9 +88,6 @@ class BBERequest(BaseModel):
         if self.perturb is not None and self.run is None:
             raise ValueError("--perturb re-judges units of a Judge-LS run: give --run DIR")
         return self
-
-    def source_kind(self) -> Literal["run", "scores", "arena-hard"]:
-        return "run" if self.run is not None else "scores" if self.scores is not None else "arena-hard"
 
 
 class BBEOutcome(BaseModel):

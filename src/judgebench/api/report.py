@@ -79,9 +79,14 @@ def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = 
     return _with_run_stops(run, _analyze(_read_inputs(run), settings))
 
 
-def _with_run_stops(run: RunDir, analysis: Analysis) -> Analysis:
+def _judge_stops(run: RunDir) -> dict[str, SequentialStop]:
+    """Where each judge of a `judge --until-settled` run stopped (empty for a fixed-design run)."""
     stage = run.manifest().stages.judge if run.exists() else None
-    return with_stops(analysis, stage.stops if stage else {})
+    return dict(stage.stops) if stage else {}
+
+
+def _with_run_stops(run: RunDir, analysis: Analysis) -> Analysis:
+    return with_stops(analysis, _judge_stops(run))
 
 
 def _run_items(run: RunDir) -> list[Item]:
@@ -238,7 +243,8 @@ def report(
         raise RunDirError(f"run folder {run.path} does not exist")
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
     inputs = _read_inputs(run)
-    analysis = _with_run_stops(run, _analyze(inputs, req.settings))
+    stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
+    analysis = with_stops(_analyze(inputs, req.settings), stops)
     data = explorer_data(run, inputs) if req.html or req.export_unstable is not None else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
         paths = write_report(run, analysis, console, html=req.html, explorer=data)
@@ -251,8 +257,7 @@ def report(
                     highlight=False,
                 )
                 console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
-        stage = run.manifest().stages.judge if run.exists() else None
-        readiness = ReadinessDoc.of(analysis, stage.stops if stage else None)
+        readiness = ReadinessDoc.of(analysis, stops)
         atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
         if run.exists():
             entry = ReportStage(
