@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from judgebench.errors import ProviderConfigError
+from judgebench.judge.parse import parse_verdict
+from judgebench.judge.templates import load_template
 from judgebench.models import local
 from judgebench.models.base import (
     MalformedResponseError,
@@ -26,7 +28,10 @@ from judgebench.models.base import (
     ProviderSettings,
     TransientError,
 )
+from judgebench.models.cache import ResponseCache
+from judgebench.models.client import ModelClient
 from judgebench.models.local import LocalEngine, LocalProvider, flatten_messages, resolve_model_path
+from judgebench.models.pricing import PriceTable
 from judgebench.models.registry import ModelSpec, create_provider
 from judgebench.paths import configs_dir
 
@@ -266,3 +271,43 @@ async def test_special_token_spellings_stay_plain_text_and_long_prompts_are_refu
     assert response.usage.input_tokens > 10
     with pytest.raises(PermanentError, match=f"context of {engine.n_ctx} tokens"):
         await provider.generate(ModelRequest(prompt="word " * (engine.n_ctx + 10), max_tokens=1))
+
+
+@needs_model
+@pytest.mark.local_model
+async def test_a_real_llama_cpp_server_holds_the_reply_to_the_verdict_schema(
+    engine: LocalEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Structured output end to end: `openai-compatible:` through the openai SDK against llama.cpp's
+    own OpenAI-compatible server (the engine's), which turns the json_schema into a grammar. A 270M
+    base model left alone writes anything; held to the schema, every reply is a verdict object."""
+    url, key = engine.openai_endpoint()
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", key)
+    template = load_template(configs_dir() / "templates" / "judge_verdict_schema.toml")
+    client = ModelClient(
+        "openai-compatible:gemma3-270m",
+        ProviderSettings(base_url=url, timeout=120.0, max_retries=0),
+        cache=ResponseCache(tmp_path / "responses.sqlite"),
+        prices=PriceTable.load(),
+    )
+    pairs = [
+        (JUDGE_ITEM["output_a"], JUDGE_ITEM["output_b"]),
+        (JUDGE_ITEM["output_b"], JUDGE_ITEM["output_a"]),
+        ("100 degrees.", "It depends on many things, such as the weather and your stove."),
+    ]
+    try:
+        for output_a, output_b in pairs:
+            request = template.render(
+                instruction=JUDGE_ITEM["instruction"], output_a=output_a, output_b=output_b,
+                language=None, completion=False, max_tokens=60,
+            )  # fmt: skip
+            result = await client.call(request)
+            assert result.response is not None, result.error
+            assert result.params_sent["response_format"]["type"] == "json_schema"
+            reply = json.loads(result.response.text)
+            assert set(reply) == {"winner", "confidence"} and reply["winner"] in {"A", "B", "Tie"}
+            parsed = parse_verdict(result.response.text, template, "json")
+            assert parsed.winner == reply["winner"] and parsed.parse_error is None
+            assert 0 < result.response.usage.output_tokens < 60
+    finally:
+        await client.aclose()

@@ -12,7 +12,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
@@ -21,7 +21,12 @@ from judgebench.models.base import Message, ModelRequest
 from judgebench.paths import configs_dir
 
 AnswerFormat = Literal["json", "letter", "patterns"]
+ReplyField = Literal["winner", "confidence", "reason"]
 PLACEHOLDERS = {"instruction", "output_a", "output_b", "condition_note"}
+DEFAULT_REPLY_FIELDS: tuple[ReplyField, ...] = ("winner", "confidence", "reason")
+# Keys added after templates were first hashed: left out of the digest while they hold their
+# defaults, so a template that does not use them keeps the hash its runs recorded.
+_LATER_KEYS = {"structured_output": False, "reply_fields": list(DEFAULT_REPLY_FIELDS)}
 
 
 class JudgeTemplate(BaseModel):
@@ -41,6 +46,11 @@ class JudgeTemplate(BaseModel):
     completion_file: str | None = None
     completion_answer_format: AnswerFormat = "letter"
     max_tokens: int = 900
+    # Structured output: ask the provider to hold the reply to `verdict_schema()` (the winner one of
+    # the allowed labels, the `reply_fields` and nothing else) where it offers schema-constrained
+    # output; elsewhere the request falls back to JSON mode and the parser reads the reply as before.
+    structured_output: bool = False
+    reply_fields: list[ReplyField] = list(DEFAULT_REPLY_FIELDS)
 
     @model_validator(mode="after")
     def _check(self) -> JudgeTemplate:
@@ -58,13 +68,40 @@ class JudgeTemplate(BaseModel):
             raise ValueError("user: must contain {output_a} and {output_b}")
         if self.answer_format == "patterns" and not (self.a_patterns and self.b_patterns):
             raise ValueError("answer_format 'patterns' needs a_patterns and b_patterns")
+        if self.structured_output and self.answer_format != "json":
+            raise ValueError("structured_output needs answer_format 'json' (the schema is a JSON object)")
+        if "winner" not in self.reply_fields or len(set(self.reply_fields)) != len(self.reply_fields):
+            raise ValueError("reply_fields: must name 'winner', each field once")
         return self
 
     def digest(self) -> str:
         """The template's hash as recorded in the manifest: its text and the way candidates are
         delimited (`DELIMITING`), so the recorded hash names the prompt actually rendered."""
-        blob = json.dumps({**self.model_dump(), "delimiting": DELIMITING}, sort_keys=True, ensure_ascii=False)
+        fields = self.model_dump()
+        for key, default in _LATER_KEYS.items():
+            if fields[key] == default:
+                del fields[key]
+        blob = json.dumps({**fields, "delimiting": DELIMITING}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    def labels(self) -> list[str]:
+        """The verdict labels a reply may give."""
+        return ["A", "B", "Tie"] if self.allow_tie else ["A", "B"]
+
+    def verdict_schema(self) -> dict[str, Any]:
+        """The JSON Schema of a reply: an object with exactly `reply_fields`, the winner one of
+        `labels()`. Strict-mode compatible (every property required, no other property allowed)."""
+        kinds: dict[str, dict[str, Any]] = {
+            "winner": {"type": "string", "enum": self.labels()},
+            "confidence": {"type": "number"},
+            "reason": {"type": "string"},
+        }
+        return {
+            "type": "object",
+            "properties": {name: kinds[name] for name in self.reply_fields},
+            "required": list(self.reply_fields),
+            "additionalProperties": False,
+        }
 
     def note_for(self, language: str | None) -> str:
         if not self.tell_condition or not language:
@@ -109,6 +146,7 @@ class JudgeTemplate(BaseModel):
             temperature=temperature,
             max_tokens=max_tokens or self.max_tokens,
             response_format="json" if self.answer_format == "json" else "text",
+            response_schema=self.verdict_schema() if self.structured_output else None,
             logprobs=want_logprobs,
             top_logprobs=5 if want_logprobs else None,
         )

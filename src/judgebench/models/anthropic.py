@@ -8,13 +8,15 @@ keeps the body exactly as received for the record.
 The current SDK's `messages.create()` has no `temperature` argument, so temperature travels in
 `extra_body`; a model that rejects it (a 400 naming temperature) is asked again without it, once,
 and the provider remembers that for the rest of the run. The API offers no log-probabilities and no
-JSON mode; `params_sent["dropped"]` says what was asked for and not sent, and why.
+JSON mode; a response schema (structured output) goes in `output_config.format` for the models that
+have it. `params_sent["dropped"]` says what was asked for and not sent, and why.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -59,6 +61,22 @@ _FINISH = {
 # stop reasons for which an answer with no text is a real (deterministic) answer, not a broken body
 _EMPTY_OK = {"refusal", "max_tokens", "model_context_window_exceeded"}
 _RANGE_WORDS = ("less than", "greater than", "range", "between")
+# Structured outputs (`output_config.format`) came with Claude Opus 4.1 and Sonnet/Haiku 4.5: the
+# first version of each family that has them; older names (claude-3-*, claude-sonnet-4-0) do not.
+_SCHEMA_SINCE = {"opus": (4, 1), "sonnet": (4, 5), "haiku": (4, 5)}
+_VERSIONED = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d)(?!\d))?")
+
+
+def offers_structured_output(model: str) -> bool:
+    """Whether `model` takes a JSON Schema in `output_config.format`; names this does not recognise
+    (aliases, later families) are assumed to, since every model since late 2025 does."""
+    if model.startswith(("claude-2", "claude-3", "claude-instant")):
+        return False
+    found = _VERSIONED.match(model)
+    if found is None:
+        return True
+    family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
+    return (major, minor) >= _SCHEMA_SINCE[family]
 
 
 class AnthropicProvider(RemoteProvider):
@@ -86,7 +104,11 @@ class AnthropicProvider(RemoteProvider):
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            logprobs=False, json_mode=False, temperature=self.temperature_rejected is None, chat=True
+            logprobs=False,
+            json_mode=False,
+            structured_output=offers_structured_output(self.model),
+            temperature=self.temperature_rejected is None,
+            chat=True,
         )
 
     def _sdk_client(self) -> anthropic_sdk.AsyncAnthropic:
@@ -123,7 +145,11 @@ class AnthropicProvider(RemoteProvider):
                 dropped["temperature"] = f"rejected by the model: {self.temperature_rejected}"
         if request.stop:
             params["stop_sequences"] = list(request.stop)
-        if request.response_format == "json":
+        if request.response_schema is not None and self.capabilities.structured_output:
+            params["output_config"] = {"format": {"type": "json_schema", "schema": request.response_schema}}
+        elif request.response_schema is not None:
+            dropped["response_schema"] = f"{self.model} has no structured outputs; the prompt asks for JSON"
+        elif request.response_format == "json":
             dropped["response_format"] = "the Messages API has no JSON mode; the prompt asks for JSON"
         if request.logprobs:
             dropped["logprobs"] = "the Messages API returns no log-probabilities"

@@ -81,6 +81,10 @@ class ModelRequest(BaseModel):
     temperature: float | None = 0.0
     max_tokens: int = 900
     response_format: Literal["text", "json"] = "text"
+    # A JSON Schema the answer must follow (structured output), where the provider offers it; a
+    # provider that does not falls back to `response_format` and records what it dropped. Part of the
+    # cache key only when set, so requests without one keep the keys they always had.
+    response_schema: dict[str, Any] | None = None
     logprobs: bool = False
     top_logprobs: int | None = None
     stop: list[str] | None = None
@@ -90,7 +94,10 @@ class ModelRequest(BaseModel):
 
     def output_params(self) -> dict[str, Any]:
         """Every field that can change the answer (the cache key's part besides provider/model)."""
-        return self.model_dump(exclude={"context"}, exclude_none=False)
+        params = self.model_dump(exclude={"context"}, exclude_none=False)
+        if params["response_schema"] is None:
+            del params["response_schema"]
+        return params
 
 
 class TokenLogprob(BaseModel):
@@ -124,6 +131,8 @@ class Capabilities:
 
     logprobs: bool = False
     json_mode: bool = False
+    # the answer can be constrained to a JSON Schema (`ModelRequest.response_schema`)
+    structured_output: bool = False
     temperature: bool = True
     chat: bool = True
     completion: bool = False

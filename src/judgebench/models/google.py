@@ -113,7 +113,11 @@ class GoogleProvider(RemoteProvider):
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            logprobs=self.logprobs_unsupported is None, json_mode=True, temperature=True, chat=True
+            logprobs=self.logprobs_unsupported is None,
+            json_mode=True,
+            structured_output=True,
+            temperature=True,
+            chat=True,
         )
 
     def _sdk_client(self) -> genai_sdk.Client:
@@ -158,8 +162,11 @@ class GoogleProvider(RemoteProvider):
             params["temperature"] = request.temperature
         if request.stop:
             params["stop_sequences"] = list(request.stop)
-        if request.response_format == "json":
+        if request.response_format == "json" or request.response_schema is not None:
             params["response_mime_type"] = "application/json"
+        if request.response_schema is not None:
+            # JSON Schema as written (enum, required, additionalProperties), not the OpenAPI subset
+            params["response_json_schema"] = request.response_schema
         if request.logprobs:
             if self.logprobs_unsupported is None:
                 params["response_logprobs"] = True

@@ -256,6 +256,13 @@ class LocalEngine:
             trust_env=False,
         )
 
+    def openai_endpoint(self) -> tuple[str, str]:
+        """This engine's llama.cpp server as an OpenAI-compatible endpoint: its `/v1` base URL on
+        127.0.0.1 and the per-process key that locks it. For measurements and tests that drive a real
+        llama.cpp server through `openai-compatible:` (chat template, json_schema grammar); judging
+        with `local` itself never goes through it."""
+        return f"{self._server.listening_address}/v1", self._key
+
     def tokenize(self, text: str, *, timeout: float = 60.0) -> list[int]:
         """Token ids of `text` with BOS and with special-token spellings kept as plain text.
 

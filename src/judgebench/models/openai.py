@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 
 # OpenAI reasoning models reject temperature and logprobs; `max_tokens` is deprecated for them.
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+# OpenAI models from before Structured Outputs (json_schema answers with 400 there); JSON mode instead
+_NO_SCHEMA_PREFIXES = ("gpt-3.5", "gpt-4-", "gpt-4o-2024-05-13")
+_NO_SCHEMA_MODELS = ("gpt-4", "gpt-4o-2024-05-13")
 
 
 def _error_code(body: object) -> str | None:
@@ -112,7 +115,14 @@ class OpenAIProvider(RemoteProvider):
 
     def _capabilities(self) -> Capabilities:
         reasoning = self._is_reasoning()
-        return Capabilities(logprobs=not reasoning, json_mode=True, temperature=not reasoning, chat=True)
+        schema = not (self.model in _NO_SCHEMA_MODELS or self.model.startswith(_NO_SCHEMA_PREFIXES))
+        return Capabilities(
+            logprobs=not reasoning,
+            json_mode=True,
+            structured_output=schema,
+            temperature=not reasoning,
+            chat=True,
+        )
 
     def _sdk_client(self) -> openai_sdk.AsyncOpenAI:
         if self._client is None:
@@ -146,7 +156,12 @@ class OpenAIProvider(RemoteProvider):
         if request.stop:
             params["stop"] = list(request.stop)
         completions = self._use_completions(request)
-        if request.response_format == "json" and caps.json_mode and not completions:
+        if request.response_schema is not None and caps.structured_output and not completions:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "judge_verdict", "strict": True, "schema": request.response_schema},
+            }
+        elif request.response_format == "json" and caps.json_mode and not completions:
             params["response_format"] = {"type": "json_object"}
         if request.logprobs and caps.logprobs:
             if completions:
@@ -162,6 +177,9 @@ class OpenAIProvider(RemoteProvider):
         params = self.build_params(request)
         completions = self._use_completions(request)
         sent = dict(params, endpoint="completions" if completions else "chat.completions")
+        schema_sent = (params.get("response_format") or {}).get("type") == "json_schema"
+        if request.response_schema is not None and not schema_sent:
+            sent["dropped"] = {"response_schema": self._schema_refusal(completions)}
         start = time.perf_counter()
         if completions:
             path, body = "/completions", dict(params, prompt=request.prompt or "")
@@ -180,6 +198,13 @@ class OpenAIProvider(RemoteProvider):
         if completions:
             return self._parse_completion(answer, sent, latency)
         return self._parse_chat(answer, sent, latency)
+
+    def _schema_refusal(self, completions: bool) -> str:
+        """Why a requested response schema was not sent (recorded in `params_sent.dropped`)."""
+        if completions:
+            return "the completions endpoint takes no response schema"
+        fallback = "JSON mode instead" if self.capabilities.json_mode else "the prompt asks for JSON"
+        return f"{self.name}:{self.model} offers no schema-constrained output; {fallback}"
 
     def _classify(self, exc: Exception) -> Exception:
         """Map an SDK exception to the client's three failure classes."""
@@ -347,6 +372,7 @@ class DeepSeekProvider(OpenAIProvider):
 
     def _capabilities(self) -> Capabilities:
         reasoner = "reasoner" in self.model
+        # JSON mode only: DeepSeek's API has no json_schema response format
         return Capabilities(logprobs=not reasoner, json_mode=True, temperature=not reasoner, chat=True)
 
 
@@ -384,4 +410,12 @@ class OpenAICompatibleProvider(OpenAIProvider):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(logprobs=True, json_mode=True, temperature=True, chat=True, completion=True)
+        # vLLM, llama.cpp's server and Ollama all take OpenAI's json_schema response_format
+        return Capabilities(
+            logprobs=True,
+            json_mode=True,
+            structured_output=True,
+            temperature=True,
+            chat=True,
+            completion=True,
+        )

@@ -1,0 +1,238 @@
+"""Structured output (issue 18): a template that opts in asks each provider, in its own wire format,
+to hold the reply to the verdict schema; a provider or model without it falls back and says so."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgebench.batch.openai_batch import openai_line
+from judgebench.errors import InputError
+from judgebench.judge.parse import parse_verdict
+from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.models.anthropic import AnthropicProvider, offers_structured_output
+from judgebench.models.base import ModelRequest, ProviderSettings, cache_key
+from judgebench.models.cache import ResponseCache
+from judgebench.models.client import ModelClient
+from judgebench.models.google import GoogleProvider
+from judgebench.models.openai import OpenAIProvider
+from judgebench.models.pricing import PriceTable
+from judgebench.paths import configs_dir
+from tests.servers import google_server
+from tests.servers.anthropic_server import AnthropicServer
+from tests.servers.google_server import GoogleServer
+from tests.servers.openai_server import OpenAIServer
+
+TEMPLATES = configs_dir() / "templates"
+ITEM = {"instruction": "Name a prime.", "output_a": "7", "output_b": "8", "language": None}
+
+
+def schema_template() -> JudgeTemplate:
+    return load_template(TEMPLATES / "judge_verdict_schema.toml")
+
+
+def schema_request() -> ModelRequest:
+    return schema_template().render(**ITEM, completion=False)
+
+
+# --- the template ----------------------------------------------------------------------------------
+
+
+def test_the_schema_pins_the_winner_to_the_labels_and_nothing_else() -> None:
+    schema = schema_template().verdict_schema()
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "winner": {"type": "string", "enum": ["A", "B", "Tie"]},
+            "confidence": {"type": "number"},
+        },
+        "required": ["winner", "confidence"],
+        "additionalProperties": False,
+    }
+    no_tie = schema_template().model_copy(update={"allow_tie": False})
+    assert no_tie.verdict_schema()["properties"]["winner"]["enum"] == ["A", "B"]
+    default = load_template(TEMPLATES / "judge_default.toml").model_copy(update={"structured_output": True})
+    assert default.verdict_schema()["required"] == ["winner", "confidence", "reason"]
+
+
+def test_only_the_chat_form_carries_the_schema() -> None:
+    template = schema_template()
+    chat = template.render(**ITEM, completion=False)
+    assert chat.response_schema == template.verdict_schema() and chat.response_format == "json"
+    assert template.render(**ITEM, completion=True).response_schema is None  # the base model's letter
+    plain = load_template(TEMPLATES / "judge_verdict_only.toml").render(**ITEM, completion=False)
+    assert plain.response_schema is None
+
+
+def test_templates_and_requests_without_a_schema_keep_their_recorded_hashes() -> None:
+    """The new keys must not re-key old runs: these are the digests and cache keys main had before."""
+    pinned = {
+        "judge_default": (
+            "7ec9b318b3d7d332",
+            "6873fecf47ba48954a2afabce46f44a4e1a94b0bd2b2cee9f3908a0529e12d07",
+        ),
+        "judge_llmbar": (
+            "483b8e99cbce20c8",
+            "d4897e5e785ac2022d2edb55e5f66ca4b6c51a2141302be68edc23cf4a6e434e",
+        ),
+        "judge_verdict_only": (
+            "1cd53762b68e2390",
+            "9f1ce3281ca3edc4d62e759d435a23577eb19819ea353818f4abf91942678064",
+        ),
+    }
+    for name, (digest, key) in pinned.items():
+        template = load_template(TEMPLATES / f"{name}.toml")
+        request = template.render(
+            instruction="I", output_a="a", output_b="b", language=None, completion=False
+        )
+        assert template.digest() == digest, name
+        assert cache_key("openai", "gpt-4.1-mini", None, request) == key, name
+    structured = schema_request()
+    bare = structured.model_copy(update={"response_schema": None})
+    assert cache_key("openai", "m", None, structured) != cache_key("openai", "m", None, bare)
+    assert schema_template().digest() != load_template(TEMPLATES / "judge_verdict_only.toml").digest()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('answer_format = "letter"\nstructured_output = true\n', "structured_output needs answer_format"),
+        ('structured_output = true\nreply_fields = ["reason"]\n', "reply_fields"),
+        ('reply_fields = ["winner", "verdict"]\n', "reply_fields"),
+    ],
+)
+def test_a_bad_structured_template_names_the_file_and_key(tmp_path: Path, extra: str, message: str) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'name = "t"\n{extra}user = "{{output_a}} {{output_b}}"\n', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_template(bad)
+    assert message in str(err.value) and "bad.toml" in str(err.value)
+
+
+# --- the OpenAI family -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    with OpenAIServer(text='{"winner": "Tie", "confidence": 0.5}') as srv:
+        yield srv  # type: ignore[misc]
+
+
+def _client(spec: str, url: str, tmp_path: Path) -> ModelClient:
+    return ModelClient(
+        spec,
+        ProviderSettings(base_url=url, timeout=5.0, max_retries=0),
+        cache=ResponseCache(tmp_path / "responses.sqlite"),
+        prices=PriceTable.load(),
+    )
+
+
+async def _call(spec: str, url: str, tmp_path: Path) -> dict[str, Any]:
+    client = _client(spec, url, tmp_path)
+    try:
+        result = await client.call(schema_request())
+    finally:
+        await client.aclose()
+    assert result.response is not None, result.error
+    parsed = parse_verdict(result.response.text, schema_template(), "json")
+    assert parsed.winner == "Tie"
+    return result.params_sent
+
+
+@pytest.mark.parametrize("spec", ["openai:gpt-4.1-mini", "openai:o4-mini", "openai-compatible:qwen2.5-7b"])
+async def test_openai_and_compatible_servers_get_a_strict_json_schema(
+    spec: str, openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    sent = await _call(spec, openai_server.base_url, tmp_path)
+    expected = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "judge_verdict",
+            "strict": True,
+            "schema": schema_template().verdict_schema(),
+        },
+    }
+    assert openai_server.requests[0].body["response_format"] == expected
+    assert sent["response_format"] == expected and "dropped" not in sent
+
+
+@pytest.mark.parametrize(
+    ("spec", "env"),
+    [
+        ("openai:gpt-4-turbo", "OPENAI_API_KEY"),
+        ("openai:gpt-3.5-turbo", "OPENAI_API_KEY"),
+        ("deepseek:deepseek-chat", "DEEPSEEK_API_KEY"),
+    ],
+)
+async def test_models_without_schemas_fall_back_to_json_mode_and_record_it(
+    spec: str, env: str, openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(env, "sk-test")
+    sent = await _call(spec, openai_server.base_url, tmp_path)
+    assert openai_server.requests[0].body["response_format"] == {"type": "json_object"}
+    assert "no schema-constrained output" in sent["dropped"]["response_schema"]
+
+
+# --- Anthropic -------------------------------------------------------------------------------------
+
+
+def test_anthropic_models_with_structured_outputs() -> None:
+    have = ["claude-sonnet-4-5", "claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-haiku-4-5"]
+    have_not = ["claude-3-5-haiku-latest", "claude-sonnet-4-0", "claude-sonnet-4-20250514", "claude-opus-4-0"]
+    assert all(offers_structured_output(m) for m in have)
+    assert not any(offers_structured_output(m) for m in have_not)
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-3-5-haiku-latest"])
+async def test_anthropic_gets_output_config_where_the_model_has_it(
+    model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    with AnthropicServer(text='{"winner": "A", "confidence": 0.9}') as server:
+        assert isinstance(server, AnthropicServer)
+        provider = AnthropicProvider(model, ProviderSettings(base_url=server.url, timeout=5.0))
+        try:
+            response = await provider.generate(schema_request())
+        finally:
+            await provider.aclose()
+        body = server.requests[-1].body
+    assert parse_verdict(response.text, schema_template(), "json").winner == "A"
+    if model == "claude-sonnet-4-5":
+        expected = {"format": {"type": "json_schema", "schema": schema_template().verdict_schema()}}
+        assert body["output_config"] == expected and response.params_sent["output_config"] == expected
+        assert "dropped" not in response.params_sent
+    else:
+        assert "output_config" not in body
+        assert "no structured outputs" in response.params_sent["dropped"]["response_schema"]
+
+
+# --- Google ----------------------------------------------------------------------------------------
+
+
+async def test_gemini_gets_the_json_schema_in_its_generation_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test")
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    with GoogleServer(lambda _seen: google_server.ok('{"winner": "B", "confidence": 0.7}')) as server:
+        assert isinstance(server, GoogleServer)
+        provider = GoogleProvider("gemini-2.5-flash", ProviderSettings(base_url=server.url, timeout=5.0))
+        try:
+            response = await provider.generate(schema_request())
+        finally:
+            await provider.aclose()
+        config = server.requests[-1].body["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
+    assert config["responseJsonSchema"] == schema_template().verdict_schema()
+    assert json.loads(response.text) == {"winner": "B", "confidence": 0.7}
+
+
+def test_a_batch_line_carries_the_same_schema_as_the_live_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    provider = OpenAIProvider("gpt-4.1-mini", ProviderSettings(base_url="http://127.0.0.1:9/v1"))
+    url, line = openai_line(provider, "k1", schema_request())
+    assert url == "/v1/chat/completions"
+    assert line["body"]["response_format"]["json_schema"]["schema"] == schema_template().verdict_schema()
