@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from judgebench import api
 from judgebench.analysis import stats
+from judgebench.api.output_tokens import (
+    MeasuredEntry,
+    OutputTokens,
+    OutputTokenTable,
+    load_table,
+    output_tokens_for,
+    run_figures,
+)
 from judgebench.cli import app
+from judgebench.errors import InputError
+from judgebench.judge.templates import load_template
+from judgebench.models import traits_of
+from judgebench.models.config import resolve_judge
+from judgebench.paths import configs_dir
 
 
 def test_plan_of_the_sample() -> None:
@@ -37,3 +53,114 @@ def test_plan_json() -> None:
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
     assert doc["calls"] > 0 and doc["detectable"] and doc["until_settled"]
+
+
+# --- output tokens per reply, by judge and template ----------------------------------------------
+
+FIXTURE_RUN = Path(__file__).parent / "fixtures" / "run_v0_1_0"
+TEMPLATES = configs_dir() / "templates"
+
+
+def _reply(judge: str, name: str, **kw: Any) -> OutputTokens:
+    template = load_template(TEMPLATES / f"{name}.toml")
+    completion = traits_of(resolve_judge(judge)[0]).completion_only
+    return output_tokens_for(judge, template, completion=completion, **kw)
+
+
+def test_each_template_is_costed_at_its_own_reply_and_the_plan_shows_the_difference() -> None:
+    plan = api.plan_study(models=["openai:gpt-4.1-mini"], dataset="sample", sim_seeds=1)
+    by_name = {t.template: t.estimates[0] for t in plan.templates}
+    assert set(by_name) == {"judge-default-v1", "judge-verdict-only-v1", "judge-verdict-schema-v1"}
+    assert [t.template for t in plan.templates if t.chosen] == ["judge-default-v1"]
+    default, short = by_name["judge-default-v1"], by_name["judge-verdict-only-v1"]
+    assert default.output_tokens == 80 * default.calls and short.output_tokens == 20 * short.calls
+    assert default.cost_live_usd is not None and short.cost_live_usd is not None
+    assert short.cost_live_usd < default.cost_live_usd
+    assert plan.estimates == plan.templates[0].estimates
+    assert all(e.output_source and e.output_source.startswith("assumed") for e in by_name.values())
+
+
+def test_the_figure_comes_from_the_run_then_a_measurement_then_the_form_then_the_assumption() -> None:
+    table = OutputTokenTable(
+        assumed={"default": 80, "judge-verdict-only-v1": 20},
+        measured=[
+            MeasuredEntry(judge="local", template="judge-default-v1", output_tokens=1.5, judgments=60),
+            MeasuredEntry(
+                judge="openai:gpt-4.1-mini", template="judge-default-v1", output_tokens=57, judgments=9
+            ),
+        ],
+    )
+    observed = {("openai:gpt-4.1-mini", "judge-default-v1"): (41.0, 12)}
+    got = _reply("openai:gpt-4.1-mini", "judge_default", observed=observed, table=table)
+    assert (got.per_judgment, got.source) == (41.0, "the run's 12 judgments")
+    got = _reply("openai:gpt-4.1-mini", "judge_default", table=table)
+    assert got.per_judgment == 57 and got.source.startswith("measured, 9 judgments")
+    # the measured entry names the spec "local", the judge may be spelled "local:gemma3-270m"
+    assert _reply("local:gemma3-270m", "judge_default", table=table).per_judgment == 1.5
+    got = _reply("local", "judge_verdict_only", table=table)
+    assert (got.per_judgment, got.source) == (2, "the completion form's verdict letter")
+    assert _reply("openai:gpt-4.1-mini", "judge_verdict_only", table=table).per_judgment == 20
+    got = _reply("openai:gpt-4.1-mini", "judge_llmbar", table=table)
+    assert (got.per_judgment, got.source) == (80, "assumed (default)")
+
+
+def test_an_assumption_never_exceeds_the_templates_reply_budget(tmp_path: Path) -> None:
+    table = OutputTokenTable(assumed={"default": 5000})
+    template = load_template(TEMPLATES / "judge_default.toml").model_copy(
+        update={"name": "x", "max_tokens": 300}
+    )
+    assert (
+        output_tokens_for("openai:gpt-4.1-mini", template, completion=False, table=table).per_judgment == 300
+    )
+
+
+def test_a_runs_recorded_replies_cost_the_plan(tmp_path: Path) -> None:
+    figures = run_figures(FIXTURE_RUN)
+    mean, n = figures[("sim:default", "judge-default-v1")]
+    lines = [json.loads(x) for x in (FIXTURE_RUN / "judgments.jsonl").read_text().splitlines()]
+    answered = {(j["item_id"], j["kind"], j["condition"], j["order"]) for j in lines if j["raw"] is not None}
+    assert mean == 16 and n == len(answered)  # every simulated reply is 16 tokens
+    plan = api.plan_study(models=["sim:default"], dataset="sample", sim_seeds=1, from_run=FIXTURE_RUN)
+    chosen = plan.templates[0].estimates[0]
+    assert chosen.output_tokens == 16 * chosen.calls and chosen.output_source == f"the run's {n} judgments"
+    # the run never used the verdict-only template: that row falls back to the assumption
+    other = next(t for t in plan.templates if t.template == "judge-verdict-only-v1").estimates[0]
+    assert other.output_source == "assumed (judge-verdict-only-v1)"
+    with pytest.raises(InputError, match="no judgments"):
+        run_figures(tmp_path)
+
+
+def test_plan_from_run_on_the_command_line() -> None:
+    args = [
+        "plan",
+        "--model",
+        "sim:default",
+        "--limit",
+        "5",
+        "--sim-seeds",
+        "1",
+        "--from-run",
+        str(FIXTURE_RUN),
+    ]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    assert "sim:default with judge-default-v1: the run's" in " ".join(out.output.split())
+    assert "judge-verdict-schema-v1" in out.output
+
+
+def test_a_bad_output_token_table_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "output_tokens.toml"
+    bad.write_text('[assumed]\n"judge-default-v1" = 80\n', encoding="utf-8")
+    with pytest.raises(InputError, match="default") as err:
+        load_table(bad)
+    assert str(bad) in str(err.value)
+    bad.write_text('[assumed]\ndefault = 80\n[[measured]]\njudge = "local"\n', encoding="utf-8")
+    with pytest.raises(InputError, match="measured"):
+        load_table(bad)
+
+
+def test_the_shipped_table_parses_and_every_measurement_names_a_bundled_template() -> None:
+    table = load_table()
+    names = {load_template(p).name for p in TEMPLATES.glob("*.toml")}
+    assert set(table.assumed) - {"default"} <= names
+    assert {m.template for m in table.measured} <= names

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
+from judgebench.api.output_tokens import output_tokens_for
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import traits_of
@@ -15,9 +16,6 @@ from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
 from judgebench.models.registry import ModelSpec
 from judgebench.records import Condition, Item, Usage
 from judgebench.translate.translator import TranslatorSettings, planned_messages
-
-# A judge's answer is a short JSON object; the reply budget is an upper bound, not an estimate.
-JUDGE_OUTPUT_TOKENS_ESTIMATE = 80
 
 
 class Estimate(BaseModel):
@@ -32,6 +30,8 @@ class Estimate(BaseModel):
     cost_live_usd: float | None
     cost_batch_usd: float | None
     already_done: int = 0
+    # where the output tokens per call come from (judging: api/output_tokens.py)
+    output_source: str | None = None
 
     def scaled(self, calls: int, already_done: int) -> Estimate:
         """The same per-call figures for another number of calls (a plan known only in part)."""
@@ -94,15 +94,22 @@ def _prompt_text(request: ModelRequest) -> str:
 
 
 def estimate_judging(
-    plan: Sequence[PlannedCall], todo: Sequence[PlannedCall], template: JudgeTemplate, models: Sequence[str]
+    plan: Sequence[PlannedCall],
+    todo: Sequence[PlannedCall],
+    template: JudgeTemplate,
+    models: Sequence[str],
+    *,
+    observed: Mapping[tuple[str, str], tuple[float, int]] | None = None,
 ) -> list[Estimate]:
-    """Per judge: the calls of `todo` (the pending part of `plan`) with their tokens and cost."""
+    """Per judge: the calls of `todo` (the pending part of `plan`) with their tokens and cost. The
+    replies are costed per judge and template (`output_tokens_for`; `observed`: a run's own means)."""
     out: list[Estimate] = []
     for name in models:
         spec, _, _ = resolve_judge(name)
         completion = traits_of(spec).completion_only
         mine = [c for c in todo if c.judge == name]
-        usage = Usage(output_tokens=JUDGE_OUTPUT_TOKENS_ESTIMATE * len(mine))
+        reply = output_tokens_for(name, template, completion=completion, observed=observed)
+        usage = Usage(output_tokens=round(reply.per_judgment * len(mine)))
         method = "heuristic"
         for call in mine:
             request = template.render(
@@ -116,5 +123,5 @@ def estimate_judging(
             usage.input_tokens += n
         done = sum(1 for c in plan if c.judge == name) - len(mine)
         estimate = priced("judge", spec.text, usage, calls=len(mine), method=method, done=done)
-        out.append(estimate.model_copy(update={"model": name}))
+        out.append(estimate.model_copy(update={"model": name, "output_source": reply.source}))
     return out

@@ -13,6 +13,7 @@ from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions, require_keys
+from judgebench.api.output_tokens import run_figures
 from judgebench.api.requests import build_request
 from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.api.spending import arm_budget, refuse_batch
@@ -330,7 +331,9 @@ def judge(
     plan = plan_judging(run, req)
     if req.dry_run:
         todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
-        estimates = estimate_judging(plan.calls, todo, template, req.models)
+        # a resumed run's replies so far are the best guess at the rest of its replies
+        observed = run_figures(run.path) if run.file(JUDGMENTS).exists() else None
+        estimates = estimate_judging(plan.calls, todo, template, req.models, observed=observed)
         return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")

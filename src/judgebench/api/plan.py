@@ -22,18 +22,19 @@ from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
-from judgebench.api.estimate import JUDGE_OUTPUT_TOKENS_ESTIMATE, Estimate, estimate_judging, priced
+from judgebench.api.estimate import Estimate, estimate_judging
+from judgebench.api.output_tokens import run_figures
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.data.dataset import load_dataset
-from judgebench.judge.plan import plan_calls
+from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import load_template
-from judgebench.models.config import resolve_judge
 from judgebench.models.sim import load_scenario, pair_letter
 from judgebench.paths import configs_dir
-from judgebench.records import Item, Usage, Variant
+from judgebench.records import Item, Variant
 
-# A verdict-only reply ({"winner": "A", "confidence": 0.8}) is about 15 tokens; 20 leaves room.
-VERDICT_ONLY_OUTPUT_TOKENS = 20
+# The bundled templates whose replies `plan` costs beside the chosen one: with a reason, the verdict
+# only, the verdict held to a schema (structured output).
+COMPARED_TEMPLATES = ("judge_default.toml", "judge_verdict_only.toml", "judge_verdict_schema.toml")
 
 # The judge behaviours whose --until-settled cost `plan` states (configs/sim.toml scenarios).
 BEHAVIOURS = {
@@ -55,6 +56,8 @@ class PlanRequest(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     tie_probes: bool = True
     template_path: Path | None = None
+    # a finished run whose judgments' recorded output tokens cost the replies (per judge and template)
+    from_run: Path | None = None
     mde: float | None = Field(default=None, gt=0.0, lt=1.0)  # the target difference: items needed
     power: float = Field(default=0.8, gt=0.0, lt=1.0)
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
@@ -86,14 +89,23 @@ class Settling(BaseModel):
     decided: float  # share of seeds whose verdicts were all decided before the items ran out
 
 
+class TemplateCost(BaseModel):
+    """The fixed design's calls with one template: what its replies cost, per judge."""
+
+    template: str
+    file: str
+    chosen: bool
+    estimates: list[Estimate]
+
+
 class PlanResult(BaseModel):
     items: int
     conditions: list[str]
     calls_per_judge: dict[str, int]
     calls: int
     estimates: list[Estimate]
-    # the same calls with configs/templates/judge_verdict_only.toml (no reason in the reply)
-    verdict_only: list[Estimate] = Field(default_factory=list)
+    # the same calls with each of COMPARED_TEMPLATES (and the chosen template): the replies' cost
+    templates: list[TemplateCost] = Field(default_factory=list)
     detectable: list[Detectable]
     wall_seconds: float
     wall_basis: str
@@ -187,6 +199,38 @@ def expected_settling(
     return out
 
 
+def template_costs(
+    calls: Sequence[PlannedCall],
+    models: Sequence[str],
+    chosen_path: Path | None,
+    observed: dict[tuple[str, str], tuple[float, int]] | None,
+) -> list[TemplateCost]:
+    """The design's cost with the chosen template and with each bundled one it is compared with."""
+    chosen = load_template(chosen_path)
+    shown = str(chosen_path) if chosen_path is not None else "configs/templates/judge_default.toml"
+    out = [
+        TemplateCost(
+            template=chosen.name,
+            file=shown,
+            chosen=True,
+            estimates=estimate_judging(calls, calls, chosen, models, observed=observed),
+        )
+    ]
+    for name in COMPARED_TEMPLATES:
+        other = load_template(configs_dir() / "templates" / name)
+        if other.name == chosen.name:
+            continue
+        out.append(
+            TemplateCost(
+                template=other.name,
+                file=f"configs/templates/{name}",
+                chosen=False,
+                estimates=estimate_judging(calls, calls, other, models, observed=observed),
+            )
+        )
+    return out
+
+
 def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResult:
     """The cost, power, duration and --until-settled savings of a study; makes no call."""
     req = request or PlanRequest.model_validate(fields)
@@ -207,15 +251,9 @@ def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResu
         for c in targets
     }
     calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)
-    template = load_template(req.template_path)
-    estimates = estimate_judging(calls, calls, template, req.models)
-    short = load_template(configs_dir() / "templates" / "judge_verdict_only.toml")
-    verdict_only = []
-    for e in estimate_judging(calls, calls, short, req.models):
-        usage = Usage(input_tokens=e.input_tokens, output_tokens=VERDICT_ONLY_OUTPUT_TOKENS * e.calls)
-        spec = resolve_judge(e.model)[0].text
-        got = priced("judge (verdict-only)", spec, usage, calls=e.calls, method=e.token_method, done=0)
-        verdict_only.append(got.model_copy(update={"model": e.model}))
+    observed = run_figures(req.from_run) if req.from_run is not None else None
+    templates = template_costs(calls, req.models, req.template_path, observed)
+    estimates = next(t.estimates for t in templates if t.chosen)
     per_judge = {m: sum(1 for c in calls if c.judge == m) for m in req.models}
     rate = req.concurrency / req.latency_s
     basis = f"{req.concurrency} concurrent calls of about {req.latency_s:g} s"
@@ -229,15 +267,15 @@ def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResu
         calls_per_judge=per_judge,
         calls=len(calls),
         estimates=estimates,
-        verdict_only=verdict_only,
+        templates=templates,
         detectable=_detectable(len(items), req),
         wall_seconds=len(calls) / rate,
         wall_basis=f"{basis} (judges share the rate)",
         until_settled=expected_settling(items, names, per_item, req) if names and items else [],
         assumptions=[
             "target-language prompts are costed at the en text's tokens (translations are not known yet)",
-            f"output tokens: about {JUDGE_OUTPUT_TOKENS_ESTIMATE} per judgment with the default template "
-            f"(verdict, confidence, reason), {VERDICT_ONLY_OUTPUT_TOKENS} with the verdict-only one",
+            "output tokens per judgment: by judge and template, from the source each row of the "
+            "templates table names (configs/output_tokens.toml; `--from-run RUN` for a run's own)",
             f"MDEs: two-sided McNemar at alpha {req.alpha:g}, power {req.power:g}, discordant share "
             f"{req.discordant:g} (Connor 1987)",
             f"--until-settled: {req.sim_seeds} seeds per behaviour of the simulated judges, rounds of "

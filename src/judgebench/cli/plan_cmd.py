@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from judgebench.cli import options as opt
-from judgebench.cli import render
+from judgebench.cli import render_plan
 from judgebench.cli.app import app, console, handle_errors
 
 
@@ -28,6 +28,14 @@ def plan_command(
     subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
     template: opt.TemplateOpt = None,
+    from_run: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-run",
+            metavar="RUN",
+            help="Cost replies at the output tokens a run's judgments recorded (per judge and template).",
+        ),
+    ] = None,
     no_tie_probes: Annotated[bool, typer.Option("--no-tie-probes", help="Plan without tie-probes.")] = False,
     mde: Annotated[
         float | None, typer.Option("--mde", help="Target detectable difference: print the items it needs.")
@@ -55,6 +63,7 @@ def plan_command(
             subset=subset,
             limit=limit,
             template_path=Path(template) if template else None,
+            from_run=from_run,
             tie_probes=not no_tie_probes,
             mde=mde,
             discordant=discordant,
@@ -68,4 +77,4 @@ def plan_command(
     if as_json:
         console.print_json(json.dumps(result.model_dump(mode="json")))
         return
-    render.study_plan(result)
+    render_plan.study_plan(result)

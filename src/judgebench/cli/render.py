@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         Estimate,
         JudgeResult,
         PipelineResult,
-        PlanResult,
         ReadinessDoc,
         SelftestResult,
         TranslateResult,
@@ -60,38 +59,6 @@ def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was calle
             _usd(e.cost_batch_usd),
         )
     console.print(table)
-
-
-def study_plan(plan: PlanResult) -> None:
-    """`judgebench plan`: the fixed design, what it can detect, how long it takes, what stopping saves."""
-    console.print(
-        f"{plan.items} items x {', '.join(plan.conditions)}: {plan.calls:,} calls "
-        f"({', '.join(f'{m} {n:,}' for m, n in plan.calls_per_judge.items())})"
-    )
-    table = Table(title="fixed design: calls, tokens, cost")
-    for col in ("model", "calls", "input tok", "output tok", "live", "batch"):
-        table.add_column(col, justify="left" if col == "model" else "right")
-    for e in [*plan.estimates, *plan.verdict_only]:
-        model = e.model + (" (verdict-only template)" if e in plan.verdict_only else "")
-        table.add_row(
-            model, f"{e.calls:,}", f"{e.input_tokens:,}", f"{e.output_tokens:,}",
-            _usd(e.cost_live_usd), _usd(e.cost_batch_usd),
-        )  # fmt: skip
-    console.print(table)
-    for d in plan.detectable:
-        mde = "out of reach" if d.mde is None else f"{100 * d.mde:.1f} pp"
-        need = "" if d.items_for_target is None else f"; the target needs {d.items_for_target:,} items"
-        console.print(f"MDE {d.comparison}: {mde} over {d.units:,} {d.unit}{need}")
-    console.print(f"wall time: about {plan.wall_seconds / 60:.1f} min at {plan.wall_basis}")
-    if plan.until_settled:
-        settle = Table(title="--until-settled: expected calls per judge, by judge behaviour (simulated)")
-        for col in ("behaviour", "calls", "share of full", "decided early"):
-            settle.add_column(col, justify="left" if col == "behaviour" else "right")
-        for s in plan.until_settled:
-            settle.add_row(s.behaviour, f"{s.calls:,}", f"{s.calls_share:.0%}", f"{s.decided:.0%}")
-        console.print(settle)
-    for line in plan.assumptions:
-        note(f"assumed: {line}")
 
 
 # --- translate -------------------------------------------------------------------------------------

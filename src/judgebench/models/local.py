@@ -257,10 +257,8 @@ class LocalEngine:
         )
 
     def openai_endpoint(self) -> tuple[str, str]:
-        """This engine's llama.cpp server as an OpenAI-compatible endpoint: its `/v1` base URL on
-        127.0.0.1 and the per-process key that locks it. For measurements and tests that drive a real
-        llama.cpp server through `openai-compatible:` (chat template, json_schema grammar); judging
-        with `local` itself never goes through it."""
+        """This engine's llama.cpp server as an OpenAI-compatible endpoint (`/v1` URL on 127.0.0.1, its
+        per-process key), for benchmarks and tests that drive llama.cpp through `openai-compatible:`."""
         return f"{self._server.listening_address}/v1", self._key
 
     def tokenize(self, text: str, *, timeout: float = 60.0) -> list[int]:
