@@ -41,7 +41,7 @@ def server() -> Iterator[AnthropicServer]:
         yield s
 
 
-def _settings(url: str, timeout: float = 0.5) -> ProviderSettings:
+def _settings(url: str, timeout: float = 5.0) -> ProviderSettings:
     return ProviderSettings(base_url=url, timeout=timeout)
 
 
@@ -251,7 +251,7 @@ async def test_other_400_is_not_mistaken_for_temperature(
 
 async def test_base_url_env_is_honoured(server: AnthropicServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    p = create_provider(ModelSpec.parse("anthropic:claude-haiku-4-5"), ProviderSettings(timeout=0.5))
+    p = create_provider(ModelSpec.parse("anthropic:claude-haiku-4-5"), ProviderSettings(timeout=5.0))
     assert isinstance(p, AnthropicProvider)
     try:
         assert p.endpoint() == server.url
@@ -281,7 +281,7 @@ def test_retry_after_forms() -> None:
 def _client_settings(url: str, attempts: int = 3) -> ProviderSettings:
     """`attempts` in all: the first and `attempts - 1` retries."""
     return ProviderSettings(
-        base_url=url, timeout=0.5, max_retries=attempts - 1, backoff_initial=0.01, backoff_max=0.05
+        base_url=url, timeout=5.0, max_retries=attempts - 1, backoff_initial=0.01, backoff_max=0.05
     )
 
 

@@ -66,7 +66,7 @@ def server() -> Iterator[GoogleServer]:
         yield s
 
 
-def _settings(url: str, timeout: float = 0.5) -> ProviderSettings:
+def _settings(url: str, timeout: float = 5.0) -> ProviderSettings:
     return ProviderSettings(base_url=url, timeout=timeout)
 
 
@@ -303,7 +303,7 @@ async def test_google_api_key_and_base_url_env(server: GoogleServer, monkeypatch
     monkeypatch.delenv("GEMINI_API_KEY")
     monkeypatch.setenv("GOOGLE_API_KEY", KEY + "-g")
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
-    p = create_provider(ModelSpec.parse("google:gemini-2.5-flash"), ProviderSettings(timeout=0.5))
+    p = create_provider(ModelSpec.parse("google:gemini-2.5-flash"), ProviderSettings(timeout=5.0))
     assert isinstance(p, GoogleProvider)
     try:
         assert p.endpoint() == server.url
@@ -327,7 +327,7 @@ def test_missing_key_names_both_variables(monkeypatch: pytest.MonkeyPatch) -> No
 def _client_settings(url: str, attempts: int = 3) -> ProviderSettings:
     """`attempts` in all: the first and `attempts - 1` retries."""
     return ProviderSettings(
-        base_url=url, timeout=0.5, max_retries=attempts - 1, backoff_initial=0.01, backoff_max=0.05
+        base_url=url, timeout=5.0, max_retries=attempts - 1, backoff_initial=0.01, backoff_max=0.05
     )
 
 

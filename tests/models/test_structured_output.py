@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from judgebench.batch.anthropic_batch import AnthropicBatch
+from judgebench.batch.google_batch import GoogleBatch
 from judgebench.batch.openai_batch import openai_line
 from judgebench.errors import InputError
 from judgebench.judge.parse import parse_verdict
@@ -236,3 +238,22 @@ def test_a_batch_line_carries_the_same_schema_as_the_live_call(monkeypatch: pyte
     url, line = openai_line(provider, "k1", schema_request())
     assert url == "/v1/chat/completions"
     assert line["body"]["response_format"]["json_schema"]["schema"] == schema_template().verdict_schema()
+
+
+@pytest.mark.parametrize(
+    ("spec", "env"),
+    [("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"), ("google:gemini-2.5-flash", "GEMINI_API_KEY")],
+)
+def test_anthropic_and_gemini_batch_requests_carry_the_schema(
+    spec: str, env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(env, "key-test")
+    client = _client(spec, "http://127.0.0.1:9", tmp_path)
+    schema = schema_template().verdict_schema()
+    if spec.startswith("anthropic"):
+        _, line = AnthropicBatch(client).encode("k1", schema_request())
+        assert line["params"]["output_config"] == {"format": {"type": "json_schema", "schema": schema}}
+    else:
+        _, line = GoogleBatch(client).encode("k1", schema_request())
+        assert line["config"]["response_json_schema"] == schema
+        assert line["config"]["response_mime_type"] == "application/json"
