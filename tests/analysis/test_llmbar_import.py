@@ -17,7 +17,7 @@ from judgebench.cli import (
     import_cmd,  # noqa: F401 - registers `judgebench import`
 )
 from judgebench.data import LLMBAR_SUBSETS
-from judgebench.errors import InputError
+from judgebench.errors import InputError, RunDirError
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, RunDir, read_jsonl
 
@@ -166,3 +166,17 @@ def test_cli(tmp_path: Path) -> None:
     bad = runner.invoke(app, [*args[:-1], "Nope/Vanilla"])
     assert bad.exit_code != 0
     shutil.rmtree(run)
+
+
+@pytest.mark.llmbar
+def test_an_import_into_a_run_being_judged_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    """The import appends to judgments.jsonl, the judge stage's file: it takes the judge lock."""
+    if not (LLMBAR / "Dataset" / "LLMBar").is_dir():
+        pytest.skip("../shared/llmbar is not present")
+    run = tmp_path / "run"
+    with RunDir(run).lock("judge"):  # a `judge` writing this folder
+        with pytest.raises(RunDirError, match="is in use: another 'judge'"):
+            import_llmbar_results(run, LLMBAR, "GPT-4/Vanilla")
+        assert not (run / JUDGMENTS).exists()
+    summary = import_llmbar_results(run, LLMBAR, "GPT-4/Vanilla")  # the lock released: it goes ahead
+    assert summary.appended == summary.judgments > 0

@@ -35,13 +35,14 @@ def llmbar_results(
             help="Published evaluator/strategy, e.g. GPT-4/Vanilla; repeat for several.",
         ),
     ],
+    wait_lock: opt.WaitLockOpt = False,
 ) -> None:
     """Turn LLMBar's published per-item verdicts (result.json) into `en` pair judgments, one judge per
     --evaluator (named as given, e.g. GPT-4/Vanilla)."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
     for name in dict.fromkeys(evaluator):  # each once, in the order given
-        _import_one(api.import_llmbar_results(run, data_dir, name), run)
+        _import_one(api.import_llmbar_results(run, data_dir, name, wait_lock=wait_lock), run)
 
 
 def _import_one(summary: ImportSummary, run: str) -> None:
