@@ -59,6 +59,10 @@ def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was calle
             _usd(e.cost_batch_usd),
         )
     console.print(table)
+    for e in rows:
+        if e.output_source is not None and e.calls:
+            per = e.output_tokens / e.calls
+            note(f"{e.stage} {e.model}: output tokens per reply {per:.1f}, {e.output_source}")
 
 
 # --- translate -------------------------------------------------------------------------------------
