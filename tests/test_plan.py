@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from judgebench.judge.templates import load_template
 from judgebench.models import traits_of
 from judgebench.models.config import resolve_judge
 from judgebench.paths import configs_dir
+from judgebench.records import Judgment, Usage
 
 
 def test_plan_of_the_sample() -> None:
@@ -104,7 +106,7 @@ def test_the_figure_comes_from_the_run_then_a_measurement_then_the_form_then_the
     assert (got.per_judgment, got.source) == (80, "assumed (default)")
 
 
-def test_an_assumption_never_exceeds_the_templates_reply_budget(tmp_path: Path) -> None:
+def test_an_assumption_never_exceeds_the_templates_reply_budget() -> None:
     table = OutputTokenTable(assumed={"default": 5000})
     template = load_template(TEMPLATES / "judge_default.toml").model_copy(
         update={"name": "x", "max_tokens": 300}
@@ -164,3 +166,46 @@ def test_the_shipped_table_parses_and_every_measurement_names_a_bundled_template
     names = {load_template(p).name for p in TEMPLATES.glob("*.toml")}
     assert set(table.assumed) - {"default"} <= names
     assert {m.template for m in table.measured} <= names
+
+
+def _answer(item: str, tokens: int, reask: int = 0, raw: str | None = "{}") -> Judgment:
+    return Judgment(
+        judge="openai:gpt-4.1-mini", item_id=item, subset="Natural", kind="pair", condition="en",
+        order="orig", raw=raw, winner="A" if raw else None, verdict="1" if raw else None, label=1,
+        template="judge-default-v1", reask=reask,
+        usage=Usage(input_tokens=300, output_tokens=tokens) if raw else None,
+        error=None if raw else "timeout",
+    )  # fmt: skip
+
+
+def test_a_reasked_judgment_costs_every_answer_and_a_rewritten_line_counts_once(tmp_path: Path) -> None:
+    lines = [
+        _answer("Natural/0", 900),  # unreadable, 900 tokens
+        _answer("Natural/0", 10, reask=1),  # the re-ask that was read: the judgment cost 910
+        _answer("Natural/1", 40),
+        _answer("Natural/1", 40),  # the same answer written again by a resumed stage
+        _answer("Natural/2", 0, raw=None),  # a failed call: no reply to count
+    ]
+    (tmp_path / "judgments.jsonl").write_text("".join(j.model_dump_json() + "\n" for j in lines))
+    assert run_figures(tmp_path) == {("openai:gpt-4.1-mini", "judge-default-v1"): ((910 + 40) / 2, 2)}
+
+
+def test_a_resumed_dry_run_costs_the_rest_at_the_runs_own_replies(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE_RUN, run)
+    lines = (run / "judgments.jsonl").read_text().splitlines()
+    (run / "judgments.jsonl").write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    result = api.judge(run, models=["sim:default"], dry_run=True)
+    (estimate,) = result.estimates
+    assert estimate.calls > 0 and estimate.already_done > 0
+    assert estimate.output_tokens == 16 * estimate.calls
+    assert estimate.output_source is not None and estimate.output_source.startswith("the run's")
+
+
+def test_a_base_model_without_a_completion_form_is_costed_at_the_chat_form() -> None:
+    """judge_llmbar.toml has no completion form: `local` gets the flattened chat form and writes a
+    reply up to its max_tokens, not the two-token letter."""
+    table = OutputTokenTable(assumed={"default": 80, "llmbar-style-v1": 8})
+    got = _reply("local", "judge_llmbar", table=table)
+    assert (got.per_judgment, got.source) == (8, "assumed (llmbar-style-v1)")
+    assert _reply("local", "judge_default", table=table).per_judgment == 2

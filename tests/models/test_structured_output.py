@@ -15,6 +15,7 @@ from judgebench.batch.google_batch import GoogleBatch
 from judgebench.batch.openai_batch import openai_line
 from judgebench.errors import InputError
 from judgebench.judge.parse import parse_verdict
+from judgebench.judge.requests import reask_request
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models.anthropic import AnthropicProvider, offers_structured_output
 from judgebench.models.base import ModelRequest, ProviderSettings, cache_key
@@ -24,10 +25,12 @@ from judgebench.models.google import GoogleProvider
 from judgebench.models.openai import OpenAIProvider
 from judgebench.models.pricing import PriceTable
 from judgebench.paths import configs_dir
-from tests.servers import google_server
+from judgebench.records import Judgment
+from tests.servers import anthropic_server, google_server
 from tests.servers.anthropic_server import AnthropicServer
+from tests.servers.base import Reply, SeenRequest
 from tests.servers.google_server import GoogleServer
-from tests.servers.openai_server import OpenAIServer
+from tests.servers.openai_server import OpenAIServer, chat_body, error_body
 
 TEMPLATES = configs_dir() / "templates"
 ITEM = {"instruction": "Name a prime.", "output_a": "7", "output_b": "8", "language": None}
@@ -257,3 +260,127 @@ def test_anthropic_and_gemini_batch_requests_carry_the_schema(
         _, line = GoogleBatch(client).encode("k1", schema_request())
         assert line["config"]["response_json_schema"] == schema
         assert line["config"]["response_mime_type"] == "application/json"
+
+
+async def test_a_server_that_refuses_the_schema_is_asked_again_in_json_mode_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OpenAI-compatible server without structured output answers json_schema with a 400: the call
+    is made again in JSON mode, the record says why, and later calls go straight to JSON mode."""
+
+    def no_schemas(seen: SeenRequest) -> Reply:
+        if (seen.body.get("response_format") or {}).get("type") == "json_schema":
+            return Reply(status=400, body=error_body("response_format json_schema is not supported"))
+        return Reply(body=chat_body('{"winner": "B", "confidence": 0.4}', model=seen.body["model"]))
+
+    with OpenAIServer(no_schemas) as server:
+        client = _client("openai-compatible:old-server", server.base_url, tmp_path)
+        try:
+            first = await client.call(schema_request())
+            second = await client.call(
+                schema_template().render(**{**ITEM, "output_a": "9"}, completion=False)
+            )
+        finally:
+            await client.aclose()
+        formats = [(r.body.get("response_format") or {}).get("type") for r in server.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    for result in (first, second):
+        assert result.response is not None and result.error is None
+        assert "rejected by the server" in result.params_sent["dropped"]["response_schema"]
+        assert "not supported" in result.params_sent["dropped"]["response_schema"]
+
+
+async def test_a_400_about_something_else_is_not_taken_for_a_schema_refusal(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = lambda _seen: Reply(status=400, body=error_body("max_tokens is too large"))
+    client = _client("openai-compatible:m", openai_server.base_url, tmp_path)
+    try:
+        result = await client.call(schema_request())
+    finally:
+        await client.aclose()
+    assert result.response is None and "max_tokens is too large" in str(result.error)
+    assert len(openai_server.requests) == 1
+
+
+async def test_the_completions_endpoint_records_that_it_takes_no_schema(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    request = ModelRequest(prompt="Which is better?", response_schema=schema_template().verdict_schema())
+    client = _client("openai-compatible:base-model", openai_server.base_url, tmp_path)
+    try:
+        result = await client.call(request)
+    finally:
+        await client.aclose()
+    assert openai_server.requests[0].path == "/v1/completions"
+    assert "response_format" not in openai_server.requests[0].body
+    assert (
+        result.params_sent["dropped"]["response_schema"]
+        == "the completions endpoint takes no response schema"
+    )
+
+
+def test_an_openai_batch_judgment_records_the_fallback_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    provider = OpenAIProvider("gpt-4-turbo", ProviderSettings(base_url="http://127.0.0.1:9/v1"))
+    _, line = openai_line(provider, "k1", schema_request())
+    assert line["body"]["response_format"] == {"type": "json_object"} and "dropped" not in line["body"]
+    assert (
+        "no schema-constrained output"
+        in provider.params_record(schema_request())["dropped"]["response_schema"]
+    )
+
+
+async def test_anthropic_keeps_the_schema_when_it_drops_a_refused_temperature(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+
+    def refuse_temperature(seen: Any) -> Any:
+        if "temperature" in seen.body:
+            return anthropic_server.Reply(
+                400,
+                {
+                    "type": "error",
+                    "error": {"type": "invalid_request_error", "message": "temperature is deprecated"},
+                },
+            )
+        return anthropic_server.ok('{"winner": "A", "confidence": 0.9}')
+
+    with AnthropicServer(refuse_temperature) as server:
+        assert isinstance(server, AnthropicServer)
+        provider = AnthropicProvider("claude-opus-4-6", ProviderSettings(base_url=server.url, timeout=5.0))
+        try:
+            response = await provider.generate(schema_request())
+        finally:
+            await provider.aclose()
+        bodies = [r.body for r in server.requests]
+    assert [("temperature" in b, "output_config" in b) for b in bodies] == [(True, True), (False, True)]
+    assert "temperature" in response.params_sent["dropped"] and "output_config" in response.params_sent
+
+
+async def test_gemini_before_2_5_gets_json_mode_and_the_record_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test")
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    with GoogleServer(lambda _seen: google_server.ok('{"winner": "A", "confidence": 0.6}')) as server:
+        assert isinstance(server, GoogleServer)
+        provider = GoogleProvider("gemini-2.0-flash", ProviderSettings(base_url=server.url, timeout=5.0))
+        try:
+            response = await provider.generate(schema_request())
+        finally:
+            await provider.aclose()
+        config = server.requests[-1].body["generationConfig"]
+    assert config["responseMimeType"] == "application/json" and "responseJsonSchema" not in config
+    assert "takes no JSON Schema" in response.params_sent["dropped"]["response_schema"]
+
+
+def test_a_reask_keeps_the_schema() -> None:
+    invalid = Judgment(
+        judge="openai:gpt-4.1-mini", item_id="Natural/0", subset="Natural", kind="pair", condition="en",
+        order="orig", raw="not json", winner="invalid", parse_error="no JSON object", label=1,
+    )  # fmt: skip
+    again = reask_request(schema_request(), invalid)
+    assert again.response_schema == schema_template().verdict_schema()
+    assert again.messages is not None and again.messages[-2].content == "not json"

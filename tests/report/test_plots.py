@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pytest
+from matplotlib.collections import PathCollection
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -185,3 +186,36 @@ def test_a_one_system_ranking_says_so(tmp_path: Path, monkeypatch: pytest.Monkey
     ax_r = kept[0].axes[1]
     assert ax_r.get_lines() == []  # no lone dot
     assert [t.get_text() for t in ax_r.texts] == ["one system: no ranking to compare"]
+
+
+def test_the_position_increase_per_subset_spans_zero_and_draws_its_own_limit() -> None:
+    """Planted: on Natural the zh answers turn order-dependent (increase +100 pp), on Neighbor the en
+    ones are order-dependent and the zh ones not (-100 pp): both sides of zero must be on the axis."""
+    js = []
+    for i in range(8):
+        for subset, inconsistent in (("Natural", "zh"), ("Adversarial/Neighbor", "en")):
+            item = f"{subset}/{i}"
+            for cond in ("en", "zh"):
+                swap = "2" if cond == inconsistent else "1"
+                js += [pair("J", item, cond, "orig", "1", 1), pair("J", item, cond, "swap", swap, 1)]
+    analysis = analyze(js, settings=ReportSettings(bootstrap_samples=0))
+    limit = analysis.settings.max_position_increase
+    index = _index(analysis)
+    fig = forest.forest_subsets(
+        index, ["en", "zh"], analysis.subsets, limit, "position_inconsistency_increase"
+    )
+    assert fig is not None
+    ax = fig.axes[0]
+    dots = sorted(
+        float(x) for coll in ax.collections if isinstance(coll, PathCollection) for x, _ in coll.get_offsets()
+    )
+    assert dots == [-100.0, 100.0]
+    low, high = ax.get_xlim()
+    assert low < -100.0 and high > 100.0
+    vertical = {float(line.get_xdata()[0]) for line in ax.get_lines()}
+    assert vertical == {0.0, 100.0 * limit}  # the zero line and the readiness limit
+    assert "position-inconsistency increase" in ax.get_title()
+    assert "forest_position_subsets" in make_plots(analysis)
+    # the flip-rate forest of the same run stays a proportion axis from 0
+    flips = forest.forest_subsets(index, ["en", "zh"], analysis.subsets, 0.15)
+    assert flips is not None and flips.axes[0].get_xlim()[0] == 0

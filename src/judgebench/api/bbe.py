@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from judgebench.api.datasets import open_dataset
 from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
+from judgebench.api.output_tokens import run_figures
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
 from judgebench.api.requests import build_request
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
@@ -37,7 +38,7 @@ from judgebench.judge.templates import load_template
 from judgebench.records import UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
-from judgebench.rundir import RunDir, safe_run_path
+from judgebench.rundir import JUDGMENTS, RunDir, safe_run_path
 
 
 class PerturbRequest(BaseModel):
@@ -324,12 +325,14 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
         for ss in sets:
             plans.append((ss.name, _repeat_calls(run, ss, req)[0], spec.template_path if spec else None))
     out: list[Estimate] = []
+    # the run's own replies are the best guess at what the re-judged variants' replies cost
+    observed = run_figures(rundir.path) if rundir.file(JUDGMENTS).exists() else None
     for judge_name, calls, template_path in plans:
         template = load_template(_template_path(rundir, template_path))
         todo = pending_calls(calls, existing_judgments(run / NEIGHBOURS_FILE))
         out += [
             e.model_copy(update={"stage": "bbe"})
-            for e in estimate_judging(calls, todo, template, [judge_name])
+            for e in estimate_judging(calls, todo, template, [judge_name], observed=observed)
         ]
     return out
 

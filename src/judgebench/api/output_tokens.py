@@ -13,12 +13,11 @@ import statistics
 import tomllib
 from collections import defaultdict
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judgebench.errors import InputError
+from judgebench.errors import InputError, JudgebenchError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.config import resolve_judge
 from judgebench.paths import configs_dir
@@ -65,8 +64,9 @@ def measured_path() -> Path:
     return configs_dir() / "output_tokens.toml"
 
 
-@cache
-def _table(path: Path) -> OutputTokenTable:
+def load_table(path: Path | None = None) -> OutputTokenTable:
+    """configs/output_tokens.toml (or `path`), read afresh: a --write in the same process shows."""
+    path = path or measured_path()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         table = OutputTokenTable.model_validate(data)
@@ -82,10 +82,6 @@ def _table(path: Path) -> OutputTokenTable:
     return table
 
 
-def load_table(path: Path | None = None) -> OutputTokenTable:
-    return _table((path or measured_path()).resolve())
-
-
 def _model_of(judge: str) -> tuple[str, str]:
     """(provider, model) of a judge spec or judges.toml name: `local` and `local:gemma3-270m` agree."""
     spec = resolve_judge(judge)[0]
@@ -93,16 +89,45 @@ def _model_of(judge: str) -> tuple[str, str]:
 
 
 def run_figures(run_dir: str | Path) -> dict[tuple[str, str], tuple[float, int]]:
-    """(judge, template name) -> (mean output tokens, judgments) over a run's answered judgments."""
+    """(judge, template name) -> (mean output tokens per judgment, judgments) over a run's answered
+    judgments. A judgment's tokens are those of its first answer and of every re-ask it took
+    (`judge --reask`): the re-asks are paid for too. A line written again for the same answer (a
+    resumed or repeated stage) counts once."""
     run = RunDir(run_dir)
     path = run.file(JUDGMENTS)
     if not path.exists():
         raise InputError("the run has no judgments to measure replies from", path=str(path))
+    answers = last_per_key(
+        (j for j in read_jsonl(path, Judgment) if j.raw is not None and j.usage is not None and j.template),
+        lambda j: (j.call_key(), j.reask),
+    )
+    per_call: dict[object, list[Judgment]] = defaultdict(list)
+    for (call, _reask), j in answers.items():
+        per_call[call].append(j)
     tokens: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for j in last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key()).values():
-        if j.raw is not None and j.usage is not None and j.template:
-            tokens[(j.judge, j.template)].append(j.usage.output_tokens)
+    for lines in per_call.values():
+        first = min(lines, key=lambda j: j.reask)
+        paid = sum(j.usage.output_tokens for j in lines if j.usage is not None)
+        tokens[(first.judge, str(first.template))].append(paid)
     return {key: (statistics.fmean(v), len(v)) for key, v in tokens.items()}
+
+
+def _same_model(a: str, b: str) -> bool:
+    """Two judge names for the same provider and model (`local` and `local:gemma3-270m`, a
+    judges.toml name and its spec); a name that resolves to no judge matches nothing."""
+    try:
+        return _model_of(a) == _model_of(b)
+    except JudgebenchError:
+        return False
+
+
+def _observed_for(
+    judge: str, template: str, observed: Mapping[tuple[str, str], tuple[float, int]]
+) -> tuple[float, int] | None:
+    """The run's figure for this judge and template: its own name first, else the same model's."""
+    if (judge, template) in observed:
+        return observed[(judge, template)]
+    return next((v for (j, t), v in observed.items() if t == template and _same_model(j, judge)), None)
 
 
 def output_tokens_for(
@@ -115,22 +140,21 @@ def output_tokens_for(
 ) -> OutputTokens:
     """The output tokens one judgment of `judge` with `template` is costed at, and why."""
     table = table or load_table()
-    found = (observed or {}).get((judge, template.name))
+    found = _observed_for(judge, template.name, observed or {})
     if found is not None:
         mean, n = found
         return OutputTokens(
             judge=judge, template=template.name, per_judgment=mean, source=f"the run's {n} judgments"
         )
-    model = _model_of(judge)
     for entry in table.measured:
-        if entry.template == template.name and _model_of(entry.judge) == model:
+        if entry.template == template.name and _same_model(entry.judge, judge):
             return OutputTokens(
                 judge=judge,
                 template=template.name,
                 per_judgment=entry.output_tokens,
                 source=f"measured, {entry.judgments} judgments ({entry.measured})".replace(" ()", ""),
             )
-    if completion:
+    if completion and template.completion:  # without a completion form a base model gets the chat form
         return OutputTokens(
             judge=judge,
             template=template.name,

@@ -274,8 +274,10 @@ def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResu
         until_settled=expected_settling(items, names, per_item, req) if names and items else [],
         assumptions=[
             "target-language prompts are costed at the en text's tokens (translations are not known yet)",
-            "output tokens per judgment: by judge and template, from the source each row of the "
-            "templates table names (configs/output_tokens.toml; `--from-run RUN` for a run's own)",
+            "output tokens per judgment: by judge and template, from the source named under the "
+            "table (configs/output_tokens.toml; `--from-run RUN` for a run's own); the assumed "
+            "figures leave out a reasoning model's hidden reasoning tokens, which are billed as "
+            "output (measure those with --from-run)",
             f"MDEs: two-sided McNemar at alpha {req.alpha:g}, power {req.power:g}, discordant share "
             f"{req.discordant:g} (Connor 1987)",
             f"--until-settled: {req.sim_seeds} seeds per behaviour of the simulated judges, rounds of "

@@ -109,8 +109,7 @@ class OpenAIBatch(BatchBackend):
         return openai_line(self.provider, custom_id, request)
 
     def params_sent(self, request: ModelRequest) -> dict[str, Any]:
-        endpoint = "completions" if self.provider._use_completions(request) else "chat.completions"
-        return dict(self.provider.build_params(request), endpoint=endpoint)
+        return self.provider.params_record(request)
 
     def _error(self, exc: Exception, doing: str) -> Exception:
         """A clear error for a failed upload/create/poll/download (a missing Batch API says so)."""

@@ -37,7 +37,7 @@ def _add(table: Table, *cells: str | Text, style: str | None = None) -> None:
     table.add_row(*[Text(c) if isinstance(c, str) else c for c in cells], style=style)
 
 
-def _usd(value: float | None) -> str:
+def usd(value: float | None) -> str:
     return "unpriced" if value is None else f"${value:,.4f}"
 
 
@@ -55,8 +55,8 @@ def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was calle
             f"{e.input_tokens:,}",
             f"{e.output_tokens:,}",
             e.token_method,
-            _usd(e.cost_live_usd),
-            _usd(e.cost_batch_usd),
+            usd(e.cost_live_usd),
+            usd(e.cost_batch_usd),
         )
     console.print(table)
     for e in rows:

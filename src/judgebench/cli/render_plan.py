@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from judgebench.cli.app import console
-from judgebench.cli.render import _usd, note
+from judgebench.cli.render import note, usd
 
 if TYPE_CHECKING:
     from judgebench.api import PlanResult
@@ -29,7 +29,7 @@ def study_plan(plan: PlanResult) -> None:
             per = e.output_tokens / e.calls if e.calls else 0.0
             table.add_row(
                 name, e.model, f"{e.calls:,}", f"{e.input_tokens:,}", f"{e.output_tokens:,}", f"{per:.1f}",
-                _usd(e.cost_live_usd), _usd(e.cost_batch_usd),
+                usd(e.cost_live_usd), usd(e.cost_batch_usd),
             )  # fmt: skip
     console.print(table)
     for option in plan.templates:

@@ -146,7 +146,9 @@ class AnthropicProvider(RemoteProvider):
         if request.stop:
             params["stop_sequences"] = list(request.stop)
         if request.response_schema is not None and self.capabilities.structured_output:
-            params["output_config"] = {"format": {"type": "json_schema", "schema": request.response_schema}}
+            # in extra_body, as temperature is: SDK releases before structured outputs have no argument
+            output = {"format": {"type": "json_schema", "schema": request.response_schema}}
+            params.setdefault("extra_body", {})["output_config"] = output
         elif request.response_schema is not None:
             dropped["response_schema"] = f"{self.model} has no structured outputs; the prompt asks for JSON"
         elif request.response_format == "json":
@@ -187,7 +189,10 @@ class AnthropicProvider(RemoteProvider):
                 if reason is None:
                     raise
                 self.temperature_rejected = reason
-                params.pop("extra_body", None)
+                extra = params.get("extra_body") or {}
+                extra.pop("temperature", None)
+                if not extra:
+                    params.pop("extra_body", None)
                 dropped["temperature"] = f"rejected by the model: {reason}"
                 start = time.perf_counter()
                 raw = await client.messages.with_raw_response.create(messages=messages, **params)  # type: ignore[arg-type]
@@ -201,7 +206,8 @@ class AnthropicProvider(RemoteProvider):
     def _temperature_rejection(self, exc: Exception, params: dict[str, Any]) -> str | None:
         """The API's message when `exc` is a 400 refusing the temperature we sent, else None."""
         sdk = self._sdk
-        if sdk is None or "extra_body" not in params or not isinstance(exc, sdk.BadRequestError):
+        sent_temperature = "temperature" in (params.get("extra_body") or {})
+        if sdk is None or not sent_temperature or not isinstance(exc, sdk.BadRequestError):
             return None
         message = _error_message(exc.body, str(exc))
         lowered = message.lower()

@@ -88,6 +88,10 @@ def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Bas
     return tuple(timeouts), tuple(transport)
 
 
+# Gemini models from before responseJsonSchema: JSON mode instead
+_NO_JSON_SCHEMA_PREFIXES = ("gemini-1.", "gemini-2.0", "gemini-pro")
+
+
 class GoogleProvider(RemoteProvider):
     """`google:MODEL`: the Gemini API, or `--base-url` / GOOGLE_GEMINI_BASE_URL as the SDK honours it."""
 
@@ -115,7 +119,8 @@ class GoogleProvider(RemoteProvider):
         return Capabilities(
             logprobs=self.logprobs_unsupported is None,
             json_mode=True,
-            structured_output=True,
+            # responseJsonSchema (JSON Schema as written) came with the Gemini 2.5 models
+            structured_output=not self.model.startswith(_NO_JSON_SCHEMA_PREFIXES),
             temperature=True,
             chat=True,
         )
@@ -164,9 +169,11 @@ class GoogleProvider(RemoteProvider):
             params["stop_sequences"] = list(request.stop)
         if request.response_format == "json" or request.response_schema is not None:
             params["response_mime_type"] = "application/json"
-        if request.response_schema is not None:
+        if request.response_schema is not None and self.capabilities.structured_output:
             # JSON Schema as written (enum, required, additionalProperties), not the OpenAPI subset
             params["response_json_schema"] = request.response_schema
+        elif request.response_schema is not None:
+            dropped["response_schema"] = f"{self.model} takes no JSON Schema; JSON mode instead"
         if request.logprobs:
             if self.logprobs_unsupported is None:
                 params["response_logprobs"] = True

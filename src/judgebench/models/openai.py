@@ -15,6 +15,7 @@ error classes, with a JSON body built here) and the body comes back as text, par
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -87,6 +88,9 @@ class OpenAIProvider(RemoteProvider):
         self._client: openai_sdk.AsyncOpenAI | None = None
         self._sdk: Any = None
         self._caps: Capabilities | None = None
+        # set when the server answered a json_schema response_format with a 400 (a server or model
+        # without structured output); later calls use JSON mode instead
+        self.schema_rejected: str | None = None
         # Built now, not on the first request: building it loads TLS certificates (~0.1 s, blocking),
         # which would stall the event loop after rate-limit slots were handed out and bunch requests.
         self._sdk_client()
@@ -111,6 +115,8 @@ class OpenAIProvider(RemoteProvider):
     def capabilities(self) -> Capabilities:
         if self._caps is None:
             self._caps = self._capabilities()
+        if self.schema_rejected is not None:
+            return dataclasses.replace(self._caps, structured_output=False)
         return self._caps
 
     def _capabilities(self) -> Capabilities:
@@ -172,37 +178,69 @@ class OpenAIProvider(RemoteProvider):
                     params["top_logprobs"] = request.top_logprobs
         return params
 
-    async def generate(self, request: ModelRequest) -> ModelResponse:
-        client = self._sdk_client()
+    def params_record(self, request: ModelRequest) -> dict[str, Any]:
+        """What a judgment records as sent (live or in a batch): the params, the endpoint, and what
+        was asked for and not sent, with why (`dropped`)."""
         params = self.build_params(request)
         completions = self._use_completions(request)
         sent = dict(params, endpoint="completions" if completions else "chat.completions")
         schema_sent = (params.get("response_format") or {}).get("type") == "json_schema"
         if request.response_schema is not None and not schema_sent:
             sent["dropped"] = {"response_schema": self._schema_refusal(completions)}
-        start = time.perf_counter()
-        if completions:
-            path, body = "/completions", dict(params, prompt=request.prompt or "")
+        return sent
+
+    def _body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
+        params = self.build_params(request)
+        if self._use_completions(request):
+            return "/completions", dict(params, prompt=request.prompt or "")
+        if request.messages is not None:
+            messages = [{"role": m.role, "content": m.content} for m in request.messages]
         else:
-            if request.messages is not None:
-                messages = [{"role": m.role, "content": m.content} for m in request.messages]
-            else:
-                messages = [{"role": "user", "content": request.prompt or ""}]
-            path, body = "/chat/completions", dict(params, messages=messages)
+            messages = [{"role": "user", "content": request.prompt or ""}]
+        return "/chat/completions", dict(params, messages=messages)
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        client = self._sdk_client()
+        path, body = self._body(request)
+        start = time.perf_counter()
         try:
-            content: str = await client.post(path, cast_to=str, body=body)
+            try:
+                content: str = await client.post(path, cast_to=str, body=body)
+            except Exception as exc:
+                reason = self._schema_rejection(exc, body)
+                if reason is None:
+                    raise
+                self.schema_rejected = reason  # asked again in JSON mode, once; remembered
+                path, body = self._body(request)
+                start = time.perf_counter()
+                content = await client.post(path, cast_to=str, body=body)
         except Exception as exc:
             raise self._classify(exc) from None
         latency = time.perf_counter() - start
         answer = self._decode(content)
-        if completions:
+        sent = self.params_record(request)
+        if self._use_completions(request):
             return self._parse_completion(answer, sent, latency)
         return self._parse_chat(answer, sent, latency)
+
+    def _schema_rejection(self, exc: Exception, body: dict[str, Any]) -> str | None:
+        """The server's message when `exc` is a 400 refusing the json_schema we sent, else None."""
+        sdk = self._sdk
+        sent_schema = (body.get("response_format") or {}).get("type") == "json_schema"
+        if sdk is None or not sent_schema or not isinstance(exc, sdk.BadRequestError):
+            return None
+        message = _error_message(exc.body, str(exc))
+        lowered = message.lower()
+        if not any(word in lowered for word in ("response_format", "json_schema", "structured output")):
+            return None
+        return self._scrub(message)
 
     def _schema_refusal(self, completions: bool) -> str:
         """Why a requested response schema was not sent (recorded in `params_sent.dropped`)."""
         if completions:
             return "the completions endpoint takes no response schema"
+        if self.schema_rejected is not None:
+            return f"rejected by the server ({self.schema_rejected}); JSON mode instead"
         fallback = "JSON mode instead" if self.capabilities.json_mode else "the prompt asks for JSON"
         return f"{self.name}:{self.model} offers no schema-constrained output; {fallback}"
 
@@ -408,8 +446,7 @@ class OpenAICompatibleProvider(OpenAIProvider):
             )
         return url
 
-    @property
-    def capabilities(self) -> Capabilities:
+    def _capabilities(self) -> Capabilities:
         # vLLM, llama.cpp's server and Ollama all take OpenAI's json_schema response_format
         return Capabilities(
             logprobs=True,

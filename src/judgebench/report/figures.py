@@ -8,6 +8,7 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from judgebench.analysis.model import Analysis
+from judgebench.records import Metric
 from judgebench.report.forest import forest, forest_subsets
 from judgebench.report.index import MetricIndex
 from judgebench.report.plots import (
@@ -37,6 +38,13 @@ def make_plots(analysis: Analysis) -> dict[str, bytes]:
         "forest": lambda: forest(index, conditions, analysis.settings),
         "forest_flips_subsets": lambda: forest_subsets(
             index, conditions, analysis.subsets, analysis.settings.max_flip_rate
+        ),
+        "forest_position_subsets": lambda: forest_subsets(
+            index,
+            conditions,
+            analysis.subsets,
+            analysis.settings.max_position_increase,
+            Metric.POSITION_INCONSISTENCY_INCREASE,
         ),
     }
     for key, build in builders.items():

@@ -1,4 +1,4 @@
-"""Forest plots: the readiness quantities per judge and target (and the flip rate per subset), each
+"""Forest plots: the readiness quantities per judge and target (and each of them per subset), each
 with the interval readiness judges by and its limit, so several judges compare at a glance."""
 
 from __future__ import annotations
@@ -140,13 +140,27 @@ def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) 
     return fig
 
 
+# The per-subset forests: the metric, its name on the axis, and whether it is a difference (it can be
+# negative: the axis then spans zero, which gets a line of its own).
+SUBSET_FORESTS: dict[str, tuple[str, bool]] = {
+    Metric.FLIP_RATE: ("flip rate", False),
+    Metric.POSITION_INCONSISTENCY_INCREASE: ("position-inconsistency increase", True),
+}
+
+
 def forest_subsets(
-    index: MetricIndex, conditions: list[str], subsets_hint: Sequence[str], limit: float
+    index: MetricIndex,
+    conditions: list[str],
+    subsets_hint: Sequence[str],
+    limit: float,
+    metric: str = Metric.FLIP_RATE,
 ) -> Figure | None:
-    """The flip rate per subset: one panel per en -> target pair, a group of rows (one per judge) per
-    subset, each with its interval, against the readiness limit; where a judge flips is where to look."""
-    pairs = [p for p in index.pairs(Metric.FLIP_RATE, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
-    subsets = leaf_subsets(index.subsets(Metric.FLIP_RATE, subsets_hint))
+    """A readiness quantity per subset (the flip rate, or the position-inconsistency increase): one
+    panel per en -> target pair, a group of rows (one per judge) per subset, each with its interval,
+    against the readiness limit; where a judge flips or loses its order-consistency is where to look."""
+    name, difference = SUBSET_FORESTS[metric]
+    pairs = [p for p in index.pairs(metric, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
+    subsets = leaf_subsets(index.subsets(metric, subsets_hint))
     judges = index.judges
     if not pairs or len(subsets) < 2 or not judges:
         return None
@@ -165,19 +179,22 @@ def forest_subsets(
         for j, judge in enumerate(judges)
     }
     highs: list[float] = [100.0 * limit]
+    lows: list[float] = [0.0]
     drawn = False
     for ax, pair in zip(axes, pairs, strict=True):
         dots: list[tuple[float, float, str]] = []
         spans: list[tuple[float, float, float, str]] = []
         for (subset, judge), y in ys.items():
-            rec = index.get(judge, Metric.FLIP_RATE, pair, subset)
+            rec = index.get(judge, metric, pair, subset)
             if rec is None or rec.value is None:
                 continue
             interval = _interval(rec)
             if interval is not None:
                 spans.append((y, 100.0 * interval[0], 100.0 * interval[1], colors[judge]))
                 highs.append(100.0 * interval[1])
+                lows.append(100.0 * interval[0])
             dots.append((100.0 * rec.value, y, colors[judge]))
+            lows.append(100.0 * rec.value)
         if spans:
             y_s, lo, hi, c = zip(*spans, strict=True)
             ax.hlines(list(y_s), list(lo), list(hi), colors=list(c), lw=1.8, zorder=3)
@@ -186,22 +203,31 @@ def forest_subsets(
             ax.scatter(list(x_d), list(y_d), s=20, c=list(c_d), zorder=4)
             drawn = True
         ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.1, zorder=2)
-        ax.set_title(f"{pair}: flip rate per subset, 95% interval", fontsize=10)
-        ax.set_xlabel("flip rate, %", fontsize=8)
+        if difference:
+            ax.axvline(0.0, color=CHANCE_GREY, linewidth=0.9, zorder=1)
+        ax.set_title(f"{pair}: {name} per subset, 95% interval", fontsize=10)
+        ax.set_xlabel(f"{name}, {'pp' if difference else '%'}", fontsize=8)
         ax.grid(axis="x", color="#EEEEEE", zorder=0)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     if not drawn:
         return None
+    low = min(lows) * 1.06 - 1.0 if difference and min(lows) < 0 else 0.0
     for ax in axes:
-        ax.set_xlim(0, max(highs) * 1.06 + 1.0)
+        ax.set_xlim(low, max(highs) * 1.06 + 1.0)
     centres = [g * (len(judges) + 0.7) + (len(judges) - 1) / 2 for g in range(len(subsets))]
     for row in grid[:, 0]:
         row.set_yticks(centres, [subset_label(s) for s in subsets], fontsize=8)
         row.tick_params(axis="y", length=0)
     axes[0].invert_yaxis()  # the axes share y: once for all
+    unit = "pp" if difference else "%"
     limit_handle = Line2D(
-        [], [], color=LIMIT_RED, linestyle="--", linewidth=1.1, label=f"readiness limit {100 * limit:g} %"
+        [],
+        [],
+        color=LIMIT_RED,
+        linestyle="--",
+        linewidth=1.1,
+        label=f"readiness limit {100 * limit:g} {unit}",
     )
     top_legend(fig, [*series_handles(colors, judges), limit_handle], "judge")
     return fig

@@ -213,7 +213,7 @@ def position_section(index: MetricIndex, conditions: list[str]) -> Section:
             "against a choice counts), over items with both verdicts valid; Wilson interval. Increase = "
             "this condition minus en, in points."
         ],
-        plots=["position"],
+        plots=["position", "forest_position_subsets"],
     )
     conds = index.conditions(Metric.POSITION_INCONSISTENCY, conditions)
     if not conds:

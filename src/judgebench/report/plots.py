@@ -42,6 +42,7 @@ PLOT_TITLES: dict[str, str] = {
     "subset_heatmap": "Strict accuracy per subset",
     "forest": "Flip rate and position-inconsistency increase per judge and target, against the limits",
     "forest_flips_subsets": "Flip rate per subset, judge and target, against the readiness limit",
+    "forest_position_subsets": "Position-inconsistency increase per subset, against its limit",
 }
 
 Getter = Callable[[str, str], MetricRecord | None]
