@@ -214,7 +214,7 @@ def test_the_position_increase_per_subset_spans_zero_and_draws_its_own_limit() -
     assert low < -100.0 and high > 100.0
     vertical = {float(line.get_xdata()[0]) for line in ax.get_lines()}
     assert vertical == {0.0, 100.0 * limit}  # the zero line and the readiness limit
-    assert "position-inconsistency increase" in ax.get_title()
+    assert "position-inconsistency increase" in ax.get_xlabel() and ax.get_title().startswith("en->zh")
     assert "forest_position_subsets" in make_plots(analysis)
     # the flip-rate forest of the same run stays a proportion axis from 0
     flips = forest.forest_subsets(index, ["en", "zh"], analysis.subsets, 0.15)

@@ -205,7 +205,10 @@ def forest_subsets(
         ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.1, zorder=2)
         if difference:
             ax.axvline(0.0, color=CHANCE_GREY, linewidth=0.9, zorder=1)
-        ax.set_title(f"{pair}: {name} per subset, 95% interval", fontsize=10)
+        # the long name is on the x axis and in the figure's heading; panel titles must not collide
+        ax.set_title(
+            f"{pair}: {'per subset' if difference else name + ' per subset'}, 95% interval", fontsize=10
+        )
         ax.set_xlabel(f"{name}, {'pp' if difference else '%'}", fontsize=8)
         ax.grid(axis="x", color="#EEEEEE", zorder=0)
         for side in ("top", "right"):
