@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from judgebench import api
 from judgebench.analysis import ReportSettings
 from judgebench.api import analyze_run
 from judgebench.bbe.engine import BBEParams
@@ -103,3 +105,18 @@ def test_only_the_plot_this_bbe_json_names_is_shown_found_beside_it(
     assert (run / "bbe.png").exists()
     html, md = _report(run)
     assert "](bbe.png)" not in md and "plot-bbe" not in html
+
+
+def test_a_hostile_judge_name_in_a_paragraph_stays_text_in_both_files(tmp_path: Path) -> None:
+    """Outside names inside the report's paragraphs are code spans: no tag, emphasis or link forms."""
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "run_v0_1_0", run)
+    doc = json.loads((run / "bbe.json").read_text())
+    name = "<img src=x onerror=alert(1)>*bold*_it_[link](http://x)"
+    doc["judges_skipped"] = {name: "fewer than 2 units"}
+    (run / "bbe.json").write_text(json.dumps(doc))
+    api.report(run, html=True)
+    md = (run / "report.md").read_text()
+    assert f"`{name}` is not calibrated" in md
+    html_text = (run / "report.html").read_text()
+    assert "<img src=x" not in html_text and "&lt;img src=x onerror=alert(1)&gt;" in html_text

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from judgebench.records.bbe import BBEResult, Calibration
 from judgebench.report.cells import judge_cell, pct
-from judgebench.report.model import DASH, Cell, Section, Table
+from judgebench.report.model import DASH, Cell, Section, Table, literal
 from judgebench.rundir import BBE_JSON, JUDGMENTS, RunDir
 
 PLOT_KEY = "bbe"
@@ -199,7 +199,7 @@ def bbe_section(view: BBEView | None) -> Section:
         if c.guarantee:  # '·' for '*': the renderers read asterisks as emphasis
             section.paragraphs.append(c.guarantee.replace("*", "·"))
     for judge, why in res.judges_skipped.items():
-        section.paragraphs.append(f"{judge} is not calibrated: {why}.")
+        section.paragraphs.append(f"{literal(judge)} is not calibrated: {why}.")
     if view.plot is not None:
         section.plots.append(PLOT_KEY)
     return section

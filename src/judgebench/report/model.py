@@ -59,6 +59,12 @@ class Section:
     terminal_paragraphs: bool = False  # its paragraphs are warnings worth printing there too
 
 
+def literal(text: str) -> str:
+    """Outside text (a judge's name, an item id) inside a paragraph, as a code span: Markdown reads
+    no emphasis, link or HTML tag in code, and the HTML renderer escapes it before marking it up."""
+    return "`" + " ".join(text.replace("`", "'").split()) + "`"
+
+
 @dataclass(frozen=True)
 class ReportMeta:
     """Where and when a report was made, shown in its header."""
