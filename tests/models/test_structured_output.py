@@ -219,20 +219,26 @@ async def test_anthropic_gets_output_config_where_the_model_has_it(
 # --- Google ----------------------------------------------------------------------------------------
 
 
-async def test_gemini_gets_the_json_schema_in_its_generation_config(monkeypatch: pytest.MonkeyPatch) -> None:
+async def _gemini(model: str, reply: str, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], Any]:
+    """One schema request to `model` on a local generateContent server: (generationConfig sent, response)."""
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-test")
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    with GoogleServer(lambda _seen: google_server.ok('{"winner": "B", "confidence": 0.7}')) as server:
+    with GoogleServer(lambda _seen: google_server.ok(reply)) as server:
         assert isinstance(server, GoogleServer)
-        provider = GoogleProvider("gemini-2.5-flash", ProviderSettings(base_url=server.url, timeout=5.0))
+        provider = GoogleProvider(model, ProviderSettings(base_url=server.url, timeout=5.0))
         try:
             response = await provider.generate(schema_request())
         finally:
             await provider.aclose()
-        config = server.requests[-1].body["generationConfig"]
+        return server.requests[-1].body["generationConfig"], response
+
+
+async def test_gemini_gets_the_json_schema_in_its_generation_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    config, response = await _gemini("gemini-2.5-flash", '{"winner": "B", "confidence": 0.7}', monkeypatch)
     assert config["responseMimeType"] == "application/json"
     assert config["responseJsonSchema"] == schema_template().verdict_schema()
     assert json.loads(response.text) == {"winner": "B", "confidence": 0.7}
+    assert "dropped" not in response.params_sent
 
 
 def test_a_batch_line_carries_the_same_schema_as_the_live_call(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -362,16 +368,7 @@ async def test_anthropic_keeps_the_schema_when_it_drops_a_refused_temperature(
 async def test_gemini_before_2_5_gets_json_mode_and_the_record_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test")
-    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    with GoogleServer(lambda _seen: google_server.ok('{"winner": "A", "confidence": 0.6}')) as server:
-        assert isinstance(server, GoogleServer)
-        provider = GoogleProvider("gemini-2.0-flash", ProviderSettings(base_url=server.url, timeout=5.0))
-        try:
-            response = await provider.generate(schema_request())
-        finally:
-            await provider.aclose()
-        config = server.requests[-1].body["generationConfig"]
+    config, response = await _gemini("gemini-2.0-flash", '{"winner": "A", "confidence": 0.6}', monkeypatch)
     assert config["responseMimeType"] == "application/json" and "responseJsonSchema" not in config
     assert "takes no JSON Schema" in response.params_sent["dropped"]["response_schema"]
 
