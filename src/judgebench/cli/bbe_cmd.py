@@ -317,16 +317,7 @@ def bbe_command(
         return
     outcome = api.bbe(
         **request,
-        options=opt.call_options(
-            base_url=base_url,
-            timeout=timeout,
-            wait_lock=wait_lock,
-            max_answer_chars=max_answer_chars,
-            max_retries=max_retries,
-            concurrency=concurrency,
-            rpm=rpm,
-            no_cache=no_cache,
-        ),
+        options=opt.call_options_from(locals()),
         execution=opt.execution(batch=batch, poll_interval=poll_interval),
     )
     render.bbe(outcome)

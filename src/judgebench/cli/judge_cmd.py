@@ -106,17 +106,7 @@ def judge_command(
         repeats=repeats,
         round_items=round_items,
     )
-    options = opt.call_options(
-        base_url=base_url,
-        timeout=timeout,
-        wait_lock=wait_lock,
-        max_answer_chars=max_answer_chars,
-        max_retries=max_retries,
-        concurrency=concurrency,
-        rpm=rpm,
-        tpm=tpm,
-        no_cache=no_cache,
-    )
+    options = opt.call_options_from(locals())
     result = api.judge(run, request, options=options, execution=mode)
     for message in result.notes[:10]:
         render.note(f"note: {message}")

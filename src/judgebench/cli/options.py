@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -87,6 +88,20 @@ def call_options(*, no_cache: bool = False, **flags: Any) -> api.CallOptions:
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
     return api.CallOptions(use_cache=not no_cache, **flags)
+
+
+# The shared model flags, by the parameter names the commands give them (cli/options.py's *Opt types).
+CALL_FLAGS = (
+    "base_url", "timeout", "max_retries", "concurrency", "rpm", "tpm", "wait_lock", "max_answer_chars",
+    "no_cache",
+)  # fmt: skip
+
+
+def call_options_from(params: Mapping[str, Any]) -> api.CallOptions:
+    """CallOptions from a command's parameters (pass `locals()` first thing it builds them): the shared
+    model flags the command declares, picked by name, so a command lists its flags once, in its
+    signature, and none is forgotten on the way to the library."""
+    return call_options(**{name: params[name] for name in CALL_FLAGS if name in params})
 
 
 def _log(message: str) -> None:

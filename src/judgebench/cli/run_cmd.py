@@ -101,17 +101,7 @@ def run_command(
         until_settled=until_settled,
         round_items=round_items,
     )
-    options = opt.call_options(
-        base_url=base_url,
-        timeout=timeout,
-        wait_lock=wait_lock,
-        max_answer_chars=max_answer_chars,
-        max_retries=max_retries,
-        concurrency=concurrency,
-        rpm=rpm,
-        tpm=tpm,
-        no_cache=no_cache,
-    )
+    options = opt.call_options_from(locals())
     mode = opt.execution(batch=batch, poll_interval=poll_interval)
     result = api.run_pipeline(run, request, options=options, execution=mode, confirm=confirm)
     if dry_run:
