@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from judgebench.data import LLMBAR_SUBSETS, OTHER_SETS, Dataset, llmbar_root, load_dataset, sample_path
-from judgebench.data.rewardbench import availability, holds_snapshots
+from judgebench.data.m_rewardbench import availability, holds_snapshots
 from judgebench.models.cache import default_cache
 
 
