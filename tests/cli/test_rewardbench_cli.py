@@ -95,3 +95,19 @@ def test_data_list_shows_the_snapshots(tmp_path: Path) -> None:
     fresh = runner.invoke(app, ["data", "list"], env={"COLUMNS": "200"})
     assert fresh.exit_code == 0, fresh.output
     assert "m-rewardbench" in fresh.stdout and "downloads on use" in fresh.stdout
+
+
+def test_skip_bad_rows_on_the_command_line(snapshot: Path) -> None:
+    rows = language_rows("zh", english_rows())
+    rows[0] = {**rows[0], "prompt": None}
+    write_parquet(language_file(snapshot, "zh"), rows)
+    args = ["data", "show", "m-rewardbench:zh", "--data-dir", str(snapshot), "--json"]
+    failed = runner.invoke(app, args)
+    assert failed.exit_code != 0
+    assert (
+        "row 1" in failed.output and "field 'prompt'" in failed.output and "--skip-bad-rows" in failed.output
+    )
+    shown = runner.invoke(app, [*args, "--skip-bad-rows"])
+    assert shown.exit_code == 0, shown.output
+    info = json.loads(shown.stdout)
+    assert len(info["skipped_rows"]) == 1 and info["languages"] == {"zh": len(FIXTURE_IDS) - 2}

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from judgebench.api import JudgeRequest, judge, translate
 from judgebench.data import load_dataset
 from judgebench.data.dataset import items_checksum
 from judgebench.errors import InputError
 from judgebench.records.manifest import DatasetEntry
+from judgebench.rundir import RunDir
 from tests.data.rewardbench_fixture import (
     FIXTURE_IDS,
     english_rows,
@@ -44,7 +46,9 @@ def test_an_english_row_without_usable_text_names_file_row_item_and_field(
     with pytest.raises(InputError) as info:
         load_dataset("rewardbench", data_dir=snapshot)
     message = str(info.value)
-    assert message.startswith(f"{rewardbench_file(snapshot)}, row {at + 1}, item rewardbench/{rows[at]['id']}")
+    assert message.startswith(
+        f"{rewardbench_file(snapshot)}, row {at + 1}, item rewardbench/{rows[at]['id']}"
+    )
     assert f"field '{column}'" in message and problem in message
     assert "--skip-bad-rows" in message  # the way out, for a newcomer
 
@@ -115,3 +119,20 @@ def test_a_manifest_of_an_older_release_still_matches_its_items(snapshot: Path) 
     assert not other.same_data(new) and not new.same_data(other)
     stale = DatasetEntry.model_validate({"spec": "m-rewardbench", "checksum": "1" * 64})
     assert not stale.same_data(new)
+
+
+def test_a_run_that_skipped_bad_rows_skips_them_in_every_later_stage(snapshot: Path, tmp_path: Path) -> None:
+    rows = language_rows("ja", english_rows())
+    rows[3] = {**rows[3], "prompt": None}
+    write_parquet(language_file(snapshot, "ja"), rows)
+    run = tmp_path / "run"
+    with pytest.raises(InputError, match="row 4"):
+        translate(run, dataset=LANGS, data_dir=str(snapshot), conditions="zh,ja")
+    done = translate(run, dataset=LANGS, data_dir=str(snapshot), conditions="zh,ja", skip_bad_rows=True)
+    n = len(FIXTURE_IDS) - 1
+    assert done.imported == n + (n - 2)  # ja lacks FIXTURE_NOT_IN_JA and the skipped row
+    manifest = RunDir(run).manifest()
+    assert manifest.dataset is not None and manifest.dataset.skip_bad_rows
+    # the judge stage reloads the dataset from the manifest: the same rows are left out, no error
+    estimates = judge(run, JudgeRequest(models=["sim:unbiased"], dry_run=True)).estimates
+    assert estimates and estimates[0].calls > 0

@@ -76,8 +76,10 @@ def test_a_language_the_copy_lacks_is_a_clear_error(tmp_path: Path) -> None:
         translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ko")
     assert "m-rewardbench:de,ja,zh" in str(info.value)  # what the copy holds
     assert not (tmp_path / "run").exists()
-    with pytest.raises(ConfigError, match="kor_Hang|ko: not asked for") as config:
-        translate(tmp_path / "run", dataset="m-rewardbench:zh,ja,de", data_dir=str(snapshot), conditions="zh,ko")
+    with pytest.raises(ConfigError, match="ko: not asked for") as config:
+        translate(
+            tmp_path / "run", dataset="m-rewardbench:zh,ja,de", data_dir=str(snapshot), conditions="zh,ko"
+        )
     assert "holds de, ja, zh" in str(config.value)
     assert not (tmp_path / "run").exists()
 

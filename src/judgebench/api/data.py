@@ -18,9 +18,10 @@ def show_dataset(
     data_dir: str | None = None,
     mapping: dict[str, str] | None = None,
     subset: str | None = None,
+    skip_bad_rows: bool = False,
 ) -> Dataset:
     """Load and validate a dataset (every item), as `data show` prints it."""
-    return load_dataset(spec, data_dir=data_dir, mapping=mapping, subset=subset)
+    return load_dataset(spec, data_dir=data_dir, mapping=mapping, subset=subset, skip_bad_rows=skip_bad_rows)
 
 
 class DatasetAvailability(BaseModel):
