@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "progress": set(),
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
     "records": set(),
-    "rundir": {"errors", "fileio", "records"},
+    "runindex": set(),  # what an append-only run file holds, kept in step with its appends
+    "rundir": {"errors", "fileio", "records", "runindex"},
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir"},
     "models": {"errors", "fileio", "paths", "records"},
