@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
 from judgebench.analysis import Analysis, ReportSettings, analyze
+from judgebench.analysis.leaderboard import leaderboard_weights
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.requests import build_request
@@ -44,6 +45,8 @@ class _RunInputs(BaseModel):
     audit: list[AuditFlag]
     order: list[str] | None
     planned: set[Any] | None
+    # the dataset spec the manifest recorded (RewardBench-family runs get leaderboard scores)
+    dataset_spec: str | None = None
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
@@ -51,7 +54,8 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     if not path.exists():
         raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
     judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
-    translated = run.manifest().stages.translate
+    manifest = run.manifest()
+    translated = manifest.stages.translate
     order = translated.condition_names() if translated else None
     plan_file = run.file(PLAN)
     planned = {p.key() for p in read_jsonl(plan_file, PlannedKey)} if plan_file.exists() else None
@@ -60,6 +64,7 @@ def _read_inputs(run: RunDir) -> _RunInputs:
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
         planned=planned,
+        dataset_spec=manifest.dataset.spec if manifest.dataset else None,
     )
 
 
@@ -70,6 +75,7 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         settings=settings,
         condition_order=inputs.order,
         planned=inputs.planned,
+        leaderboard=leaderboard_weights(inputs.dataset_spec),
     )
 
 
