@@ -185,3 +185,16 @@ def test_the_report_section_reads_like_m_rewardbench_beside_the_pooled_accuracy(
     assert "RewardBench's `EXAMPLE_COUNTS`" in section.paragraphs[0]
     plain = analyze(data, settings=settings, condition_order=["zh"])
     assert "leaderboard" not in {s.key for s in build_sections(plain)}
+
+
+def test_a_missing_call_is_left_out_of_its_subset() -> None:
+    data = [
+        j for j in judgments(EN, "en") if not (j.item_id == "Chat/mt-bench-easy/m1" and j.order == "swap")
+    ]
+    data.append(pair("j", "Chat/mt-bench-easy/m1", "en", "swap", None, 1))  # failed after all retries
+    got = records("rewardbench", samples=200, data=data)
+    # mt-bench-easy: m1 1 of 1, m2 0 of 2, m3 1 of 2 (a tie and an unreadable answer) = 2 / 5
+    chat = Fraction(100 + 28 * Fraction(2, 5), 128)
+    record = got[(Metric.REWARDBENCH_SCORE, "en", "Chat")]
+    assert record.value == pytest.approx(float(chat), abs=1e-12)
+    assert record.ci_low is not None and record.ci_low <= record.value <= record.ci_high

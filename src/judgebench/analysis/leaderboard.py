@@ -76,24 +76,24 @@ def item_table(df: pd.DataFrame, weights: Weights) -> pd.DataFrame:
     last part of its subset path)."""
     p = pair_flags(df)
     if p.empty:
-        return pd.DataFrame(columns=["judge", "condition", "item_id", "leaf", "credit", "acc_n"])
+        return pd.DataFrame(columns=["judge", "condition", "item_id", "leaf", "credit", "acc_n", "item"])
     labelled = p["label"].notna()
     credit = p["correct"] + 0.5 * ((p["tie"] > 0) | (p["invalid"] > 0)).astype(float) * labelled
-    p = p.assign(leaf=p["subset"].astype(str).str.rsplit("/", n=1).str[-1], credit=credit)
+    leaves = {name: str(name).rsplit("/", 1)[-1] for name in p["subset"].unique()}  # few distinct paths
+    p = p.assign(leaf=p["subset"].map(leaves), credit=credit)
     p = p[p["leaf"].isin(set(weights.counts))]
     g = p.groupby(["judge", "condition", "item_id", "leaf"], sort=False)[["credit", "acc_n"]].sum()
     g = g.reset_index()
-    return g[g["acc_n"] > 0].sort_values(["judge", "condition", "item_id"], kind="stable")
+    g["item"] = pd.factorize(g["item_id"])[0]  # an integer per item: fast to match across conditions
+    return g[g["acc_n"] > 0].sort_values(["judge", "condition", "item"], kind="stable")
 
 
 def _resamples(rows: pd.DataFrame, samples: int, rng: np.random.Generator) -> dict[str, Floats]:
-    """leaf -> a (samples x items) matrix of how often each item is drawn, items in `rows` order."""
+    """leaf -> a (samples x items) matrix of drawn item positions (with replacement), the items in
+    `rows` order: the same matrix resamples the same items of another condition (the paired drop)."""
     out: dict[str, Floats] = {}
     for leaf, part in rows.groupby("leaf", sort=True):
-        m = len(part)
-        out[str(leaf)] = (
-            rng.multinomial(m, np.full(m, 1.0 / m), size=samples) if samples else np.zeros((0, m))
-        )
+        out[str(leaf)] = rng.integers(0, len(part), size=(samples, len(part)), dtype=np.int32)
     return out
 
 
@@ -103,8 +103,13 @@ def _scores(rows: pd.DataFrame, weights: Weights, draws: Mapping[str, Floats]) -
     for leaf, part in rows.groupby("leaf", sort=True):
         correct = part["credit"].to_numpy(dtype=float)
         judged = part["acc_n"].to_numpy(dtype=float)
-        counts = draws[str(leaf)]
-        boot = (counts @ correct) / (counts @ judged) if len(counts) else np.zeros(0)
+        drawn = draws[str(leaf)]
+        if not len(drawn):
+            boot = np.zeros(0)
+        elif (judged == judged[0]).all():  # every item judged as often (the usual case): one gather
+            boot = correct[drawn].mean(axis=1) / judged[0]
+        else:
+            boot = correct[drawn].sum(axis=1) / judged[drawn].sum(axis=1)
         subset[str(leaf)] = _Score(float(correct.sum() / judged.sum()), boot, len(part))
     out: dict[str, _Score] = {}
     for section, leaves in weights.sections.items():
@@ -216,9 +221,9 @@ def _drop(
     settings: ReportSettings,
 ) -> list[MetricRecord]:
     """Target minus English on the items both hold, each resample drawing the same items for both."""
-    both = set(english["item_id"]) & set(target["item_id"])
-    en = english[english["item_id"].isin(both)].sort_values("item_id", kind="stable")
-    tg = target[target["item_id"].isin(both)].sort_values("item_id", kind="stable")
+    both = np.intersect1d(english["item"].to_numpy(), target["item"].to_numpy())
+    en = english[np.isin(english["item"].to_numpy(), both)]  # both sorted by item already
+    tg = target[np.isin(target["item"].to_numpy(), both)]
     if en.empty:
         return []
     draws = _resamples(en, settings.bootstrap_samples, _rng(settings, judge, condition, "drop"))
