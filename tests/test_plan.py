@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from judgebench import api
 from judgebench.analysis import stats
-from judgebench.api.output_tokens import (
+from judgebench.cli import app
+from judgebench.costing.output_tokens import (
     MeasuredEntry,
     OutputTokens,
     OutputTokenTable,
@@ -20,11 +21,9 @@ from judgebench.api.output_tokens import (
     output_tokens_for,
     run_figures,
 )
-from judgebench.cli import app
 from judgebench.errors import InputError
 from judgebench.judge.templates import load_template
-from judgebench.models import traits_of
-from judgebench.models.config import resolve_judge
+from judgebench.models import Judges
 from judgebench.paths import configs_dir
 from judgebench.records import Judgment, Usage
 
@@ -65,8 +64,8 @@ TEMPLATES = configs_dir() / "templates"
 
 def _reply(judge: str, name: str, **kw: Any) -> OutputTokens:
     template = load_template(TEMPLATES / f"{name}.toml")
-    completion = traits_of(resolve_judge(judge)[0]).completion_only
-    return output_tokens_for(judge, template, completion=completion, **kw)
+    judges = Judges.load()
+    return output_tokens_for(judges.resolve(judge), template, catalog=judges, **kw)
 
 
 def test_each_template_is_costed_at_its_own_reply_and_the_plan_shows_the_difference() -> None:
@@ -106,14 +105,17 @@ def test_the_figure_comes_from_the_run_then_a_measurement_then_the_form_then_the
     assert (got.per_judgment, got.source) == (80, "assumed (default)")
 
 
+def _reply_with(judge: str, template: Any, table: OutputTokenTable) -> OutputTokens:
+    judges = Judges.load()
+    return output_tokens_for(judges.resolve(judge), template, catalog=judges, table=table)
+
+
 def test_an_assumption_never_exceeds_the_templates_reply_budget() -> None:
     table = OutputTokenTable(assumed={"default": 5000})
     template = load_template(TEMPLATES / "judge_default.toml").model_copy(
         update={"name": "x", "max_tokens": 300}
     )
-    assert (
-        output_tokens_for("openai:gpt-4.1-mini", template, completion=False, table=table).per_judgment == 300
-    )
+    assert _reply_with("openai:gpt-4.1-mini", template, table).per_judgment == 300
 
 
 def test_a_runs_recorded_replies_cost_the_plan(tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ ALLOWED: dict[str, set[str]] = {
     },
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
     "execution": {"batch", "errors", "judge", "models", "progress", "records", "rundir"},
+    # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
+    "costing": {"batch", "errors", "judge", "models", "paths", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
     "report": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
@@ -46,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
         "batch",
         "bbe",
         "conditions",
+        "costing",
         "data",
         "errors",
         "execution",

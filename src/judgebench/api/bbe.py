@@ -13,9 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgebench.api.datasets import open_dataset
-from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
-from judgebench.api.output_tokens import run_figures
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
 from judgebench.api.requests import build_request
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
@@ -31,6 +29,8 @@ from judgebench.bbe.sources import (
     with_perturbation_pairs,
 )
 from judgebench.bbe.verify import VerifySpec, fresh_block
+from judgebench.costing.estimate import Estimate, estimate_judging
+from judgebench.costing.output_tokens import run_figures
 from judgebench.errors import ConfigError, InputError
 from judgebench.execution import Execution, existing_judgments, pending_calls
 from judgebench.judge.plan import PlannedCall
@@ -242,7 +242,7 @@ def _with_repeats(
         units = list(dict.fromkeys(UnitKey(c.item_id, c.order) for c in calls))
         if not calls:
             return ss
-    fresh_options = dataclasses.replace(options, use_cache=False)
+    fresh_options = options.without_cache()
     answers, _failed = rejudge(
         run, calls, judge=ss.name, template_path=template, options=fresh_options, execution=execution
     )
@@ -299,10 +299,13 @@ def _fresh_verify(
     block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
 
 
-def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estimate]:
+def bbe_estimate(
+    request: BBERequest | None = None, *, options: CallOptions | None = None, **fields: Any
+) -> list[Estimate]:
     """`bbe --dry-run`: the calls `--perturb`, `--verify-kind fresh` and `--repeats` would make, with
     their tokens and cost (nothing is called or written). Without them, nothing: bbe makes no calls."""
     req = build_request(BBERequest, request, fields)
+    judges = (options or CallOptions()).judges()
     if req.run is None:
         return []
     run = safe_run_path(req.run)
@@ -332,7 +335,9 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
         todo = pending_calls(calls, existing_judgments(run / NEIGHBOURS_FILE))
         out += [
             e.model_copy(update={"stage": "bbe"})
-            for e in estimate_judging(calls, todo, template, [judge_name], observed=observed)
+            for e in estimate_judging(
+                calls, todo, template, [judges.resolve(judge_name)], catalog=judges, observed=observed
+            )
         ]
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
 from judgebench.api.datasets import run_folder
-from judgebench.api.estimate import Estimate
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.report import ReadinessDoc, report
@@ -21,11 +20,12 @@ from judgebench.api.requests import build_request
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
+from judgebench.costing.estimate import Estimate
 from judgebench.data import load_dataset
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
-from judgebench.models.config import resolve_judge_full
+from judgebench.models import JudgeSpec
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import read_variants
 
@@ -167,10 +167,21 @@ def _judgeable(path: Path, translated: TranslateResult) -> list[str] | None:
     return [SOURCE, *(stage.condition_names() if stage else [])]
 
 
-def _check_models(req: PipelineRequest, translator: str) -> None:
-    """Every spec (or judges.toml name) resolves: before anything is loaded or estimated."""
-    for name in dict.fromkeys([*req.models, *([] if _bundled(req) else [translator])]):
-        resolve_judge_full(name)
+def _resolve_models(req: PipelineRequest, translator: str, options: CallOptions) -> dict[str, JudgeSpec]:
+    """Every spec (or judges.toml name) resolved, once for the whole run: before anything is loaded
+    or estimated. The stages below resolve from the same `options.judges()`, reading no file again."""
+    return options.judges().resolve_all([*req.models, *([] if _bundled(req) else [translator])])
+
+
+def _to_call(
+    estimates: Sequence[Estimate], judges: Mapping[str, JudgeSpec], translator: str
+) -> list[JudgeSpec]:
+    """The judges (and the translator) that still have calls to make."""
+    out = []
+    for e in estimates:
+        if e.calls > 0:
+            out.append(judges[translator] if e.stage == "translate" else judges[e.model])
+    return out
 
 
 def run_pipeline(
@@ -193,12 +204,12 @@ def run_pipeline(
     execution = execution or Execution()
     path = run_folder(run_dir).path if run_dir else default_run_dir(req.dataset)
     translator = req.translator or req.models[0]
-    _check_models(req, translator)  # a bad spec or a missing key: before anything is estimated or asked
+    judges = _resolve_models(req, translator, options)  # a bad spec: before anything is estimated
     result = PipelineResult(run_dir=path, estimates=_estimates(path, req, options, translator))
     if req.dry_run:
         return result
     # every model with calls still to make has its key, before the question and the run folder
-    require_keys(e.model for e in result.estimates if e.calls > 0)
+    require_keys(_to_call(result.estimates, judges, translator))
     paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]
     if paid and confirm is not None and not confirm(result.estimates):
         raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")

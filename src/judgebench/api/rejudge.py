@@ -16,7 +16,6 @@ from judgebench.errors import InputError
 from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
-from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
 
@@ -83,8 +82,7 @@ def rejudge(
     them (this invocation's and earlier ones') and how many calls failed."""
     template = load_template(template_path)
     sink = run_dir / NEIGHBOURS_FILE
-    client = options.client(judge, PriceTable.load())
-    client.name = judge
+    client = options.client(judge)
     total = len(pending_calls(calls, existing_judgments(sink)))
 
     async def go() -> None:

@@ -10,19 +10,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.estimate import Estimate, estimate_translation
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.requests import build_request
-from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
+from judgebench.costing.estimate import Estimate, estimate_translation
+from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.data import Dataset
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution
-from judgebench.models import traits_of
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge_full
-from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import TranslateStage
@@ -235,7 +232,8 @@ def translate(
         variants = _dataset_lines(run, ds, items, provided)
     # a translator as before unless the dataset carries every chosen condition (or a file is imported)
     use_translator = req.variants_file is None and (bool(to_translate) or not provided)
-    if use_translator and not traits_of(resolve_judge_full(req.translator).spec).translates:
+    translator_spec = options.resolve(req.translator) if use_translator else None
+    if translator_spec is not None and not translator_spec.traits.translates:
         raise ConfigError(
             f"{req.translator}: this provider only judges, it cannot translate; pass --translator MODEL "
             "(e.g. local) or --variants FILE"
@@ -245,16 +243,16 @@ def translate(
         result = result.model_copy(
             update={"imported": len(variants), "imported_from": source if variants else None}
         )
-        if not use_translator:
+        if translator_spec is None:
             return result
         todo = _untranslated(run, items, to_translate)
         estimate = estimate_translation(
-            todo, to_translate, req.translator, len(items) - len(todo), req.settings
+            todo, to_translate, translator_spec, len(items) - len(todo), req.settings
         )
         return result.model_copy(update={"estimate": estimate})
-    if use_translator and _untranslated(run, items, to_translate):
-        require_keys([req.translator])  # before the run folder is touched
-    client = options.client(req.translator, PriceTable.load()) if use_translator else None
+    if translator_spec is not None and _untranslated(run, items, to_translate):
+        require_keys([translator_spec])  # before the run folder is touched
+    client = options.client(translator_spec) if translator_spec is not None else None
     if client is not None:
         if mode.batch:
             refuse_batch([client])
