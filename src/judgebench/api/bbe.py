@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from judgebench.api.datasets import open_dataset
 from judgebench.api.options import CallOptions
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
-from judgebench.api.requests import build_request
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import NEIGHBOURS_FILE, PerturbKind
 from judgebench.bbe.outputs import default_out, write_outputs
@@ -299,12 +298,10 @@ def _fresh_verify(
     block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
 
 
-def bbe_estimate(
-    request: BBERequest | None = None, *, options: CallOptions | None = None, **fields: Any
-) -> list[Estimate]:
+def bbe_estimate(request: BBERequest, *, options: CallOptions | None = None) -> list[Estimate]:
     """`bbe --dry-run`: the calls `--perturb`, `--verify-kind fresh` and `--repeats` would make, with
     their tokens and cost (nothing is called or written). Without them, nothing: bbe makes no calls."""
-    req = build_request(BBERequest, request, fields)
+    req = request
     judges = (options or CallOptions()).judges()
     if req.run is None:
         return []
@@ -343,17 +340,16 @@ def bbe_estimate(
 
 
 def bbe(
-    request: BBERequest | None = None,
+    request: BBERequest,
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> BBEOutcome:
     """Calibrate and release (PROTOCOL §5); writes bbe.json, `<stem>_scores.csv` and `<stem>.png`.
 
     An infeasible calibration still writes bbe.json (feasible false) and is listed in `infeasible`:
     the caller decides what that means for its exit code."""
-    req = build_request(BBERequest, request, fields)
+    req = request
     if req.out is not None and req.out.is_dir():  # checked before any work: nothing written, then refused
         raise ConfigError(f"--out {req.out} is a folder; give the path of the bbe.json to write")
     outcome = None

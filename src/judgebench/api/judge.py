@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
-from judgebench.api.requests import build_request
 from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.estimate import Estimate, estimate_judging
@@ -313,14 +311,13 @@ def judge(
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> JudgeResult:
     """Judge every planned (item, condition, order) and tie-probe for each model; resumable.
 
     `execution` chooses live calls, the provider Batch API, a vLLM batch file to write, or a batch
     output to import; `max_cost` (USD, shared by all judges) stops scheduling paid calls before the
     budget would be exceeded, leaving a resumable run."""
-    req = build_request(JudgeRequest, request, fields)
+    req = request or JudgeRequest()
     options = options or CallOptions()
     judges = _resolve_models(req.models, options)
     execution = execution or Execution()

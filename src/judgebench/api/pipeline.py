@@ -7,7 +7,6 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +15,6 @@ from judgebench.api.datasets import run_folder
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.report import ReadinessDoc, report
-from judgebench.api.requests import build_request
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
@@ -191,7 +189,6 @@ def run_pipeline(
     options: CallOptions | None = None,
     execution: Execution | None = None,
     confirm: Confirm | None = None,
-    **fields: Any,
 ) -> PipelineResult:
     """translate -> judge -> bbe -> report (bbe reads only the judgments, so the report can show it).
 
@@ -199,7 +196,7 @@ def run_pipeline(
     paid call, `confirm(estimates)` must return True (the CLI asks; --yes skips). `dry_run` stops after
     the estimates of the whole study: nothing is called and no run folder is made. `run_dir` None:
     a new folder under ./runs/."""
-    req = build_request(PipelineRequest, request, fields)
+    req = request or PipelineRequest()
     options = options or CallOptions()
     execution = execution or Execution()
     path = run_folder(run_dir).path if run_dir else default_run_dir(req.dataset)

@@ -186,12 +186,10 @@ def expected_settling(
     return out
 
 
-def plan_study(
-    request: PlanRequest | None = None, *, options: CallOptions | None = None, **fields: object
-) -> PlanResult:
+def plan_study(request: PlanRequest | None = None, *, options: CallOptions | None = None) -> PlanResult:
     """The cost, power, duration and --until-settled savings of a study; makes no call (`options`:
     the command's judges, resolved once)."""
-    req = request or PlanRequest.model_validate(fields)
+    req = request or PlanRequest()
     judges = (options or CallOptions()).judges()
     resolved = judges.resolve_all(req.models)  # a bad spec first, before the dataset loads
     ds = load_dataset(req.dataset, data_dir=req.data_dir)

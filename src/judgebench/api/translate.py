@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
-from judgebench.api.requests import build_request
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
 from judgebench.costing.estimate import Estimate, estimate_translation
@@ -208,13 +207,12 @@ def translate(
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> TranslateResult:
     """Make (or import) the zh/ls/... variants of the run's items and audit them.
 
     With `execution.batch` every call goes through the provider's Batch API in rounds (a re-ask or a
     piece depends on an earlier answer); `max_cost` stops scheduling paid calls at the budget."""
-    req = build_request(TranslateRequest, request, fields)
+    req = request or TranslateRequest()
     options = options or CallOptions()
     mode = execution or Execution()
     run = run_folder(run_dir)

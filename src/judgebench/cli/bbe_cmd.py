@@ -290,8 +290,9 @@ def bbe_command(
             "data_dir": data_dir,
             "template_path": template,
         }
-    request: dict[str, Any] = {
-        "params": api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
+    params = api.build_request(api.BBEParams, None, fields, flags=_FLAGS)
+    given: dict[str, Any] = {
+        "params": params,
         "run": run,
         "scores": scores,
         "scale": scale,
@@ -308,17 +309,17 @@ def bbe_command(
         "out": out,
         "plot": plot,
     }
+    request = api.build_request(api.BBERequest, None, given, flags=_FLAGS)
+    options = opt.call_options_from(locals())
     if dry_run:
-        rows = api.bbe_estimate(**request)
+        rows = api.bbe_estimate(request, options=options)
         if rows:
             render.estimates(rows)
         else:
             render.note("dry run: this bbe makes no calls (only --perturb, --verify-kind fresh, --repeats)")
         return
     outcome = api.bbe(
-        **request,
-        options=opt.call_options_from(locals()),
-        execution=opt.execution(batch=batch, poll_interval=poll_interval),
+        request, options=options, execution=opt.execution(batch=batch, poll_interval=poll_interval)
     )
     render.bbe(outcome)
     if outcome.infeasible:
