@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from judgebench import defaults
 from judgebench.api.datasets import open_dataset
 from judgebench.api.options import CallOptions
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
@@ -47,7 +48,7 @@ class PerturbRequest(BaseModel):
 
     kind: PerturbKind
     model: str
-    units: int | None = Field(default=200, ge=1)  # None: every en unit
+    units: int | None = Field(default=defaults.PERTURB_UNITS, ge=1)  # None: every en unit
     dataset: str | None = None  # default: the run's
     data_dir: str | None = None
     template_path: str | None = None  # default: the template the run's judge stage used
@@ -70,7 +71,9 @@ class BBERequest(BaseModel):
     neighbours: list[str] | None = None
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
-    fresh_units: int | None = Field(default=200, ge=1)  # --verify-kind fresh: units to re-judge (None: all)
+    fresh_units: int | None = Field(
+        default=defaults.PERTURB_UNITS, ge=1
+    )  # --verify-kind fresh: units to re-judge (None: all)
     repeats: int | None = Field(default=None, ge=1)  # re-ask sampled en units K times: the jitter
     out: Path | None = None
     plot: bool = True
@@ -211,7 +214,9 @@ def record_repeats(
     each a recorded call the cache does not answer, into the neighbours file, where `bbe` reads them
     as the repeat jitter it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
     loaded = load_run(run)
-    req = BBERequest(params=BBEParams(tau=0.5, delta=0.01), run=run, repeats=repeats)
+    # the re-asks do not depend on the release's tolerance: any valid parameters plan them
+    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA)
+    req = BBERequest(params=params, run=run, repeats=repeats)
     planned = 0
     with RunDir(run).lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
         for ss in loaded.sets:

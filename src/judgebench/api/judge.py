@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
@@ -43,7 +44,7 @@ class JudgeRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] = Field(default_factory=lambda: ["local"])
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     # the dataset of a run with no translate stage (en only); else the run's own
     dataset: str | None = None
     data_dir: str | None = None
@@ -62,7 +63,7 @@ class JudgeRequest(BaseModel):
     # re-ask K times the identical en input of sampled units (each a recorded call the cache does
     # not answer): the repeat jitter bbe reports beside the sensitivity (PROTOCOL §5)
     repeats: int | None = Field(default=None, ge=1)
-    round_items: int = Field(default=20, ge=1)
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
     settle_seed: int = 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
 from judgebench.api.datasets import run_folder
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
@@ -35,23 +36,23 @@ class PipelineRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    dataset: str = "sample"
+    dataset: str = defaults.DATASET
     data_dir: str | None = None
-    models: list[str] = Field(default_factory=lambda: ["local"])
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     translator: str | None = None  # default: the first judge
     # machine-translate the sample instead of using its bundled variants
     machine_translate: bool = False
-    conditions: str = "zh,ls"
+    conditions: str = defaults.CONDITIONS
     # one subset and those below it (`llmbar`: RewardBench's LLMBar part), in every stage
     subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
-    tau: float = 0.5
-    delta: float = 0.01
+    tau: float = defaults.TAU
+    delta: float = defaults.DELTA
     max_cost: float | None = None
     template_path: Path | None = None
     dry_run: bool = False
     until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)
-    round_items: int = Field(default=20, ge=1)
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
 
 
 class PipelineResult(BaseModel):

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.analysis import stats
 from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.model import ReportSettings
@@ -44,10 +45,10 @@ BEHAVIOURS = {
 class PlanRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] = Field(default_factory=lambda: ["local"])
-    dataset: str = "sample"
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
+    dataset: str = defaults.DATASET
     data_dir: str | None = None
-    conditions: str = "zh,ls"
+    conditions: str = defaults.CONDITIONS
     subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
     tie_probes: bool = True
@@ -55,15 +56,17 @@ class PlanRequest(BaseModel):
     # a finished run whose judgments' recorded output tokens cost the replies (per judge and template)
     from_run: Path | None = None
     mde: float | None = Field(default=None, gt=0.0, lt=1.0)  # the target difference: items needed
-    power: float = Field(default=0.8, gt=0.0, lt=1.0)
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    power: float = Field(default=defaults.PLAN_POWER, gt=0.0, lt=1.0)
+    alpha: float = Field(default=defaults.PLAN_ALPHA, gt=0.0, lt=1.0)
     # assumed share of discordant units (a flip in one condition and not the other): the MDE's psi
-    discordant: float = Field(default=0.2, gt=0.0, le=1.0)
+    discordant: float = Field(default=defaults.PLAN_DISCORDANT, gt=0.0, le=1.0)
     rpm: float | None = Field(default=None, gt=0.0)
-    concurrency: int = Field(default=8, ge=1)
-    latency_s: float = Field(default=2.0, gt=0.0)  # assumed seconds per call
-    round_items: int = Field(default=20, ge=1)
-    sim_seeds: int = Field(default=5, ge=1)  # seeds per behaviour for the --until-settled figures
+    concurrency: int = Field(default=defaults.CONCURRENCY, ge=1)
+    latency_s: float = Field(default=defaults.PLAN_LATENCY_S, gt=0.0)  # assumed seconds per call
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
+    sim_seeds: int = Field(
+        default=defaults.PLAN_SIM_SEEDS, ge=1
+    )  # seeds per behaviour for the --until-settled figures
 
 
 class Detectable(BaseModel):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judgebench import defaults
 from judgebench.analysis import ReadinessVerdict, ReportSettings
 from judgebench.api.bbe import BBERequest, bbe
 from judgebench.api.datasets import run_folder
@@ -258,7 +259,7 @@ def _bridge_check(run: Path, judges: dict[str, str], seed: int, verify: int) -> 
     for k, rate in enumerate((0.8, 0.7, 0.6, 0.5, 0.4)):
         rows += [f"system-{k},prompt-{u},base,{1 if (u * 37 % 100) < rate * 100 else 0}" for u in range(100)]
     table.write_text("\n".join(rows) + "\n")
-    params = BBEParams(tau=0.5, delta=0.01, seed=seed, verify=verify, alpha=None)
+    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA, seed=seed, verify=verify, alpha=None)
     sensitivity: dict[str, float] = {}
     for name in (BIASED, UNBIASED):
         spec = judges[name]
@@ -292,7 +293,7 @@ def _bridge_check(run: Path, judges: dict[str, str], seed: int, verify: int) -> 
 
 
 def _bbe_check(run: Path, seed: int, verify: int, judges: Sequence[str]) -> Check:
-    params = BBEParams(tau=0.5, delta=0.01, seed=seed, verify=verify, alpha=None)
+    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA, seed=seed, verify=verify, alpha=None)
     outcome = bbe(BBERequest(params=params, run=run)).result
     worst: Check | None = None
     for block in outcome.calibrations:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.batch import batch_rounds
@@ -42,7 +43,7 @@ class TranslateRequest(BaseModel):
 
     dataset: str | None = None
     data_dir: str | None = None
-    translator: str = "local"
+    translator: str = defaults.MODEL
     # comma-separated or a list; None: zh, ls
     conditions: str | list[str] | None = None
     # import ready-made variants instead of calling a translator (the audit still runs)

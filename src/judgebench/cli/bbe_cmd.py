@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, handle_errors
@@ -219,7 +220,7 @@ def bbe_command(
             "--perturb-units",
             help="How many en units to perturb, for --perturb and --verify-kind fresh (by --seed; 0 = all).",
         ),
-    ] = 200,
+    ] = defaults.PERTURB_UNITS,
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Dataset SPEC for --perturb (default: the run's).")
     ] = None,
@@ -240,7 +241,7 @@ def bbe_command(
     batch: Annotated[
         bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
     ] = False,
-    poll_interval: opt.PollIntervalOpt = 30.0,
+    poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     repeats: Annotated[
         int | None,
         typer.Option(
