@@ -21,7 +21,8 @@ ALLOWED: dict[str, set[str]] = {
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
     "defaults": set(),  # each flag's default, stated once (request models, settings and the CLI)
     "records": set(),
-    "rundir": {"errors", "fileio", "records"},
+    "runindex": set(),  # what an append-only run file holds, kept in step with its appends
+    "rundir": {"errors", "fileio", "records", "runindex"},
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir"},
     "models": {"defaults", "errors", "fileio", "paths", "records"},

@@ -49,6 +49,9 @@ def pick_items(items: Sequence[Item], subset: str | None, limit: int | None, sho
     return chosen[:limit] if limit is not None else chosen
 
 
-def run_folder(path: str | Path) -> RunDir:
-    """The run folder a command was given; a path that climbs out with '..' or names a file is refused."""
+def run_folder(path: str | Path | RunDir) -> RunDir:
+    """The run folder a command was given; a path that climbs out with '..' or names a file is refused.
+    A `RunDir` is the caller's, taken as it is: what it has read is shared, not read again."""
+    if isinstance(path, RunDir):
+        return path
     return RunDir(safe_run_path(path))
