@@ -183,7 +183,7 @@ def _outcome(
 ) -> JudgeOutcome:
     mine = [c for c in plan if c.judge == name]
     failures = [
-        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or "no record")
+        CallFailure(key=c.key.call(), error=(record.error if record else None) or "no record")
         for c in mine
         if (record := final.get(c.key)) is None or record.verdict is None
     ]
