@@ -178,11 +178,18 @@ class _JudgeCalls:
 
 
 def _outcome(
-    plan: Sequence[PlannedCall], name: str, requested: int, tally: _Tally, final: Mapping[CallKey, Judgment]
+    plan: Sequence[PlannedCall],
+    name: str,
+    requested: int,
+    tally: _Tally,
+    final: Mapping[CallKey, Judgment],
+    *,
+    stopped: str | None = None,
 ) -> JudgeOutcome:
     mine = [c for c in plan if c.judge == name]
+    unsent = "not sent: the key was rejected (see above)" if stopped else "no record"
     failures = [
-        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or "no record")
+        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or unsent)
         for c in mine
         if (record := final.get(c.key)) is None or record.verdict is None
     ]
@@ -199,6 +206,7 @@ def _outcome(
         output_tokens=tally.usage.output_tokens,
         cost_usd=round(tally.cost, 6),
         failures=failures,
+        stopped=stopped,
     )
 
 
@@ -238,7 +246,12 @@ async def execute_plan(
     final = existing_judgments(judgments_path)
     return {
         name: _outcome(
-            plan, name, len(by_judge.get(name, [])), runs[name].tally if name in runs else _Tally(), final
+            plan,
+            name,
+            len(by_judge.get(name, [])),
+            runs[name].tally if name in runs else _Tally(),
+            final,
+            stopped=client.stopped,
         )
-        for name in clients
+        for name, client in clients.items()
     }
