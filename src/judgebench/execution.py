@@ -25,7 +25,7 @@ from judgebench.progress import ProgressReporter
 from judgebench.records import CallKey, Judgment, Usage
 from judgebench.records.manifest import ExecutionModeName
 from judgebench.records.outcomes import CallFailure, JudgeOutcome
-from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
+from judgebench.rundir import IndexedAppender, JudgmentIndex, last_per_key, read_jsonl
 
 OnResult = Callable[[int, CallResult], None]
 
@@ -56,6 +56,7 @@ class Execution:
 
 
 def existing_judgments(path: Path) -> dict[CallKey, Judgment]:
+    """A fresh read of a judgments file (a stage holds `RunDir.judgments()` instead: read once)."""
     return last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key())
 
 
@@ -110,7 +111,7 @@ class _JudgeCalls:
         calls: list[PlannedCall],
         client: ModelClient,
         template: JudgeTemplate,
-        sink: JsonlAppender,
+        sink: IndexedAppender[Judgment],
         defaults: Mapping[str, Any] | None,
     ) -> None:
         self.calls = calls
@@ -214,21 +215,24 @@ async def execute_plan(
     plan: Sequence[PlannedCall],
     clients: Mapping[str, ModelClient],
     template: JudgeTemplate,
-    judgments_path: Path,
+    judgments: JudgmentIndex,
     *,
     progress: ProgressReporter | None = None,
     request_defaults: Mapping[str, Mapping[str, Any]] | None = None,
     execution: Execution | None = None,
 ) -> dict[str, JudgeOutcome]:
-    """Run what is pending for every judge concurrently (records go to `judgments_path`); return
-    per-judge totals. With `execution.write_requests` and several judges, each writes its own file."""
+    """Run what is pending for every judge concurrently (records are appended to the file of
+    `judgments`, which learns each one, so nothing is read again); return per-judge totals. With
+    `execution.write_requests` and several judges, each writes its own file."""
     mode = execution or Execution()
-    todo = pending_calls(plan, existing_judgments(judgments_path))
+    todo = pending_calls(plan, judgments.latest())
     by_judge: dict[str, list[PlannedCall]] = {}
     for call in todo:
         by_judge.setdefault(call.judge, []).append(call)
     runs: dict[str, _JudgeCalls] = {}
-    with JsonlAppender(judgments_path) as sink:
+    if not todo:
+        return {name: _outcome(plan, name, 0, _Tally(), judgments.latest()) for name in clients}
+    with IndexedAppender(judgments) as sink:
         for name, calls in by_judge.items():
             defaults = (request_defaults or {}).get(name)
             runs[name] = _JudgeCalls(calls, clients[name], template, sink, defaults)
@@ -240,10 +244,10 @@ async def execute_plan(
                 judge_mode = replace(
                     mode, write_requests=target.with_name(f"{target.stem}.{_slug(name)}{target.suffix}")
                 )
-            await runs[name].run(judge_mode, judgments_path.parent, progress)
+            await runs[name].run(judge_mode, judgments.path.parent, progress)
 
         await asyncio.gather(*(one(name) for name in runs))
-    final = existing_judgments(judgments_path)
+    final = judgments.latest()
     return {
         name: _outcome(
             plan,

@@ -19,7 +19,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,8 +186,23 @@ def _listed(
     return dict(sorted(out.items()))
 
 
-def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder: str) -> HubSnapshot:
-    """Download the files of `repo` at `revision` that match `patterns` (or reuse a complete copy)."""
+def _unmatched(listed: Mapping[str, object], patterns: Sequence[str]) -> list[str]:
+    return [p for p in patterns if not any(fnmatch.fnmatchcase(path, p) for path in listed)]
+
+
+def fetch_snapshot(
+    repo: str,
+    revision: str,
+    patterns: Sequence[str],
+    *,
+    folder: str,
+    names: Mapping[str, str] | None = None,
+) -> HubSnapshot:
+    """Download the files of `repo` at `revision` that match `patterns` (or reuse a complete copy).
+
+    Every pattern must match a file at that commit: one that matches none (a language the commit
+    lacks) stops the download, named by `names` (pattern -> what the user asked for, e.g. `de
+    (deu_Latn)`), before anything is fetched."""
     root = snapshot_root(folder, revision)
     cached = _cached(root, patterns)
     if cached is not None:
@@ -205,6 +220,14 @@ def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder:
         raise HubDownloadError(
             f"{repo} at {revision} on {endpoint()} has no file matching {', '.join(patterns)}; "
             "the repository's layout may have changed"
+        )
+    unmatched = _unmatched(listed, patterns)
+    if unmatched:
+        shown = names or {}
+        wanted = "; ".join(f"{shown.get(p, p)}: no file {p}" for p in unmatched)
+        raise HubDownloadError(
+            f"{repo} at revision {revision} lacks what was asked for ({wanted}); nothing was "
+            f"downloaded. Pin a revision that holds it in configs/hub_datasets.toml, or ask for less"
         )
     files: dict[str, str] = {}
     for rel, (expected, size) in listed.items():
