@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from judgebench import api
 from judgebench.bbe.verify import power
-from judgebench.errors import ConfigError
 from tests.bbe.helpers import write_run
 from tests.bbe.test_certificates import _changes
 
@@ -103,8 +103,8 @@ def test_exact_is_verified_by_its_own_monte_carlo_and_fresh_is_refused(tmp_path:
     assert cal.in_sample and v is not None and v.certificate == "exact" and v.sigma == cal.sigma
     assert v.holdout is None and v.note is not None and "listed neighbours only" in v.note
     fresh = params.model_copy(update={"verify_kind": "fresh"})
-    with pytest.raises(ConfigError, match="certifies only the listed ones"):
-        api.bbe(api.BBERequest(params=fresh, run=run, plot=False))
+    with pytest.raises(ValidationError, match="certifies only the listed ones"):  # the request refuses it
+        api.BBERequest(params=fresh, run=run, plot=False)
 
 
 def test_a_certificate_that_does_not_apply_to_half_the_items_is_not_replaced(tmp_path: Path) -> None:
