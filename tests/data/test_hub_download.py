@@ -131,6 +131,39 @@ def test_hf_hub_offline_uses_the_cache_and_never_the_network(
     assert len(hub.seen) == seen
 
 
+def test_a_gzip_bomb_is_cut_at_the_listed_size(
+    published: Path, monkeypatch: pytest.MonkeyPatch, isolated_cache: Path
+) -> None:
+    """Issue 29 (4). Before: a file sent as 64 KB of gzip was decoded whole (64 MiB written, then
+    refused by its sum). Now: decoding stops a MiB past the size the hub lists, nothing is kept."""
+    rel = next(
+        p.relative_to(published / RB.local_dir).as_posix()
+        for p in (published / RB.local_dir).rglob("filtered-*")
+    )
+    server = HubServer(
+        repos={RB.repo: published / RB.local_dir}, revisions={RB.repo: RB.revision}, bombs={rel}
+    ).start()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    try:
+        with pytest.raises(
+            HubDownloadError, match=r"cannot download .*: hub: response body over \d+ MiB, decoded"
+        ):
+            load_dataset("rewardbench")
+    finally:
+        server.stop()
+    assert not list(isolated_cache.rglob("filtered-*.parquet"))
+
+
+def test_the_hub_client_is_the_guarded_one(hub: HubServer, isolated_cache: Path) -> None:
+    """The ordinary download still works through the guarded client (and it is the one in use)."""
+    from huggingface_hub.utils._http import get_session
+
+    ds = load_dataset("rewardbench")
+    assert len(ds.items) > 0
+    hooks = get_session().event_hooks["response"]
+    assert any(getattr(h, "__module__", "") == "judgebench.wire" for h in hooks)
+
+
 def test_the_pinned_revision_is_the_first_with_all_23_languages() -> None:
     assert MRB.revision == "d0a31dbfa024ad15d833aea2d53115d15180fa87"
     assert len(MRB.languages) == 23
