@@ -157,13 +157,14 @@ def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
     """Append the planned calls `plan.jsonl` does not list yet, before any is made: a run killed
     mid-way is then known to be incomplete (the plan grows when a later command adds conditions)."""
     index = run.plan()
-    new = [call for call in calls if call.key not in index.latest()]
+    known = index.latest()
+    # a plan that names a call twice records it once
+    new = list(dict.fromkeys(call.key for call in calls if call.key not in known))
     if not new:
         return
     with IndexedAppender(index) as out:
-        for call in new:
-            if call.key not in index.latest():  # a plan that names a call twice records it once
-                out.append(PlannedKey(**call.key._asdict()))
+        for key in new:
+            out.append(PlannedKey(**key._asdict()))
 
 
 def _resolve_models(models: Sequence[str], options: CallOptions) -> dict[str, JudgeSpec]:
