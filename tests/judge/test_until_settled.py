@@ -73,6 +73,17 @@ def test_each_judge_stops_where_its_verdict_is_known(tmp_path: Path) -> None:
         "until-settled: settled after 10 of 60 items" in r
         for r in by[("sim:bench-always-a", "zh")]["reasons"]
     )
+    for name, stop in stops.items():  # a settled stop reads the sequence's verdict, never inconclusive
+        if stop.reason == "settled":
+            assert {c: by[(name, c)]["verdict"] for c in stop.verdicts} == stop.verdicts
+    assert readiness.intervals == {
+        "sim:bench-always-a": "anytime-valid",
+        "sim:bench-biased": "anytime-valid",
+        "sim:bench-unbiased": "fixed-n",  # every item judged
+    }
+    md = (run / "report.md").read_text(encoding="utf-8")
+    early = "`sim:bench-always-a`, `sim:bench-biased`"
+    assert f"Stopped early by `judge --until-settled` (settled): {early}." in md
 
 
 def test_a_killed_run_is_incomplete_and_resumes_to_the_same_stop(

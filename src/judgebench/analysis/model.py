@@ -86,6 +86,9 @@ class ReadinessVerdict(BaseModel):
     invariance: Status = "inconclusive"
     reasons: list[str]
     complete: bool = True
+    # which intervals decided it: the report's fixed-n ones, or (a judge `--until-settled` stopped
+    # as settled) the confidence sequences', valid at the data-dependent stop
+    intervals: Literal["fixed-n", "anytime-valid"] = "fixed-n"
 
 
 class Completeness(BaseModel):

@@ -10,8 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
-from judgebench.analysis import Analysis, ReportSettings, analyze
-from judgebench.analysis.readiness import assess_readiness
+from judgebench.analysis import Analysis, ReportSettings, analyze, settled
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.requests import build_request
 from judgebench.data import LLMBAR_SPEC
@@ -128,35 +127,11 @@ def export_unstable(data: ExplorerData, path: Path) -> int:
 
 
 def with_stops(analysis: Analysis, stops: Mapping[str, SequentialStop]) -> Analysis:
-    """`judge --until-settled`: a judge it stopped because settled (or out of items) is a complete
-    stage and its verdicts say where and why, with the anytime-valid intervals beside the fixed-n
-    ones; a judge still `running` or `interrupted` makes the run incomplete (no pass)."""
+    """`judge --until-settled`: a settled judge's verdicts are the sequence's own (analysis.settled)."""
     if not stops:
         return analysis
-    unfinished = sorted(name for name, stop in stops.items() if not stop.final)
-    verdicts = analysis.readiness
-    if unfinished:
-        verdicts = assess_readiness(analysis.records, analysis.settings, complete=False)
-    out = []
-    for v in verdicts:
-        stop = stops.get(v.judge)
-        if stop is not None:
-            v = v.model_copy(update={"reasons": [*v.reasons, stop_reason(stop)]})
-        out.append(v)
-    return analysis.model_copy(update={"readiness": out, "unfinished_judges": unfinished})
-
-
-def stop_reason(stop: SequentialStop) -> str:
-    level = f"{100.0 * stop.confidence:g}%"
-    intervals = "; ".join(
-        f"{c.name} {_num(c.low)} to {_num(c.high)} (n = {c.n}, {c.state})" for c in stop.checks if c.n
-    )
-    where = f"after {stop.items} of {stop.items_total} items ({stop.calls} of {stop.calls_full} calls)"
-    return f"until-settled: {stop.reason} {where}; anytime-valid {level} intervals: {intervals}"
-
-
-def _num(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+    verdicts, unfinished = settled.with_stops(analysis.readiness, analysis.records, analysis.settings, stops)
+    return analysis.model_copy(update={"readiness": verdicts, "unfinished_judges": unfinished})
 
 
 class ReadinessDoc(BaseModel):
@@ -170,6 +145,8 @@ class ReadinessDoc(BaseModel):
     verdicts: list[dict[str, Any]]
     # judge --until-settled: where and why each judge stopped (absent for a fixed-design run)
     stops: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # per judge, which intervals decided its verdicts: "fixed-n", or "anytime-valid" (stopped settled)
+    intervals: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def of(cls, analysis: Analysis, stops: Mapping[str, SequentialStop] | None = None) -> ReadinessDoc:
@@ -188,6 +165,7 @@ class ReadinessDoc(BaseModel):
         return cls(
             complete=done.complete and not analysis.unfinished_judges,
             stops={name: stop.model_dump(mode="json") for name, stop in (stops or {}).items()},
+            intervals={v.judge: v.intervals for v in analysis.readiness},
             plan_known=done.plan_known,
             planned=done.planned,
             never_made=done.never_made,
