@@ -5,26 +5,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions, require_keys
-from judgebench.api.output_tokens import run_figures
-from judgebench.api.requests import build_request
 from judgebench.api.sequential import Rounds, judge_until_settled
-from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.conditions import SOURCE, select_conditions
+from judgebench.costing.estimate import Estimate, estimate_judging
+from judgebench.costing.output_tokens import run_figures
+from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.errors import ConfigError, InputError, RunDirError
-from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
+from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge_full
-from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import PlannedKey
 from judgebench.records.manifest import (
@@ -37,8 +35,7 @@ from judgebench.records.manifest import (
     TranslateStage,
 )
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import JUDGMENTS, PLAN, VARIANTS, JsonlAppender, RunDir, read_jsonl
-from judgebench.translate.stage import read_variants
+from judgebench.rundir import IndexedAppender, RunDir
 
 
 class JudgeRequest(BaseModel):
@@ -46,7 +43,7 @@ class JudgeRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] = Field(default_factory=lambda: ["local"])
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     # the dataset of a run with no translate stage (en only); else the run's own
     dataset: str | None = None
     data_dir: str | None = None
@@ -65,7 +62,7 @@ class JudgeRequest(BaseModel):
     # re-ask K times the identical en input of sampled units (each a recorded call the cache does
     # not answer): the repeat jitter bbe reports beside the sensitivity (PROTOCOL §5)
     repeats: int | None = Field(default=None, ge=1)
-    round_items: int = Field(default=20, ge=1)
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
     settle_seed: int = 0
 
 
@@ -135,7 +132,7 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
     wanted = _wanted_conditions(run, manifest, request.conditions)
     others = [w for w in wanted if w != SOURCE]
     targets = select_conditions(others) if others else []
-    variants = read_variants(run.file(VARIANTS))
+    variants = run.variants().latest()
     if targets and not variants:
         raise RunDirError(
             f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
@@ -159,32 +156,32 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
 def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
     """Append the planned calls `plan.jsonl` does not list yet, before any is made: a run killed
     mid-way is then known to be incomplete (the plan grows when a later command adds conditions)."""
-    path = run.file(PLAN)
-    known = {p.key() for p in read_jsonl(path, PlannedKey)}
-    with JsonlAppender(path) as out:
-        for call in calls:
-            if call.key not in known:
+    index = run.plan()
+    new = [call for call in calls if call.key not in index.latest()]
+    if not new:
+        return
+    with IndexedAppender(index) as out:
+        for call in new:
+            if call.key not in index.latest():  # a plan that names a call twice records it once
                 out.append(PlannedKey(**call.key._asdict()))
-                known.add(call.key)
 
 
-def _check_models(models: Sequence[str]) -> None:
+def _resolve_models(models: Sequence[str], options: CallOptions) -> dict[str, JudgeSpec]:
+    """Each `--model` resolved, once for the command: a bad spec is the error, not a dataset that
+    fails to load after it."""
     if not models:
         raise ConfigError("no judge given: pass --model PROVIDER:MODEL (e.g. local or openai:gpt-4.1-mini)")
     if len(set(models)) != len(models):
         raise ConfigError("the same --model is given twice")
-    for name in models:  # a bad spec is the error, not a dataset that fails to load after it
-        resolve_judge_full(name)
+    return options.judges().resolve_all(models)
 
 
 def _clients(
-    request: JudgeRequest, options: CallOptions, execution: Execution, prices: PriceTable
+    judges: Mapping[str, JudgeSpec], request: JudgeRequest, options: CallOptions, execution: Execution
 ) -> dict[str, ModelClient]:
     """One client per judge, checked for batch support and armed with the shared budget. Records
     name the judge by what the user typed (a configured name resolves to its spec)."""
-    clients = {name: options.client(name, prices) for name in request.models}
-    for name, client in clients.items():
-        client.name = name
+    clients = {name: options.client(judge) for name, judge in judges.items()}
     if execution.batch:
         refuse_batch(list(clients.values()))
     arm_budget(list(clients.values()), request.max_cost)
@@ -201,8 +198,8 @@ def _run_plan(
     progress: bool | None,
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
-    defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
-    total = len(pending_calls(plan, existing_judgments(run.file(JUDGMENTS))))
+    defaults = {name: client.request_defaults for name, client in clients.items()}
+    total = len(pending_calls(plan, run.judgments().latest()))
 
     async def go() -> dict[str, JudgeOutcome]:
         try:
@@ -211,7 +208,7 @@ def _run_plan(
                     plan,
                     clients,
                     template,
-                    run.file(JUDGMENTS),
+                    run.judgments(),
                     progress=bar,
                     request_defaults=defaults,
                     execution=execution,
@@ -310,39 +307,40 @@ def _until_settled(
 
 
 def judge(
-    run_dir: str | Path,
+    run_dir: str | Path | RunDir,
     request: JudgeRequest | None = None,
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> JudgeResult:
     """Judge every planned (item, condition, order) and tie-probe for each model; resumable.
 
     `execution` chooses live calls, the provider Batch API, a vLLM batch file to write, or a batch
     output to import; `max_cost` (USD, shared by all judges) stops scheduling paid calls before the
     budget would be exceeded, leaving a resumable run."""
-    req = build_request(JudgeRequest, request, fields)
-    _check_models(req.models)
+    req = request or JudgeRequest()
     options = options or CallOptions()
+    judges = _resolve_models(req.models, options)
     execution = execution or Execution()
     run = run_folder(run_dir)
     template = load_template(req.template_path)
     plan = plan_judging(run, req)
     if req.dry_run:
-        todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
+        todo = pending_calls(plan.calls, run.judgments().latest())
         # a resumed run's replies so far are the best guess at the rest of its replies
-        observed = run_figures(run.path) if run.file(JUDGMENTS).exists() else None
-        estimates = estimate_judging(plan.calls, todo, template, req.models, observed=observed)
+        observed = run_figures(run.path) if run.judgments().path.exists() else None
+        estimates = estimate_judging(
+            plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed
+        )
         return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     calls_made = execution.import_file is None and execution.write_requests is None
-    if calls_made and pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS))):
-        require_keys(req.models)  # before the run folder is touched
-    clients = _clients(req, options, execution, PriceTable.load())
+    if calls_made and pending_calls(plan.calls, run.judgments().latest()):
+        require_keys(judges.values())  # before the run folder is touched
+    clients = _clients(judges, req, options, execution)
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):
         run.init(dataset=plan.dataset)
@@ -358,6 +356,6 @@ def judge(
             result = JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
         if req.repeats:
             result.repeats = record_repeats(
-                run.path, list(clients), req.repeats, options=options, execution=execution
+                run, list(clients), req.repeats, options=options, execution=execution
             )
     return result

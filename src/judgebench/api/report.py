@@ -12,23 +12,20 @@ from rich.console import Console
 
 from judgebench.analysis import Analysis, ReportSettings, analyze, settled
 from judgebench.api.datasets import load_run_dataset, run_folder
-from judgebench.api.requests import build_request
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
-from judgebench.records import AuditFlag, Item, Judgment, PlannedKey, Variant
+from judgebench.records import AuditFlag, Item, Judgment
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
+from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
 from judgebench.rundir import (
     AUDIT,
     JUDGMENTS,
-    PLAN,
     READINESS_JSON,
-    VARIANTS,
     RunDir,
-    last_per_key,
     read_jsonl,
 )
 
@@ -45,16 +42,14 @@ class _RunInputs(BaseModel):
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
-    path = run.file(JUDGMENTS)
-    if not path.exists():
-        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
-    judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
+    judgments = run.judgments()
+    if not judgments.path.exists():
+        raise RunDirError(f"{judgments.path} does not exist: run `judgebench judge --run {run.path}` first")
     translated = run.manifest().stages.translate
     order = translated.condition_names() if translated else None
-    plan_file = run.file(PLAN)
-    planned = {p.key() for p in read_jsonl(plan_file, PlannedKey)} if plan_file.exists() else None
+    planned = run.plan().keys() if run.plan().path.exists() else None
     return _RunInputs(
-        judgments=list(judgments.values()),
+        judgments=list(judgments.latest().values()),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
         planned=planned,
@@ -74,7 +69,7 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
-    run = RunDir(run_dir)
+    run = run_folder(run_dir)
     return _with_run_stops(run, _analyze(_read_inputs(run), settings))
 
 
@@ -111,7 +106,7 @@ def explorer_data(run: RunDir, inputs: _RunInputs) -> ExplorerData:
     texts: dict[tuple[str, str], ItemTexts] = {}
     for item in _run_items(run):
         texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
-    for variant in read_jsonl(run.file(VARIANTS), Variant):  # the last line per key wins
+    for variant in run.variants().latest().values():
         texts[(variant.item_id, variant.condition)] = ItemTexts(
             variant.instruction, variant.output_1, variant.output_2
         )
@@ -207,15 +202,14 @@ class ReportResult(BaseModel):
 
 
 def report(
-    run_dir: str | Path,
+    run_dir: str | Path | RunDir,
     request: ReportRequest | None = None,
     *,
     console: Console | None = None,
-    **fields: Any,
 ) -> ReportResult:
     """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html;
     with a console, print the terminal tables there too."""
-    req = build_request(ReportRequest, request, fields)
+    req = request or ReportRequest()
     run = run_folder(run_dir)
     if not run.path.is_dir():
         raise RunDirError(f"run folder {run.path} does not exist")
@@ -223,9 +217,11 @@ def report(
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
     analysis = with_stops(_analyze(inputs, req.settings), stops)
-    data = explorer_data(run, inputs) if req.html or req.export_unstable is not None else None
+    leave_out = () if req.html else ("html",)
+    wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
+    data = explorer_data(run, inputs) if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, console, html=req.html, explorer=data)
+        paths = write_report(run, analysis, console, leave_out=leave_out, explorer=data)
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
