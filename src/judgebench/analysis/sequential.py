@@ -242,12 +242,12 @@ def _bound(q: Quantity, low_rej: Mask, high_rej: Mask) -> tuple[Mask, Mask]:
     return high_rej, low_rej & ~high_rej
 
 
-def _stream(rows: pd.DataFrame | None, q: Quantity, ranked: Sequence[str]) -> tuple[Array, Array]:
-    """The quantity's [0, 1] observations in judged order, and per judged item how many of them
-    the first k items gave."""
-    if rows is None or q.name not in rows.columns:
-        return np.zeros(0), np.zeros(len(ranked))
-    col = rows[q.name].reindex(list(ranked)).to_numpy(dtype=float)
+def _stream(ranked: pd.DataFrame | None, q: Quantity, k: int) -> tuple[Array, Array]:
+    """The quantity's [0, 1] observations in judged order (`ranked`: the judge's rows in that
+    order), and per judged item how many of them the first k items gave."""
+    if ranked is None or q.name not in ranked.columns:
+        return np.zeros(0), np.zeros(k)
+    col = ranked[q.name].to_numpy(dtype=float)
     seen = ~np.isnan(col)
     x = np.clip((col[seen] - q.lo) / (q.hi - q.lo), 0.0, 1.0)
     return x, np.cumsum(seen).astype(float)
@@ -296,12 +296,14 @@ def settle(
     has = not values.empty and judge in values.index.get_level_values("judge")
     rows = values.xs(judge, level="judge") if has else None
     assert rows is None or isinstance(rows, pd.DataFrame)
-    ranked = [i for i in order if rows is not None and i in rows.index]
-    k = len(ranked)
+    present = set() if rows is None else set(rows.index)
+    ids = [i for i in order if i in present]
+    ranked = None if rows is None else rows.reindex(ids)
+    k = len(ids)
     checks: list[QuantityState] = []
     traj: dict[str, Array] = {}
     for q in quantities(targets, settings):
-        x, counts = _stream(rows, q, ranked)
+        x, counts = _stream(ranked, q, k)
         traj[q.name] = _trajectory(q, x, counts, alpha)
         checks.append(_interval(q, x if intervals else x[:0], alpha, traj[q.name]))
     base = _combine_codes([traj[q.name] for q in quantities([], settings)], k)
