@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
@@ -18,6 +18,7 @@ from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.records import AuditFlag, Item, Judgment
 from judgebench.records.manifest import ReportStage, SequentialStop
+from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
@@ -129,37 +130,26 @@ def with_stops(analysis: Analysis, stops: Mapping[str, SequentialStop]) -> Analy
     return analysis.model_copy(update={"readiness": verdicts, "unfinished_judges": unfinished})
 
 
-class ReadinessDoc(BaseModel):
-    """readiness.json (INTERFACE.md): machine-readable verdicts, for a pipeline to stop on."""
-
-    complete: bool
-    plan_known: bool
-    planned: int
-    never_made: int
-    failed: int
-    verdicts: list[dict[str, Any]]
-    # judge --until-settled: where and why each judge stopped (absent for a fixed-design run)
-    stops: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    # per judge, which intervals decided its verdicts: "fixed-n", or "anytime-valid" (stopped settled)
-    intervals: dict[str, str] = Field(default_factory=dict)
+class ReadinessDoc(ReadinessFile):
+    """readiness.json (INTERFACE.md; records/readiness.py), built from an analysis."""
 
     @classmethod
     def of(cls, analysis: Analysis, stops: Mapping[str, SequentialStop] | None = None) -> ReadinessDoc:
         done = analysis.completeness
         verdicts = [
-            {
-                "judge": v.judge,
-                "condition": v.condition,
-                "verdict": v.status,
-                "baseline": v.baseline,
-                "invariance": v.invariance,
-                "reasons": v.reasons,
-            }
+            ReadinessEntry(
+                judge=v.judge,
+                condition=v.condition,
+                verdict=v.status,
+                baseline=v.baseline,
+                invariance=v.invariance,
+                reasons=v.reasons,
+            )
             for v in analysis.readiness
         ]
         return cls(
             complete=done.complete and not analysis.unfinished_judges,
-            stops={name: stop.model_dump(mode="json") for name, stop in (stops or {}).items()},
+            stops=dict(stops or {}),
             intervals={v.judge: v.intervals for v in analysis.readiness},
             plan_known=done.plan_known,
             planned=done.planned,
@@ -167,15 +157,6 @@ class ReadinessDoc(BaseModel):
             failed=done.failed,
             verdicts=verdicts,
         )
-
-    def gate(self, strict: bool) -> Literal["pass", "fail", "unsettled"]:
-        """`report --gate`: fail on any fail verdict; strict also on incomplete or inconclusive."""
-        statuses = {v["verdict"] for v in self.verdicts}
-        if "fail" in statuses:
-            return "fail"
-        if strict and (not self.complete or "inconclusive" in statuses or not self.verdicts):
-            return "unsettled"
-        return "pass"
 
 
 class ReportRequest(BaseModel):

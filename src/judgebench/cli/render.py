@@ -471,9 +471,9 @@ def readiness_file(doc: ReadinessDoc, path: str) -> None:
 def verdicts(doc: ReadinessDoc) -> None:
     """The readiness verdicts, one line each (the end of `judgebench run`)."""
     for v in doc.verdicts:
-        style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
+        style = {"pass": "green", "fail": "red"}.get(v.verdict, "yellow")
         console.print(
-            f"[{style}]{v['verdict'].upper()}[/] {escape(str(v['judge']))} on {escape(str(v['condition']))} "
-            f"(baseline {escape(str(v['baseline']))}, invariance {escape(str(v['invariance']))})",
+            f"[{style}]{v.verdict.upper()}[/] {escape(v.judge)} on {escape(v.condition)} "
+            f"(baseline {v.baseline}, invariance {v.invariance})",
             highlight=False,
         )
