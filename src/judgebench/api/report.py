@@ -182,6 +182,7 @@ class ReadinessDoc(BaseModel):
                 "baseline": v.baseline,
                 "invariance": v.invariance,
                 "reasons": v.reasons,
+                "why": v.why,
             }
             for v in analysis.readiness
         ]

@@ -330,7 +330,7 @@ def pipeline(result: PipelineResult) -> list[str]:
     if result.bbe_error is not None:
         note(f"bbe: {result.bbe_error}")
     if result.readiness is not None:
-        verdicts(result.readiness)
+        verdicts(result.readiness, report_html=str(result.report_html))
         readiness_file(result.readiness, str(result.run_dir / "readiness.json"))
     timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
     console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})", markup=False)
@@ -460,12 +460,29 @@ def readiness_file(doc: ReadinessDoc, path: str) -> None:
     console.print(f"readiness: {path}", highlight=False, soft_wrap=True, markup=False)
 
 
-def verdicts(doc: ReadinessDoc) -> None:
-    """The readiness verdicts, one line each (the end of `judgebench run`)."""
+def verdicts(doc: ReadinessDoc, *, report_html: str | None = None) -> None:
+    """The readiness verdicts, one line each (the end of `judgebench run`), and under a verdict that
+    did not pass the one reason of each part that decided it, and where every reason is."""
     for v in doc.verdicts:
         style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
         console.print(
             f"[{style}]{v['verdict'].upper()}[/] {escape(str(v['judge']))} on {escape(str(v['condition']))} "
             f"(baseline {escape(str(v['baseline']))}, invariance {escape(str(v['invariance']))})",
             highlight=False,
+        )
+        if v["verdict"] == "pass":
+            continue
+        for part, reason in (v.get("why") or {}).items():
+            console.print(f"  {part}: {reason}", highlight=False, soft_wrap=True, markup=False)
+    if any(v["verdict"] != "pass" for v in doc.verdicts):
+        where = (
+            f"the Readiness verdict of {report_html}#verdict"
+            if report_html
+            else "the report's Readiness verdict"
+        )
+        console.print(
+            f"  every reason, with its numbers: readiness.json (below) and {where}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
         )

@@ -1,0 +1,256 @@
+"""Issue 32, the first hour as a new user, second pass: one CLI test per point, offline (sim judges, a
+toy LLMBar copy), with no key in the environment. Point 6 (the report) is checked in
+tests/report/test_browser.py and tests/report/test_first_hour_report.py, point 7 by the datasets'
+tests."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+import typing
+from pathlib import Path
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from judgebench.bbe.certificates import CertificateChoice
+from judgebench.bbe.neighbours import PerturbKind
+from judgebench.bbe.params import VerifyKind
+from judgebench.bbe.schematic import Strategy
+from judgebench.bbe.scores import InvalidPolicy, UnitScoreMode
+from judgebench.cli import app, helptext
+from judgebench.execution import Execution
+from tests.cli.test_newcomer import KEYS, fake_llmbar
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in (*KEYS, "OPENAI_COMPATIBLE_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = runner.invoke(app, list(args), env=env)
+    return result.exit_code, result.output
+
+
+# 2 --------------------------------------------------------------------------------------------------
+
+
+def _warnings(out: str) -> list[str]:
+    return [line for line in out.splitlines() if "differ" in line and "published LLMBar" in line]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["translate", "--translator", "openai:gpt-4.1-mini", "--dry-run"],
+        ["plan", "--model", "sim:selftest-unbiased", "--sim-seeds", "1"],
+        ["run", "--model", "sim:selftest-unbiased", "--translator", "openai:gpt-4.1-mini", "--dry-run"],
+    ],
+)
+def test_2_a_modified_copy_is_one_clean_warning_line(tmp_path: Path, command: list[str]) -> None:
+    root = fake_llmbar(tmp_path / "llmbar")  # every file differs from the published one
+    where = ["--dataset", "llmbar", "--data-dir", str(root)]
+    run = [] if command[0] == "plan" else ["--run", str(tmp_path / "run")]
+    code, out = invoke(*command, *where, *run)
+    assert code == 0, out
+    lines = _warnings(out)
+    assert len(lines) == 1, out  # once per command, however often the dataset is loaded
+    assert lines[0].startswith("warning: ") and "5 of 5 files differ" in lines[0]
+    assert "LLMBarChecksumWarning" not in out and ".py:" not in out  # not Python's format
+    assert "load_llmbar(" not in out  # nor its source line
+
+
+def test_2_one_modified_file_is_named(tmp_path: Path) -> None:
+    root = fake_llmbar(tmp_path / "llmbar")
+    code, out = invoke("data", "show", "llmbar", "--data-dir", str(root))
+    assert code == 0, out
+    lines = [" ".join(line.split()) for line in out.split("warning:")[1:]]
+    assert len(lines) == 1 and "5 of 5 files differ from the published LLMBar file" in lines[0]
+    assert "LLMBarChecksumWarning" not in out
+
+
+# 4 --------------------------------------------------------------------------------------------------
+
+
+def test_4_each_verdict_that_did_not_pass_says_why_per_part(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    code, out = invoke(
+        "run", "--run", str(run), "--model", "sim:selftest-unbiased", "--model", "sim:selftest-always-a",
+        "--limit", "10", "--yes",
+    )  # fmt: skip
+    assert code == 0, out
+    lines = out.splitlines()
+    fail = next(i for i, ln in enumerate(lines) if ln.startswith("FAIL sim:selftest-always-a on zh"))
+    assert "(baseline fail, invariance pass)" in lines[fail]
+    # the failed part's reason, with its numbers, on the next line; a part that passed has none
+    assert lines[fail + 1].startswith("  baseline: en strict accuracy 50.0%")
+    assert "is not above chance 50.0%" in lines[fail + 1]
+    assert not lines[fail + 2].startswith("  invariance:")
+    # an inconclusive verdict says what is undecided
+    unsure = next(i for i, ln in enumerate(lines) if ln.startswith("INCONCLUSIVE sim:selftest-unbiased on"))
+    assert "not clearly within the limit" in lines[unsure + 1]
+    assert f"{run / 'report.html'}#verdict" in out and "readiness.json" in out
+    doc = json.loads((run / "readiness.json").read_text())
+    by = {(v["judge"], v["condition"]): v for v in doc["verdicts"]}
+    always_a = by["sim:selftest-always-a", "zh"]
+    assert set(always_a["why"]) == {"baseline"} and always_a["why"]["baseline"] in always_a["reasons"]
+
+
+def test_4_a_verdict_that_passes_prints_no_reason(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    code, out = invoke("run", "--run", str(run), "--model", "sim:selftest-unbiased", "--dataset", "sample")
+    assert code == 0, out
+    passes = [i for i, ln in enumerate(out.splitlines()) if ln.startswith("PASS ")]
+    assert passes, out
+    for i in passes:
+        following = out.splitlines()[i + 1]
+        assert not following.startswith(("  baseline:", "  invariance:")), following
+    assert "every reason, with its numbers" not in out
+
+
+# 5 --------------------------------------------------------------------------------------------------
+
+
+def _commands() -> list[tuple[list[str], typing.Any]]:
+    """Every command and subcommand, with its click object."""
+    out: list[tuple[list[str], typing.Any]] = []
+
+    def walk(path: list[str], command: typing.Any) -> None:
+        out.append((path, command))
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk([*path, name], sub)
+
+    walk([], get_command(app))
+    return out
+
+
+COMMANDS = _commands()
+NARROW = {"COLUMNS": "80", "TERM": "dumb"}
+
+
+def _help(path: list[str]) -> str:
+    result = runner.invoke(app, [*path, "--help"], env=NARROW)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _tokens(text: str) -> set[str]:
+    return set(text.replace("│", " ").replace("╭", " ").replace("╰", " ").split())
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), COMMANDS, ids=[" ".join(p) or "judgebench" for p, _ in COMMANDS]
+)
+def test_5_help_at_80_columns_cuts_no_name_and_no_word(path: list[str], command: typing.Any) -> None:
+    out = _help(path)
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "…" not in out, out
+    tokens = _tokens(out)
+    for param in command.params:
+        names = [] if param.param_type_name == "argument" else [*param.opts, *param.secondary_opts]
+        for name in names:
+            shown = {part for token in tokens for part in token.split(",")}  # --reask,--max-reasks
+            assert name in shown, f"{' '.join(path)}: {name} is cut:\n{out}"
+        words = (param.help or "").replace("\\[", "[").split()
+        cut = [w for w in words if w not in tokens]
+        assert not cut, f"{' '.join(path)} {param.opts}: help words cut or lost {cut}:\n{out}"
+        assert param.opts == ["--help"] or "TEXT" not in (param.metavar or ""), param.opts
+    assert " TEXT " not in out, out  # a placeholder says what goes there
+
+
+@pytest.mark.parametrize(
+    ("path", "command"),
+    [(p, c) for p, c in COMMANDS if not hasattr(c, "commands")],
+    ids=[" ".join(p) for p, c in COMMANDS if not hasattr(c, "commands")],
+)
+def test_5_every_command_has_an_example_that_parses(path: list[str], command: typing.Any) -> None:
+    out = _help(path)
+    assert "Example" in out, out
+    examples = helptext.EXAMPLES[path[-1]]
+    joined = " ".join(line.rstrip("\\").strip() for line in examples).replace("  ", " ")
+    for example in filter(str.strip, re.split(r"(?= judgebench )", " " + joined)):
+        words = example.split()
+        assert words[0] == "judgebench" and words[1 : 1 + len(path)] == path, example
+        options = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+        flags = [w for w in words if w.startswith("--")]
+        assert set(flags) <= options, f"{example}: {set(flags) - options} is not a flag of {path}"
+    for line in examples:
+        assert line in out.replace("│", " "), f"{line!r} is not one line of the help at 80 columns"
+
+
+def _values(literal: typing.Any) -> set[str]:
+    return {str(v) for v in typing.get_args(literal) if isinstance(v, str)}
+
+
+FIXED = [
+    (["bbe"], "--verify-kind", _values(VerifyKind)),
+    (["bbe"], "--certificate", _values(CertificateChoice)),
+    (["bbe"], "--invalid-neighbours", _values(InvalidPolicy)),
+    (["bbe"], "--unit-score", _values(UnitScoreMode)),
+    (["bbe"], "--strategy", _values(Strategy)),
+    (["bbe"], "--perturb", _values(PerturbKind)),
+    (["judge"], "--batch-failed", _values(typing.get_type_hints(Execution)["batch_failed"])),
+]
+
+
+@pytest.mark.parametrize(("path", "flag", "choices"), FIXED, ids=[f for _, f, _ in FIXED])
+def test_5_fixed_value_options_show_their_choices(path: list[str], flag: str, choices: set[str]) -> None:
+    assert len(choices) >= 2, choices  # the library's Literal, read for real
+    out = _help(path)
+    start = out.index(f" {flag} ")
+    block = out[start : start + 600].split("\n│    --")[0]  # that option's rows, up to the next option
+    shown = set(re.findall(r"[a-z_]+", block))
+    assert choices <= shown, f"{flag}: {choices - shown} not shown:\n{block}"
+
+
+def test_5_data_dir_says_it_takes_hub_snapshots() -> None:
+    for path in (["run"], ["translate"], ["judge"], ["plan"], ["data", "show"]):
+        text = " ".join(_help(path).replace("│", " ").split())
+        assert "hub snapshots" in text and "Dataset/" in text, path
+
+
+def test_5_the_command_list_reads_as_sentences() -> None:
+    """Each command's summary is its first paragraph as one sentence: rich kept the docstring's line
+    breaks, so `bbe` read "... of the given kind / moves the scores" with a ragged break between."""
+    panel = _help([]).split("Commands")[1]
+    text = " ".join(panel.replace("│", " ").split())
+    for _, command in COMMANDS[1:]:
+        first = " ".join((command.help or "").split("\n\n")[0].split())
+        if first and command.name in {"bbe", "plan", "run", "selftest", "judge", "translate"}:
+            assert f"{command.name} {first}" in text, f"{command.name}: {first!r} not one paragraph"
+    # the planted case: the docstring that broke mid-sentence before
+    assert "so that a bias of the given kind moves the scores by more than --tau" in text
+
+
+# 8 --------------------------------------------------------------------------------------------------
+
+
+def _ultranormal(name: str) -> str:
+    """PyPI's comparison of project names (warehouse: separators removed, case and homoglyphs
+    folded): a new name equal to an existing one under it is refused."""
+    folded = re.sub(r"[-_.]", "", name.lower())
+    return folded.replace("l", "1").replace("i", "1").replace("o", "0")
+
+
+def test_8_the_distribution_name_can_be_published_and_the_command_stays() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    name = project["name"]
+    taken = ("judge-bench", "judgebench")  # judge-bench is on PyPI; judgebench folds into it
+    assert _ultranormal(name) not in {_ultranormal(t) for t in taken}, name
+    assert _ultranormal("judgebench") == _ultranormal("judge-bench")  # why the old name could not be
+    assert project["scripts"] == {"judgebench": "judgebench.cli:main"}  # the command is unchanged
+    assert (ROOT / "src" / "judgebench" / "__init__.py").is_file()  # and so is the import name
+    assert {"local", "dev"} <= set(project["optional-dependencies"])  # README's .[local], .[dev,local]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    top = readme[: readme.index("## Quick start")]
+    assert "not ScalerLab's *JudgeBench*" in top and "Tan et al. 2024" in top
+    assert f"**`{name}`**" in top  # the README names the distribution to look for
+    code, out = invoke("--version")
+    assert code == 0 and out.startswith("judgebench ")
