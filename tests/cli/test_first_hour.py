@@ -15,6 +15,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
+from judgebench.api import durations
 from judgebench.bbe.certificates import CertificateChoice
 from judgebench.bbe.neighbours import PerturbKind
 from judgebench.bbe.params import VerifyKind
@@ -22,6 +23,8 @@ from judgebench.bbe.schematic import Strategy
 from judgebench.bbe.scores import InvalidPolicy, UnitScoreMode
 from judgebench.cli import app, helptext
 from judgebench.execution import Execution
+from judgebench.models.config import resolve_judge
+from judgebench.progress import clock
 from tests.cli.test_newcomer import KEYS, fake_llmbar
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +40,88 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     result = runner.invoke(app, list(args), env=env)
     return result.exit_code, result.output
+
+
+# 1 --------------------------------------------------------------------------------------------------
+
+
+def _times(out: str) -> dict[tuple[str, str], str]:
+    """{(stage, model): time} from a dry run's table."""
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    return {(row[0], row[1]): row[-1] for row in rows if len(row) == 10}
+
+
+def _seconds(text: str) -> float:
+    h, m, s = (re.search(rf"(\d+){unit}", text) for unit in ("h", "m", "s"))
+    return sum(int(x.group(1)) * k for x, k in ((h, 3600), (m, 60), (s, 1)) if x is not None)
+
+
+def test_1_a_dry_run_says_how_long_and_what_drives_it(tmp_path: Path) -> None:
+    run = ["--run", str(tmp_path / "run"), "--dataset", "sample", "--conditions", "en"]
+    api = "openai:gpt-4.1-mini"
+    code, out = invoke("judge", *run, "--model", api, "--concurrency", "1", "--dry-run")
+    assert code == 0, out
+    alone = _seconds(_times(out)["judge", api])
+    assert alone == 60 * 2.0  # 60 calls x 2 s (assumed for an API call), one at a time
+    assert (
+        "expected time: about 2m00s" in out and "assumed for an API call in configs/call_seconds.toml" in out
+    )
+    # what drives it: calls at once, and the rate limit
+    code, out = invoke("judge", *run, "--model", api, "--concurrency", "8", "--dry-run")
+    assert _seconds(_times(out)["judge", api]) == 15
+    code, out = invoke("judge", *run, "--model", api, "--concurrency", "8", "--rpm", "6", "--dry-run")
+    assert _seconds(_times(out)["judge", api]) == 600  # 60 calls at 6 a minute
+    # the embedded model: one call at a time, from the measurement, at this machine's load
+    code, out = invoke("judge", *run, "--model", "local", "--concurrency", "8", "--dry-run")
+    assert code == 0, out
+    assert _seconds(_times(out)["judge", "local"]) >= 60 * 0.69 - 1
+    assert (
+        "measured 2026-12-01 by the README quick start" in out and "here " in out and " cores at load " in out
+    )
+
+
+def test_1_run_dry_run_adds_the_stages(tmp_path: Path) -> None:
+    api = "openai:gpt-4.1-mini"
+    args = ["--translate", "--translator", api, "--model", api, "--limit", "4", "--concurrency", "1"]
+    code, out = invoke("run", "--run", str(tmp_path / "r"), *args, "--dry-run")
+    assert code == 0, out
+    times = _times(out)
+    translate, judge = (_seconds(times[s, "openai:gpt-4.1-mini"]) for s in ("translate", "judge"))
+    assert translate > 0 and judge == 32 * 2  # 4 items: 2 x (en + zh + ls) + 2 tie-probes x 2, at 2 s
+    line = next(ln for ln in out.splitlines() if ln.startswith("expected time: about"))
+    assert line.startswith(f"expected time: about {clock(translate + judge)} (translate ")
+
+
+def test_1_before_the_first_call_the_expected_time_then_the_measured_pace(tmp_path: Path) -> None:
+    code, out = invoke(
+        "run", "--run", str(tmp_path / "run"), "--model", "sim:selftest-unbiased", "--no-cache",
+        "--limit", "10", env={"JUDGEBENCH_PROGRESS_SECONDS": "0"},
+    )  # fmt: skip
+    assert code == 0, out
+    lines = out.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("judge sim:selftest-unbiased: "))
+    assert re.match(
+        r"judge sim:selftest-unbiased: 80 calls, expected under a second \(sim:selftest-unbiased: 80 calls "
+        r"x 0\.001 s, assumed for sim in configs/call_seconds\.toml\)",
+        lines[first],
+    ), lines[first]
+    progress = [i for i, ln in enumerate(lines) if re.search(r"\d+/80 calls, ", ln)]
+    assert progress and first < progress[0]  # said before the first call
+    pace = [ln for ln in lines if "left at that pace (expected" in ln]
+    assert len(pace) == 1 and pace[0].startswith("judge sim:selftest-unbiased: 4 of 80 in "), pace  # once
+
+
+def test_1_the_load_model_scales_only_the_embedded_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, settings, _ = resolve_judge("local")
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (1.8, 1.8, 1.8))  # as measured: the measured figure
+    quiet = durations.expected("local", spec, settings, 240, "judge")
+    assert quiet.per_call == pytest.approx(0.69) and quiet.at_once == 1
+    monkeypatch.setattr("os.getloadavg", lambda: (5.5, 5.5, 5.5))  # the README's busy case: 3.6 s a call
+    busy = durations.expected("local", spec, settings, 240, "judge")
+    assert 3.0 < busy.per_call < 4.5 and "x5.4" in busy.source
+    api_spec, api_settings, _ = resolve_judge("openai:gpt-4.1-mini")
+    assert durations.expected("openai:gpt-4.1-mini", api_spec, api_settings, 80, "judge").per_call == 2.0
 
 
 # 2 --------------------------------------------------------------------------------------------------
@@ -74,6 +159,61 @@ def test_2_one_modified_file_is_named(tmp_path: Path) -> None:
     lines = [" ".join(line.split()) for line in out.split("warning:")[1:]]
     assert len(lines) == 1 and "5 of 5 files differ from the published LLMBar file" in lines[0]
     assert "LLMBarChecksumWarning" not in out
+
+
+# 3 --------------------------------------------------------------------------------------------------
+
+
+def _judge_calls(out: str) -> dict[str, int]:
+    """{judge: calls} from a dry run's table."""
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if "│ judge" in line]
+    return {row[1]: int(row[2].replace(",", "")) for row in rows}
+
+
+def test_3_the_readme_dry_runs_work_in_order(tmp_path: Path) -> None:
+    run, judges = (
+        tmp_path / "run",
+        ["--model", "openai:gpt-4.1-mini", "--model", "anthropic:claude-haiku-4-5"],
+    )
+    code, out = invoke(
+        "translate",
+        "--run",
+        str(run),
+        "--dataset",
+        "sample",
+        "--translator",
+        "openai:gpt-4.1-mini",
+        "--dry-run",
+    )
+    assert code == 0 and "translate" in out and not run.exists(), out  # nothing written
+    # the README's old step: said what to pass, not only "translate first"
+    code, out = invoke("judge", "--run", str(run), *judges, "--dry-run")
+    assert code == 1 and "translate --dry-run` records nothing" in out and "--conditions en,zh,ls" in out
+    # the README's step: judging priced before anything is translated, and still nothing written
+    code, out = invoke(
+        "judge", "--run", str(run), "--dataset", "sample", "--conditions", "en,zh,ls", *judges, "--dry-run"
+    )
+    assert code == 0 and "not translated yet, priced from the en texts" in out, out
+    ahead = _judge_calls(out)
+    assert not run.exists()
+    # the same figures `run --dry-run` gives, and the exact plan once the variants exist
+    code, out = invoke("run", "--run", str(run), "--dataset", "sample", "--translate", "--translator",
+                       "openai:gpt-4.1-mini", *judges, "--dry-run")  # fmt: skip
+    assert code == 0 and _judge_calls(out) == ahead, out
+    code, out = invoke("translate", "--run", str(run), "--dataset", "sample", "--variants",
+                       str(ROOT / "data" / "sample_variants.jsonl"))  # fmt: skip
+    assert code == 0, out
+    code, out = invoke("judge", "--run", str(run), *judges, "--dry-run")
+    assert code == 0 and "not translated yet" not in out, out
+    assert _judge_calls(out) == ahead == {"openai:gpt-4.1-mini": 240, "anthropic:claude-haiku-4-5": 240}
+
+
+def test_3_en_only_pricing_says_so(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    code, out = invoke("judge", "--run", str(run), "--dataset", "sample", "--model", "openai:gpt-4.1-mini",
+                       "--dry-run")  # fmt: skip
+    assert code == 0 and _judge_calls(out) == {"openai:gpt-4.1-mini": 60}, out
+    assert "priced en only" in " ".join(out.split()) and "--conditions en,zh,ls" in out
 
 
 # 4 --------------------------------------------------------------------------------------------------

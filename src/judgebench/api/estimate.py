@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
+from judgebench.api.durations import expected
 from judgebench.api.output_tokens import output_tokens_for
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
@@ -14,6 +15,7 @@ from judgebench.models.base import ModelRequest
 from judgebench.models.config import resolve_judge
 from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
 from judgebench.models.registry import ModelSpec
+from judgebench.models.settings import SettingsOverrides
 from judgebench.records import Condition, Item, Usage
 from judgebench.translate.translator import TranslatorSettings, planned_messages
 
@@ -32,6 +34,9 @@ class Estimate(BaseModel):
     already_done: int = 0
     # where the output tokens per call come from (judging: api/output_tokens.py)
     output_source: str | None = None
+    # the expected wall time of these calls and what it rests on (api/durations.py)
+    seconds: float | None = None
+    seconds_source: str | None = None
 
     def scaled(self, calls: int, already_done: int) -> Estimate:
         """The same per-call figures for another number of calls (a plan known only in part)."""
@@ -44,6 +49,7 @@ class Estimate(BaseModel):
                 "output_tokens": int(self.output_tokens * share),
                 "cost_live_usd": None if self.cost_live_usd is None else self.cost_live_usd * share,
                 "cost_batch_usd": None if self.cost_batch_usd is None else self.cost_batch_usd * share,
+                "seconds": None if self.seconds is None else self.seconds * share,
             }
         )
 
@@ -65,12 +71,21 @@ def priced(stage: str, model: str, usage: Usage, *, calls: int, method: str, don
     )
 
 
+def _timed(estimate: Estimate, name: str, stage: str, overrides: SettingsOverrides | None) -> Estimate:
+    """The estimate with its expected wall time at the model's pace (flags over judges.toml)."""
+    spec, settings, _ = resolve_judge(name, **(overrides.model_dump(exclude_none=True) if overrides else {}))
+    took = expected(name, spec, settings, estimate.calls, stage)
+    return estimate.model_copy(update={"seconds": took.seconds, "seconds_source": took.source})
+
+
 def estimate_translation(
     items: Sequence[Item],
     conditions: Sequence[Condition],
     translator: str,
     done: int,
     settings: TranslatorSettings | None = None,
+    *,
+    overrides: SettingsOverrides | None = None,
 ) -> Estimate:
     """Calls and tokens of translating `items` when every answer is valid (re-asks not counted)."""
     settings = settings or TranslatorSettings()
@@ -86,7 +101,8 @@ def estimate_translation(
         body = item.instruction + item.output_1 + item.output_2
         # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
         usage.output_tokens += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
-    return priced("translate", spec.text, usage, calls=calls, method=method, done=done)
+    estimate = priced("translate", spec.text, usage, calls=calls, method=method, done=done)
+    return _timed(estimate, translator, "translate", overrides)
 
 
 def _prompt_text(request: ModelRequest) -> str:
@@ -100,6 +116,7 @@ def estimate_judging(
     models: Sequence[str],
     *,
     observed: Mapping[tuple[str, str], tuple[float, int]] | None = None,
+    overrides: SettingsOverrides | None = None,
 ) -> list[Estimate]:
     """Per judge: the calls of `todo` (the pending part of `plan`) with their tokens and cost. The
     replies are costed per judge and template (`output_tokens_for`; `observed`: a run's own means)."""
@@ -123,5 +140,29 @@ def estimate_judging(
             usage.input_tokens += n
         done = sum(1 for c in plan if c.judge == name) - len(mine)
         estimate = priced("judge", spec.text, usage, calls=len(mine), method=method, done=done)
+        estimate = _timed(estimate, name, "judge", overrides)
         out.append(estimate.model_copy(update={"model": name, "output_source": reply.source}))
+    return out
+
+
+def study_from_en(
+    en: Sequence[Estimate],
+    targets: Sequence[Condition],
+    *,
+    include_source: bool = True,
+    tie_probes: bool = True,
+    done: Mapping[str, int] | None = None,
+) -> list[Estimate]:
+    """The judging of conditions not translated yet, priced from the en plan (`en`: every item in
+    both orders): per item 2 calls per condition judged, plus both orders of each target's tie-probe,
+    at the en texts' tokens (a translation is about as long as its source). `done`: calls a judge
+    already holds (en, judged before)."""
+    per_item = 2 * (int(include_source) + len(targets))
+    per_item += 2 * sum(1 for c in targets if c.tie_probe) if tie_probes else 0
+    out = []
+    for est in en:
+        held = (done or {}).get(est.model, 0)
+        total = int(est.calls * per_item / 2)
+        pending = max(0, total - held)
+        out.append(est.scaled(pending, total - pending))
     return out

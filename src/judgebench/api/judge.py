@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.estimate import Estimate, estimate_judging
+from judgebench.api.durations import announce, expected, stage_time
+from judgebench.api.estimate import Estimate, estimate_judging, study_from_en
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.output_tokens import run_figures
 from judgebench.api.requests import build_request
@@ -128,7 +129,9 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
     manifest = run.manifest()
     if request.dataset is None and manifest.dataset is None:
         raise RunDirError(
-            f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset"
+            f"run {run.path} has no dataset yet (`translate --dry-run` records nothing): run "
+            "`judgebench translate` first, or pass --dataset SPEC [--data-dir DIR]; to price judging "
+            "before paying for translation, add the conditions too: --dry-run --conditions en,zh,ls"
         )
     ds, entry = load_run_dataset(run, request.dataset, request.data_dir)
     items = pick_items(ds.items, request.subset, request.limit, ds.spec)
@@ -202,11 +205,17 @@ def _run_plan(
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
     defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
-    total = len(pending_calls(plan, existing_judgments(run.file(JUDGMENTS))))
+    pending = pending_calls(plan, existing_judgments(run.file(JUDGMENTS)))
+    took = [
+        expected(name, c.spec, c.settings, sum(1 for call in pending if call.judge == name), "judge")
+        for name, c in clients.items()
+    ]
+    ahead = (stage_time(took), announce(took, f"judge {', '.join(clients)}"))
 
     async def go() -> dict[str, JudgeOutcome]:
         try:
-            with ProgressReporter(total, f"judge {', '.join(clients)}", enabled=progress) as bar:
+            what = f"judge {', '.join(clients)}"
+            with ProgressReporter(len(pending), what, enabled=progress, expected=ahead) as bar:
                 return await execute_plan(
                     plan,
                     clients,
@@ -309,6 +318,48 @@ def _until_settled(
     )
 
 
+def _dry_run(run: RunDir, req: JudgeRequest, template: JudgeTemplate, options: CallOptions) -> JudgeResult:
+    """The calls, tokens and cost of the judging asked for; conditions the run has no variants for
+    yet (before `translate`, whose dry run writes nothing) are priced from the en plan, as
+    `run --dry-run` prices them, so that judging can be priced before translation is paid for."""
+    wanted = _wanted_conditions(run, run.manifest(), req.conditions)
+    others = [c for c in wanted if c != SOURCE]
+    ahead = bool(others) and not read_variants(run.file(VARIANTS))
+    asked = req.model_copy(update={"conditions": [SOURCE], "tie_probes": False}) if ahead else req
+    plan = plan_judging(run, asked)
+    todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
+    # a resumed run's replies so far are the best guess at the rest of its replies
+    observed = run_figures(run.path) if run.file(JUDGMENTS).exists() else None
+    if not ahead:
+        estimates = estimate_judging(
+            plan.calls, todo, template, req.models, observed=observed, overrides=options.overrides()
+        )
+        notes = list(plan.notes)
+        if not others and run.manifest().stages.translate is None:
+            notes.append(
+                "priced en only, as this run holds no translation yet: to price judging the targets "
+                "before translating them, add --conditions en,zh,ls (or the targets you will translate)"
+            )
+        return JudgeResult(planned=len(plan.calls), notes=notes, estimates=estimates)
+    whole = estimate_judging(
+        plan.calls, plan.calls, template, req.models, observed=observed, overrides=options.overrides()
+    )
+    done = {name: sum(1 for c in plan.calls if c.judge == name) - sum(1 for c in todo if c.judge == name)
+            for name in req.models}  # fmt: skip
+    targets = select_conditions(others)
+    estimates = study_from_en(
+        whole, targets, include_source=SOURCE in wanted, tie_probes=req.tie_probes, done=done
+    )
+    note = (
+        f"{', '.join(others)}: not translated yet, priced from the en texts (a translation is about as "
+        "long as its source), both orders of every item"
+        + (" and of each tie-probe" if req.tie_probes and any(c.tie_probe for c in targets) else "")
+        + "; `judgebench translate` first makes them exact"
+    )
+    return JudgeResult(planned=sum(e.calls + e.already_done for e in estimates), notes=[*plan.notes, note],
+                       estimates=estimates)  # fmt: skip
+
+
 def judge(
     run_dir: str | Path,
     request: JudgeRequest | None = None,
@@ -328,13 +379,9 @@ def judge(
     execution = execution or Execution()
     run = run_folder(run_dir)
     template = load_template(req.template_path)
-    plan = plan_judging(run, req)
     if req.dry_run:
-        todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
-        # a resumed run's replies so far are the best guess at the rest of its replies
-        observed = run_figures(run.path) if run.file(JUDGMENTS).exists() else None
-        estimates = estimate_judging(plan.calls, todo, template, req.models, observed=observed)
-        return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
+        return _dry_run(run, req, template, options)
+    plan = plan_judging(run, req)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
     if execution.import_file is not None and not Path(execution.import_file).is_file():

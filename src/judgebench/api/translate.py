@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
+from judgebench.api.durations import announce, expected, stage_time
 from judgebench.api.estimate import Estimate, estimate_translation
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.requests import build_request
@@ -36,7 +37,7 @@ from judgebench.translate.stage import (
     translate_items,
     write_audit,
 )
-from judgebench.translate.translator import TranslatorSettings
+from judgebench.translate.translator import TranslatorSettings, planned_messages
 
 
 class TranslateRequest(BaseModel):
@@ -173,8 +174,12 @@ async def _translate_live_or_batch(
     try:
         if mode.batch:
             return await _translate_by_batch(run, items, chosen, client, settings=request.settings, mode=mode)
-        pending = len(_untranslated(run, items, chosen))
-        with ProgressReporter(pending, f"translate {client.name}", enabled=progress) as bar:
+        todo = _untranslated(run, items, chosen)
+        calls = sum(len(planned_messages(item, chosen, request.settings)) for item in todo)
+        took = [expected(client.name, client.spec, client.settings, calls, "translate")]
+        ahead = (stage_time(took), announce(took, f"translate {client.name}"))
+        what = f"translate {client.name}"
+        with ProgressReporter(len(todo), what, enabled=progress, expected=ahead) as bar:
             return await translate_items(run, items, chosen, client, request.settings, progress=bar)
     finally:
         await client.aclose()
@@ -249,7 +254,12 @@ def translate(
             return result
         todo = _untranslated(run, items, to_translate)
         estimate = estimate_translation(
-            todo, to_translate, req.translator, len(items) - len(todo), req.settings
+            todo,
+            to_translate,
+            req.translator,
+            len(items) - len(todo),
+            req.settings,
+            overrides=options.overrides(),
         )
         return result.model_copy(update={"estimate": estimate})
     if use_translator and _untranslated(run, items, to_translate):

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from judgebench.cli.app import console, err_console
+from judgebench.progress import about, clock
 
 if TYPE_CHECKING:
     from judgebench.api import (
@@ -43,7 +44,19 @@ def usd(value: float | None) -> str:
 
 def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was called") -> None:
     table = Table(title=title)
-    for col in ("stage", "model", "calls", "done", "input tok", "output tok", "tokens by", "live", "batch"):
+    columns = (
+        "stage",
+        "model",
+        "calls",
+        "done",
+        "input tok",
+        "output tok",
+        "tokens by",
+        "live",
+        "batch",
+        "time",
+    )
+    for col in columns:
         table.add_column(col, justify="right" if col not in {"stage", "model", "tokens by"} else "left")
     for e in rows:
         _add(
@@ -57,12 +70,32 @@ def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was calle
             e.token_method,
             usd(e.cost_live_usd),
             usd(e.cost_batch_usd),
+            "-" if e.seconds is None else clock(e.seconds),
         )
     console.print(table)
     for e in rows:
         if e.output_source is not None and e.calls:
             per = e.output_tokens / e.calls
             note(f"{e.stage} {e.model}: output tokens per reply {per:.1f}, {e.output_source}")
+    _time(rows)
+
+
+def _time(rows: Sequence[Estimate]) -> None:
+    """The expected wall time: stages one after another, the judges of a stage side by side."""
+    timed = [e for e in rows if e.seconds is not None and e.calls]
+    if not timed:
+        return
+    stages: dict[str, float] = {}
+    for e in timed:
+        stages[e.stage] = max(stages.get(e.stage, 0.0), e.seconds or 0.0)
+    each = ", ".join(f"{stage} {clock(seconds)}" for stage, seconds in stages.items())
+    note(
+        f"expected time: {about(sum(stages.values()))} ({each}): calls x seconds a call, over "
+        "--concurrency and --rpm for an API, one at a time for the embedded model (slower on a busy "
+        "machine); the first calls' pace corrects it on the progress line"
+    )
+    for e in timed:
+        note(f"  {e.stage} {e.model}: {e.seconds_source}")
 
 
 # --- translate -------------------------------------------------------------------------------------
