@@ -20,7 +20,7 @@ from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.errors import ConfigError, InputError, RunDirError
-from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
+from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models.client import ModelClient
@@ -38,8 +38,7 @@ from judgebench.records.manifest import (
     TranslateStage,
 )
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import JUDGMENTS, PLAN, VARIANTS, JsonlAppender, RunDir, read_jsonl
-from judgebench.translate.stage import read_variants
+from judgebench.rundir import IndexedAppender, RunDir
 
 
 class JudgeRequest(BaseModel):
@@ -138,7 +137,7 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
     wanted = _wanted_conditions(run, manifest, request.conditions)
     others = [w for w in wanted if w != SOURCE]
     targets = select_conditions(others) if others else []
-    variants = read_variants(run.file(VARIANTS))
+    variants = run.variants().latest()
     if targets and not variants:
         raise RunDirError(
             f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
@@ -162,13 +161,14 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
 def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
     """Append the planned calls `plan.jsonl` does not list yet, before any is made: a run killed
     mid-way is then known to be incomplete (the plan grows when a later command adds conditions)."""
-    path = run.file(PLAN)
-    known = {p.key() for p in read_jsonl(path, PlannedKey)}
-    with JsonlAppender(path) as out:
-        for call in calls:
-            if call.key not in known:
+    index = run.plan()
+    new = [call for call in calls if call.key not in index.latest()]
+    if not new:
+        return
+    with IndexedAppender(index) as out:
+        for call in new:
+            if call.key not in index.latest():  # a plan that names a call twice records it once
                 out.append(PlannedKey(**call.key._asdict()))
-                known.add(call.key)
 
 
 def _check_models(models: Sequence[str]) -> None:
@@ -205,7 +205,7 @@ def _run_plan(
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
     defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
-    pending = pending_calls(plan, existing_judgments(run.file(JUDGMENTS)))
+    pending = pending_calls(plan, run.judgments().latest())
     took = [
         expected(name, c.spec, c.settings, sum(1 for call in pending if call.judge == name), "judge")
         for name, c in clients.items()
@@ -220,7 +220,7 @@ def _run_plan(
                     plan,
                     clients,
                     template,
-                    run.file(JUDGMENTS),
+                    run.judgments(),
                     progress=bar,
                     request_defaults=defaults,
                     execution=execution,
@@ -324,12 +324,12 @@ def _dry_run(run: RunDir, req: JudgeRequest, template: JudgeTemplate, options: C
     `run --dry-run` prices them, so that judging can be priced before translation is paid for."""
     wanted = _wanted_conditions(run, run.manifest(), req.conditions)
     others = [c for c in wanted if c != SOURCE]
-    ahead = bool(others) and not read_variants(run.file(VARIANTS))
+    ahead = bool(others) and not run.variants().latest()
     asked = req.model_copy(update={"conditions": [SOURCE], "tie_probes": False}) if ahead else req
     plan = plan_judging(run, asked)
-    todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
+    todo = pending_calls(plan.calls, run.judgments().latest())
     # a resumed run's replies so far are the best guess at the rest of its replies
-    observed = run_figures(run.path) if run.file(JUDGMENTS).exists() else None
+    observed = run_figures(run.path) if run.judgments().path.exists() else None
     if not ahead:
         estimates = estimate_judging(
             plan.calls, todo, template, req.models, observed=observed, overrides=options.overrides()
@@ -361,7 +361,7 @@ def _dry_run(run: RunDir, req: JudgeRequest, template: JudgeTemplate, options: C
 
 
 def judge(
-    run_dir: str | Path,
+    run_dir: str | Path | RunDir,
     request: JudgeRequest | None = None,
     *,
     options: CallOptions | None = None,
@@ -387,7 +387,7 @@ def judge(
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     calls_made = execution.import_file is None and execution.write_requests is None
-    if calls_made and pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS))):
+    if calls_made and pending_calls(plan.calls, run.judgments().latest()):
         require_keys(req.models)  # before the run folder is touched
     clients = _clients(req, options, execution, PriceTable.load())
     # one writer per run and stage: a second judge would pay for every call again
@@ -405,6 +405,6 @@ def judge(
             result = JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
         if req.repeats:
             result.repeats = record_repeats(
-                run.path, list(clients), req.repeats, options=options, execution=execution
+                run, list(clients), req.repeats, options=options, execution=execution
             )
     return result
