@@ -39,7 +39,7 @@ class _AccountColumn(ProgressColumn):
         f = task.fields
         parts = [f"{f.get('tokens', 0):,} tok"]
         cost = f.get("cost")
-        parts.append("$?" if cost is None else f"${cost:,.4f}")
+        parts.append("unpriced" if cost is None else f"${cost:,.4f}")
         if f.get("cached"):
             parts.append(f"{f['cached']} cached")
         if f.get("failed"):
@@ -159,7 +159,7 @@ class ProgressReporter:
         rate = self.done / elapsed
         left = (self.total - self.done) / rate if rate > 0 else None
         eta = "?" if left is None else f"{int(left) // 60}m{int(left) % 60:02d}s"
-        cost = "$?" if self.cost is None else f"${self.cost:,.4f}"
+        cost = "unpriced" if self.cost is None else f"${self.cost:,.4f}"
         extra = "".join(
             f", {count} {what}" for count, what in ((self.cached, "cached"), (self.failed, "failed")) if count
         )

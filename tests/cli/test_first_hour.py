@@ -239,6 +239,8 @@ def test_4_each_verdict_that_did_not_pass_says_why_per_part(tmp_path: Path) -> N
     assert f"{run / 'report.html'}#verdict" in out and "readiness.json" in out
     doc = json.loads((run / "readiness.json").read_text())
     by = {(v["judge"], v["condition"]): v for v in doc["verdicts"]}
+    # point 6: two judges are ranked, so the A-BB section has no one-judge paragraph
+    assert "One judge in this run" not in (run / "report.md").read_text()
     always_a = by["sim:selftest-always-a", "zh"]
     assert set(always_a["why"]) == {"baseline"} and always_a["why"]["baseline"] in always_a["reasons"]
 
@@ -253,6 +255,9 @@ def test_4_a_verdict_that_passes_prints_no_reason(tmp_path: Path) -> None:
         following = out.splitlines()[i + 1]
         assert not following.startswith(("  baseline:", "  invariance:")), following
     assert "every reason, with its numbers" not in out
+    # point 6: one judge, nothing to rank: the A-BB section says what it shows instead
+    md = " ".join((run / "report.md").read_text().split())
+    assert "One judge in this run: A-BB releases its bias-bounded aggregate" in md
 
 
 # 5 --------------------------------------------------------------------------------------------------

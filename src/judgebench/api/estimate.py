@@ -17,7 +17,12 @@ from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
 from judgebench.models.registry import ModelSpec
 from judgebench.models.settings import SettingsOverrides
 from judgebench.records import Condition, Item, Usage
-from judgebench.translate.translator import TranslatorSettings, planned_messages
+from judgebench.translate.translator import (
+    TranslatorSettings,
+    needs_pieces,
+    piece_budget,
+    planned_messages,
+)
 
 
 class Estimate(BaseModel):
@@ -37,6 +42,8 @@ class Estimate(BaseModel):
     # the expected wall time of these calls and what it rests on (api/durations.py)
     seconds: float | None = None
     seconds_source: str | None = None
+    # why this many calls (translation: one per item for all conditions, long items in pieces)
+    detail: str | None = None
 
     def scaled(self, calls: int, already_done: int) -> Estimate:
         """The same per-call figures for another number of calls (a plan known only in part)."""
@@ -93,8 +100,12 @@ def estimate_translation(
     calls = 0
     usage = Usage()
     method = "heuristic"
+    pieced: list[int] = []  # calls of the items translated field by field, in pieces
     for item in items:
-        for messages in planned_messages(item, conditions, settings):
+        planned = planned_messages(item, conditions, settings)
+        if needs_pieces(item, conditions, settings):
+            pieced.append(len(planned))
+        for messages in planned:
             calls += 1
             n, method = estimate_tokens_with_method("\n".join(m.content for m in messages), spec)
             usage.input_tokens += n
@@ -102,7 +113,22 @@ def estimate_translation(
         # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
         usage.output_tokens += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
     estimate = priced("translate", spec.text, usage, calls=calls, method=method, done=done)
+    estimate.detail = _why_calls(len(items), conditions, pieced, piece_budget(settings, conditions))
     return _timed(estimate, translator, "translate", overrides)
+
+
+def _why_calls(items: int, conditions: Sequence[Condition], pieced: Sequence[int], budget: int) -> str:
+    """Why a translation makes the calls it makes (not items x conditions: 419 items into zh and ls
+    are about 500 calls, not 838)."""
+    names = ", ".join(c.name for c in conditions)
+    whole = items - len(pieced)
+    text = f"{items:,} item(s) into {names}: one call per item answers for every condition at once"
+    if pieced:
+        text += (
+            f" ({whole:,} items); {len(pieced):,} long item(s) go field by field in pieces of at most "
+            f"{budget:,} characters ({sum(pieced):,} calls)"
+        )
+    return text + "; a re-ask of an unreadable answer is one call more"
 
 
 def _prompt_text(request: ModelRequest) -> str:

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
         DatasetList,
         Estimate,
         JudgeResult,
-        PipelineResult,
-        ReadinessDoc,
         SelftestResult,
         TranslateResult,
     )
@@ -74,6 +72,8 @@ def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was calle
         )
     console.print(table)
     for e in rows:
+        if e.detail is not None and e.calls:
+            note(f"{e.stage} {e.model}: {e.calls:,} calls for {e.detail}")
         if e.output_source is not None and e.calls:
             per = e.output_tokens / e.calls
             note(f"{e.stage} {e.model}: output tokens per reply {per:.1f}, {e.output_source}")
@@ -102,8 +102,11 @@ def _time(rows: Sequence[Estimate]) -> None:
 
 
 def _cost(usd: float, unpriced: int) -> str:
+    """A stage's cost, written as the dry run writes it: `unpriced` when no call had a price."""
     if unpriced == 0:
         return f"${usd:.4f}"
+    if usd == 0:
+        return "unpriced"
     return f"${usd:.4f} + {unpriced} unpriced call(s)"
 
 
@@ -120,7 +123,8 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
         o = result.outcome
         console.print(
             f"translated {o.translated} item(s), {o.already_done} already done, {len(o.failed)} failed; "
-            f"{o.provider_calls} provider call(s), {o.cache_hits} from cache, "
+            f"{o.provider_calls} provider call(s) (one per item for every condition at once, long items in "
+            f"pieces, re-asks extra), {o.cache_hits} from cache, "
             f"{o.input_tokens + o.output_tokens:,} tokens, {_cost(o.cost_usd, o.unpriced_calls)}"
         )
         if o.failed:
@@ -182,7 +186,7 @@ def judging(result: JudgeResult, run: str) -> bool:
             str(o.provider_calls),
             str(o.cache_hits),
             f"{o.input_tokens + o.output_tokens:,}",
-            f"${o.cost_usd:.4f}",
+            _cost(o.cost_usd, o.unpriced_calls),
         )
         if o.failures:
             failed = True
@@ -346,39 +350,6 @@ def bbe(outcome: BBEOutcome) -> None:
 # --- run and selftest ------------------------------------------------------------------------------
 
 
-def pipeline(result: PipelineResult) -> list[str]:
-    """The end of `judgebench run`; returns the problems that make it exit non-zero."""
-    problems: list[str] = []
-    outcome = result.translate.outcome if result.translate is not None else None
-    if outcome is not None and outcome.failed:
-        problems.append(
-            f"{len(outcome.failed)} item(s) could not be translated (judged in en only; "
-            f"see {result.run_dir}/translation_failures.jsonl)"
-        )
-        for failure in outcome.failed[:5]:
-            note(f"  {failure.item_id}: {failure.reason}")
-        if len(outcome.failed) > 5:
-            note(f"  ... and {len(outcome.failed) - 5} more")
-    if result.judge is not None:
-        for name, o in result.judge.outcomes.items():
-            console.print(
-                f"{name}: {o.verdicts} verdicts, {o.invalid} invalid, {o.missing} missing", markup=False
-            )
-            if o.failures:
-                problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
-            if o.stopped:
-                problems.append(f"{name}: stopped: {o.stopped}")
-    if result.bbe_error is not None:
-        note(f"bbe: {result.bbe_error}")
-    if result.readiness is not None:
-        verdicts(result.readiness, report_html=str(result.report_html))
-        readiness_file(result.readiness, str(result.run_dir / "readiness.json"))
-    timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
-    console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})", markup=False)
-    console.print(f"report: {result.report_html}", markup=False)
-    return problems
-
-
 def selftest(result: SelftestResult, seed: int) -> None:
     table = Table(title=f"selftest (seed {seed}): {'PASS' if result.passed else 'FAIL'}")
     for col in ("judge", "what is checked", "planted / wanted", "observed", "interval", "ok"):
@@ -480,50 +451,4 @@ def dataset_list(listing: DatasetList) -> None:
     if not listing.local and not listing.complete:
         console.print(
             "offline? pass --data-dir DIR (the folder that holds LLMBar's Dataset/)", highlight=False
-        )
-
-
-# --- readiness ------------------------------------------------------------------------------------
-
-
-def readiness_file(doc: ReadinessDoc, path: str) -> None:
-    """Where readiness.json is, and a warning on stderr when the run is incomplete."""
-    if not doc.complete:
-        what = []
-        if doc.never_made:
-            what.append(f"{doc.never_made:,} planned call(s) never made")
-        if doc.failed:
-            what.append(f"{doc.failed:,} failed and not retried yet")
-        note(
-            f"warning: incomplete run ({' and '.join(what)} of {doc.planned:,} planned): verdicts are "
-            "computed on what exists and none is `pass`; rerun `judgebench judge` to finish it"
-        )
-    console.print(f"readiness: {path}", highlight=False, soft_wrap=True, markup=False)
-
-
-def verdicts(doc: ReadinessDoc, *, report_html: str | None = None) -> None:
-    """The readiness verdicts, one line each (the end of `judgebench run`), and under a verdict that
-    did not pass the one reason of each part that decided it, and where every reason is."""
-    for v in doc.verdicts:
-        style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
-        console.print(
-            f"[{style}]{v['verdict'].upper()}[/] {escape(str(v['judge']))} on {escape(str(v['condition']))} "
-            f"(baseline {escape(str(v['baseline']))}, invariance {escape(str(v['invariance']))})",
-            highlight=False,
-        )
-        if v["verdict"] == "pass":
-            continue
-        for part, reason in (v.get("why") or {}).items():
-            console.print(f"  {part}: {reason}", highlight=False, soft_wrap=True, markup=False)
-    if any(v["verdict"] != "pass" for v in doc.verdicts):
-        where = (
-            f"the Readiness verdict of {report_html}#verdict"
-            if report_html
-            else "the report's Readiness verdict"
-        )
-        console.print(
-            f"  every reason, with its numbers: readiness.json (below) and {where}",
-            highlight=False,
-            soft_wrap=True,
-            markup=False,
         )

@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperCommand
 
 from judgebench.cli import options as opt
-from judgebench.cli import render
+from judgebench.cli import render_run
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.errors import ConfigError
@@ -150,7 +150,7 @@ def report_command(
         export_unstable=export_unstable,
         wait_lock=wait_lock,
     )
-    render.readiness_file(result.readiness, str(result.readiness_json))
+    render_run.readiness_file(result.readiness, str(result.readiness_json))
     if gate is not None:
         outcome = result.readiness.gate(strict=gate == "strict")
         if outcome == "fail":

@@ -135,8 +135,10 @@ def _judges(analysis: Analysis) -> Section:
                 Cell(count(s.invalid), "warn" if s.invalid else None),
                 Cell(count(s.input_tokens)) if counted else Cell(DASH, "muted"),
                 Cell(count(s.output_tokens)) if counted else Cell(DASH, "muted"),
+                # no price in configs/prices.toml: `unpriced`, as the terminal says; DASH when there
+                # is nothing to price (imported verdicts)
                 Cell(
-                    DASH if s.cost_usd is None else f"{s.cost_usd:,.2f}",
+                    (("unpriced" if counted else DASH) if s.cost_usd is None else f"{s.cost_usd:,.2f}"),
                     "muted" if s.cost_usd is None else None,
                 ),
             ]
