@@ -26,6 +26,7 @@ from judgebench.execution import Execution
 from judgebench.models.config import resolve_judge
 from judgebench.progress import clock
 from tests.cli.test_newcomer import KEYS, fake_llmbar
+from tests.servers.openai_server import OpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -399,3 +400,57 @@ def test_8_the_distribution_name_can_be_published_and_the_command_stays() -> Non
     assert f"**`{name}`**" in top  # the README names the distribution to look for
     code, out = invoke("--version")
     assert code == 0 and out.startswith("judgebench ")
+
+
+# 6 (the terminal's side) ----------------------------------------------------------------------------
+
+
+def test_6_an_unpriced_model_reads_unpriced_everywhere(tmp_path: Path, isolated_cache: Path) -> None:
+    """An OpenAI-compatible server has no price: the dry run said `unpriced`, the judge table said
+    `$0.0000` and the report `-` for the same model."""
+    run = tmp_path / "run"
+    code, out = invoke("translate", "--run", str(run), "--dataset", "sample", "--limit", "2",
+                       "--variants", str(ROOT / "data" / "sample_variants.jsonl"))  # fmt: skip
+    assert code == 0, out
+    reply = json.dumps({"winner": "A", "confidence": 0.9, "reason": "ok"})
+    with OpenAIServer(text=reply) as server:
+        args = ["judge", "--run", str(run), "--model", "openai-compatible:m", "--base-url", server.base_url]
+        args += ["--limit", "2"]
+        code, dry = invoke(*args, "--dry-run")
+        code2, out = invoke(*args)
+    assert code == 0 and code2 == 0, out
+    row = next(line for line in dry.splitlines() if "│ judge" in line)
+    assert row.count("unpriced") == 2  # live and batch
+    table_row = next(line for line in out.splitlines() if line.startswith("│ openai-compatible:m"))
+    assert "unpriced" in table_row and "$0.0000" not in table_row
+    code, report = invoke("report", "--run", str(run), "--no-html", "--bootstrap", "0")
+    assert code == 0, report
+    md = (run / "report.md").read_text()
+    section = md.split("## Judges and calls")[1]
+    judges_row = next(line for line in section.splitlines() if line.startswith("| openai-compatible:m |"))
+    assert judges_row.rstrip(" |").endswith("unpriced"), judges_row
+
+
+def test_6_a_translation_says_why_it_makes_that_many_calls(tmp_path: Path) -> None:
+    long = "Paragraph. " * 60
+    rows = [{"prompt": f"q{i}", "response_a": "a", "response_b": "b", "winner": "A"} for i in range(4)]
+    rows.append({"prompt": "long one", "response_a": (long + "\n\n") * 8, "response_b": "b", "winner": "B"})
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows))
+    code, out = invoke("translate", "--run", str(tmp_path / "run"), "--dataset", str(data), "--translator",
+                       "openai:gpt-4.1-mini", "--dry-run")  # fmt: skip
+    assert code == 0, out
+    text = " ".join(out.split())
+    calls = _calls(out, "translate")
+    assert calls > 5  # more calls than items, and not items x conditions by chance: it says why
+    assert f"{calls} calls for 5 item(s) into zh, ls: one call per item answers for every condition" in text
+    assert "(4 items); 1 long item(s) go field by field in pieces of at most" in text
+    code, out = invoke("translate", "--run", str(tmp_path / "r2"), "--dataset", "sample", "--limit", "3",
+                       "--translator", "openai:gpt-4.1-mini", "--dry-run")  # fmt: skip
+    assert code == 0 and "3 calls for 3 item(s) into zh, ls: one call per item" in " ".join(out.split())
+    assert "long item(s)" not in out
+
+
+def _calls(out: str, stage: str) -> int:
+    row = next(line for line in out.splitlines() if line.startswith(f"│ {stage}"))
+    return int(row.split("│")[3].strip().replace(",", ""))
