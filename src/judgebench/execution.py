@@ -191,7 +191,7 @@ def _outcome(
     mine = [c for c in plan if c.judge == name]
     unsent = "not sent: the key was rejected (see above)" if stopped else "no record"
     failures = [
-        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or unsent)
+        CallFailure(key=c.key.call(), error=(record.error if record else None) or unsent)
         for c in mine
         if (record := final.get(c.key)) is None or record.verdict is None
     ]
@@ -233,7 +233,8 @@ async def execute_plan(
         by_judge.setdefault(call.judge, []).append(call)
     runs: dict[str, _JudgeCalls] = {}
     if not todo:
-        return {name: _outcome(plan, name, 0, _Tally(), judgments.latest()) for name in clients}
+        done = judgments.latest()
+        return {n: _outcome(plan, n, 0, _Tally(), done, stopped=c.stopped) for n, c in clients.items()}
     with IndexedAppender(judgments) as sink:
         for name, calls in by_judge.items():
             defaults = (request_defaults or {}).get(name)
@@ -261,3 +262,34 @@ async def execute_plan(
         )
         for name, client in clients.items()
     }
+
+
+def rejudge(
+    calls: Sequence[PlannedCall],
+    client: ModelClient,
+    template: JudgeTemplate,
+    sink: JudgmentIndex,
+    *,
+    execution: Execution,
+    progress: bool | None,
+) -> tuple[list[Judgment], int]:
+    """bbe's re-judging of new neighbours (perturbed, fresh or repeated units of one judge): what is
+    still pending of `calls` is judged into `sink` (the neighbours file) by `execute_plan`, with the
+    judge stage's cache, budget, batch, progress and resume rules. Returns every answer the file holds
+    for `calls` (this invocation's and earlier ones') and how many of them are failed calls."""
+    total = len(pending_calls(calls, sink.latest()))
+
+    async def go() -> None:
+        try:
+            with ProgressReporter(total, f"bbe neighbours {client.name}", enabled=progress) as bar:
+                await execute_plan(
+                    calls, {client.name: client}, template, sink, progress=bar, execution=execution
+                )
+        finally:
+            await client.aclose()
+
+    if calls:
+        asyncio.run(go())
+    latest = sink.latest()
+    answers = [latest[c.key] for c in calls if c.key in latest]
+    return answers, sum(1 for j in answers if j.verdict is None)
