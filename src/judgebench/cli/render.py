@@ -106,7 +106,7 @@ def _cost(usd: float, unpriced: int) -> str:
     if unpriced == 0:
         return f"${usd:.4f}"
     if usd == 0:
-        return "unpriced"
+        return f"{unpriced} unpriced call(s)"
     return f"${usd:.4f} + {unpriced} unpriced call(s)"
 
 
