@@ -17,6 +17,7 @@ from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
 from judgebench.api.output_tokens import run_figures
 from judgebench.api.requests import build_request
+from judgebench.bbe import registry
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import PerturbKind, perturb_unit
 from judgebench.bbe.outputs import default_out, write_outputs
@@ -89,6 +90,14 @@ class BBERequest(BaseModel):
             raise ValueError("--calibrate-from RUN needs --judge NAME and --scores FILE --scale MIN MAX")
         if self.params.verify_kind == "fresh" and self.params.verify and self.run is None:
             raise ValueError("--verify-kind fresh judges new neighbours of a Judge-LS run: give --run DIR")
+        cert = self.params.certificate
+        fresh = self.params.verify and self.params.verify_kind == "fresh"
+        if fresh and cert != registry.AUTO and registry.kind_of(cert).verification == "in_sample_monte_carlo":
+            raise ValueError(
+                f"--verify-kind fresh tests carrying over to new neighbours, and the {cert} certificate "
+                "certifies only the listed ones: verify it with --verify-kind holdout (a Monte Carlo of "
+                "its own probability) or name a certificate that carries over"
+            )
         if self.perturb is not None and self.run is None:
             raise ValueError("--perturb re-judges units of a Judge-LS run: give --run DIR")
         return self
