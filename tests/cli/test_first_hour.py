@@ -16,7 +16,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from judgebench.api import durations
-from judgebench.bbe.certificates import CertificateChoice
+from judgebench.bbe import registry as certificates
 from judgebench.bbe.neighbours import PerturbKind
 from judgebench.bbe.params import VerifyKind
 from judgebench.bbe.schematic import Strategy
@@ -337,7 +337,7 @@ def _values(literal: typing.Any) -> set[str]:
 
 FIXED = [
     (["bbe"], "--verify-kind", _values(VerifyKind)),
-    (["bbe"], "--certificate", _values(CertificateChoice)),
+    (["bbe"], "--certificate", {certificates.AUTO, *certificates.names()}),  # the registry's names
     (["bbe"], "--invalid-neighbours", _values(InvalidPolicy)),
     (["bbe"], "--unit-score", _values(UnitScoreMode)),
     (["bbe"], "--strategy", _values(Strategy)),
