@@ -15,7 +15,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from judgebench.api import durations
+from judgebench.costing import durations
 from judgebench.bbe import registry as certificates
 from judgebench.bbe.neighbours import PerturbKind
 from judgebench.bbe.params import VerifyKind
@@ -23,7 +23,7 @@ from judgebench.bbe.schematic import Strategy
 from judgebench.bbe.scores import InvalidPolicy, UnitScoreMode
 from judgebench.cli import app, helptext
 from judgebench.execution import Execution
-from judgebench.models.config import resolve_judge
+from judgebench.models import Judges
 from judgebench.progress import clock
 from tests.cli.test_newcomer import KEYS, fake_llmbar
 from tests.servers.openai_server import OpenAIServer
@@ -113,7 +113,8 @@ def test_1_before_the_first_call_the_expected_time_then_the_measured_pace(tmp_pa
 
 
 def test_1_the_load_model_scales_only_the_embedded_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec, settings, _ = resolve_judge("local")
+    local = Judges.load().resolve("local")
+    spec, settings = local.spec, local.settings
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr("os.getloadavg", lambda: (1.8, 1.8, 1.8))  # as measured: the measured figure
     quiet = durations.expected("local", spec, settings, 240, "judge")
@@ -121,7 +122,8 @@ def test_1_the_load_model_scales_only_the_embedded_model(monkeypatch: pytest.Mon
     monkeypatch.setattr("os.getloadavg", lambda: (5.5, 5.5, 5.5))  # the README's busy case: 3.6 s a call
     busy = durations.expected("local", spec, settings, 240, "judge")
     assert 3.0 < busy.per_call < 4.5 and "x5.4" in busy.source
-    api_spec, api_settings, _ = resolve_judge("openai:gpt-4.1-mini")
+    remote = Judges.load().resolve("openai:gpt-4.1-mini")
+    api_spec, api_settings = remote.spec, remote.settings
     assert durations.expected("openai:gpt-4.1-mini", api_spec, api_settings, 80, "judge").per_call == 2.0
 
 
