@@ -15,13 +15,13 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from judgebench.costing import durations
 from judgebench.bbe import registry as certificates
 from judgebench.bbe.neighbours import PerturbKind
 from judgebench.bbe.params import VerifyKind
 from judgebench.bbe.schematic import Strategy
 from judgebench.bbe.scores import InvalidPolicy, UnitScoreMode
 from judgebench.cli import app, helptext
+from judgebench.costing import durations
 from judgebench.execution import Execution
 from judgebench.models import Judges
 from judgebench.progress import clock
