@@ -25,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "data": {"errors", "fileio", "paths", "records", "rundir"},
     "models": {"errors", "fileio", "paths", "records"},
     "batch": {"errors", "fileio", "models", "records", "rundir"},
+    # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
+    "judgment_table": {"records", "rundir"},
     "translate": {
         "batch",
         "conditions",
@@ -40,7 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "execution": {"batch", "errors", "judge", "models", "progress", "records", "rundir"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
-    "report": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
+    "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "api": {
         "analysis",
         "batch",
@@ -51,6 +53,7 @@ ALLOWED: dict[str, set[str]] = {
         "execution",
         "fileio",
         "judge",
+        "judgment_table",
         "models",
         "paths",
         "progress",

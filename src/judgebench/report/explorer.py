@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from judgebench.judgment_table import JudgmentTable, judgment_table
 from judgebench.records import AuditFlag, Judgment
 
 SOURCE = "en"
@@ -37,26 +38,42 @@ class ItemTexts:
         return {"instruction": self.instruction, "output_1": self.output_1, "output_2": self.output_2}
 
 
+# report.html embeds at most this many item x judge rows: past it, only the rows that matter (unstable,
+# wrong in en only, audit-flagged), so the page opens fast at any run size; every number in the page
+# still comes from the whole run, and `report --explorer all` or `--export-unstable` give the rest
+ROW_LIMIT = 5000
+
+
 @dataclass
 class ExplorerData:
-    """What the explorer shows: the run's judgments (last per call key), the items' texts per (item,
-    condition) (en is the item itself, the others its variants) and the audit flags."""
+    """What the explorer shows: the run's judgments (last per call key: `table`, the run's columns, or
+    `judgments` in memory), the items' texts per (item, condition) (en is the item itself, the others
+    its variants), the audit flags, and how many rows the page may embed (None: all)."""
 
-    judgments: Sequence[Judgment]
+    judgments: Sequence[Judgment] = ()
     texts: Mapping[tuple[str, str], ItemTexts] = field(default_factory=dict)
     audit: Sequence[AuditFlag] = ()
     conditions: Sequence[str] = ()  # display order; conditions seen in the judgments are appended
+    table: JudgmentTable | None = None
+    row_limit: int | None = ROW_LIMIT
+    _source: JudgmentTable | None = field(default=None, init=False, repr=False)
+
+    def source(self) -> JudgmentTable:
+        if self._source is None:
+            self._source = self.table if self.table is not None else judgment_table(self.judgments)
+        return self._source
 
 
 @dataclass
 class ExplorerRow:
-    """One item x judge: its pair judgments and tie-probes, and the conditions it is unstable in."""
+    """One item x judge: where its judgments are (lines of the table) and the conditions it is
+    unstable in."""
 
     item_id: str
     judge: str
     subset: str
     label: int | None
-    judgments: list[Judgment]
+    lines: list[int]
     flipped: list[str]  # target conditions whose verdict differs from en in some order
     inconsistent: list[str]  # conditions whose orig and swap verdicts differ
     wrong_en_only: bool  # wrong in en in some order, right in every valid target verdict
@@ -66,27 +83,28 @@ class ExplorerRow:
         return bool(self.flipped or self.inconsistent)
 
 
-def _valid(j: Judgment) -> str | None:
-    return j.verdict if j.verdict is not None and j.verdict != "invalid" else None
-
-
 def condition_order(data: ExplorerData) -> list[str]:
     seen = list(dict.fromkeys(data.conditions))
-    for j in data.judgments:
-        if j.kind == "pair" and j.condition not in seen:
-            seen.append(j.condition)
+    frame = data.source().frame
+    for cond in frame.loc[frame["kind"] == "pair", "condition"].unique().tolist():
+        if cond not in seen:
+            seen.append(cond)
     if SOURCE in seen:
         seen.remove(SOURCE)
         seen.insert(0, SOURCE)
     return seen
 
 
-def _row(item_id: str, judge: str, judgments: list[Judgment], conditions: Sequence[str]) -> ExplorerRow:
-    pair: dict[tuple[str, str], str | None] = {}
-    for j in judgments:
-        if j.kind == "pair":
-            pair[(j.condition, j.order)] = _valid(j)
-    first = judgments[0]
+@dataclass
+class _Group:
+    subset: str
+    label: int | None
+    lines: list[int] = field(default_factory=list)
+    pair: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+
+def _row(item_id: str, judge: str, g: _Group, conditions: Sequence[str]) -> ExplorerRow:
+    pair = g.pair
     flipped = [
         c
         for c in conditions
@@ -105,23 +123,54 @@ def _row(item_id: str, judge: str, judgments: list[Judgment], conditions: Sequen
         and pair.get((c, "swap")) is not None
         and pair[(c, "orig")] != pair[(c, "swap")]
     ]
-    label = first.label
     wrong_en_only = False
-    if label is not None:
-        gold = str(label)
+    if g.label is not None:
+        gold = str(g.label)
         en = [v for (c, _), v in pair.items() if c == SOURCE and v is not None]
         targets = [v for (c, _), v in pair.items() if c != SOURCE and v is not None]
         wrong_en_only = any(v != gold for v in en) and bool(targets) and all(v == gold for v in targets)
-    return ExplorerRow(item_id, judge, first.subset, label, judgments, flipped, inconsistent, wrong_en_only)
+    return ExplorerRow(item_id, judge, g.subset, g.label, g.lines, flipped, inconsistent, wrong_en_only)
 
 
 def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
-    """Every item x judge with a judgment, in the judgments' order of first appearance."""
+    """Every item x judge with a judgment, by judge and item (the table's order). A valid verdict is
+    one the analysis counts (PROTOCOL §4): answered and not invalid."""
     conditions = condition_order(data)
-    groups: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
-    for j in data.judgments:
-        groups[(j.item_id, j.judge)].append(j)
-    return [_row(item, judge, js, conditions) for (item, judge), js in groups.items()]
+    f = data.source().frame
+    groups: dict[tuple[str, str], _Group] = {}
+    columns = (f["judge"], f["item_id"], f["subset"], f["kind"], f["condition"], f["order"])
+    for judge, item, subset, kind, cond, order, verdict, label, line in zip(
+        *columns, f["verdict"], f["label"], f["line"], strict=True
+    ):
+        g = groups.get((item, judge))
+        if g is None:
+            gold = None if label != label else int(label)  # NaN: no label
+            g = groups[(item, judge)] = _Group(subset, gold)
+        g.lines.append(int(line))
+        if kind == "pair":
+            g.pair[(cond, order)] = verdict if verdict is not None and verdict != "invalid" else None
+    return [_row(item, judge, g, conditions) for (item, judge), g in groups.items()]
+
+
+def page_rows(data: ExplorerData, rows: Sequence[ExplorerRow]) -> list[ExplorerRow]:
+    """The rows report.html embeds: all of them up to `row_limit`, else the ones that matter
+    (unstable first, then wrong in en only, then audit-flagged), at most `row_limit`."""
+    limit = data.row_limit
+    if limit is None or len(rows) <= limit:
+        return list(rows)
+    flagged = {flag.item_id for flag in data.audit}
+
+    def rank(row: ExplorerRow) -> int:
+        return 0 if row.unstable else 1 if row.wrong_en_only else 2 if row.item_id in flagged else 3
+
+    ranked = sorted(range(len(rows)), key=lambda i: rank(rows[i]))
+    kept = {i for i in ranked[:limit] if rank(rows[i]) < 3}
+    return [row for i, row in enumerate(rows) if i in kept]
+
+
+def _verdict_order(conditions: Sequence[str]) -> Any:
+    cond_no = {c: i for i, c in enumerate(conditions)}
+    return lambda j: (j.kind, cond_no.get(j.condition, 99), j.order)
 
 
 def _audit_by_item(flags: Iterable[AuditFlag]) -> dict[str, list[AuditFlag]]:
@@ -140,10 +189,11 @@ def unstable_records(data: ExplorerData) -> list[dict[str, Any]]:
     the item, its texts in every condition, every verdict with the raw answer, and its audit flags."""
     conditions = condition_order(data)
     audit = _audit_by_item(data.audit)
+    rows = [row for row in explorer_rows(data) if row.unstable]
+    records = data.source().records(line for row in rows for line in row.lines)
+    order = _verdict_order(conditions)
     out = []
-    for row in explorer_rows(data):
-        if not row.unstable:
-            continue
+    for row in rows:
         texts = {
             c: data.texts[(row.item_id, c)].as_dict() for c in conditions if (row.item_id, c) in data.texts
         }
@@ -158,7 +208,7 @@ def unstable_records(data: ExplorerData) -> list[dict[str, Any]]:
                 "parse_error": j.parse_error,
                 "error": j.error,
             }
-            for j in row.judgments
+            for j in sorted((records[line] for line in row.lines), key=order)
         ]
         out.append(
             {
@@ -198,7 +248,10 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
     """Columnar arrays for the page: rows (item x judge), their judgments as contiguous ranges, the texts
     and audit flags per item; every string through one table `s`."""
     conditions = condition_order(data)
-    rows = explorer_rows(data)
+    every = explorer_rows(data)
+    rows = page_rows(data, every)
+    records = data.source().records(line for row in rows for line in row.lines)
+    order = _verdict_order(conditions)
     s = _Strings()
     judges = list(dict.fromkeys(r.judge for r in rows))
     items = list(dict.fromkeys(r.item_id for r in rows))
@@ -226,7 +279,7 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
         rcols["incon"].append(mask(row.inconsistent))
         rcols["wrong_en_only"].append(int(row.wrong_en_only))
         rcols["start"].append(len(jcols["cond"]))
-        for j in sorted(row.judgments, key=lambda j: (j.kind, cond_no.get(j.condition, 99), j.order)):
+        for j in sorted((records[line] for line in row.lines), key=order):
             jcols["cond"].append(s(j.condition))
             jcols["kind"].append(0 if j.kind == "pair" else 1)
             jcols["order"].append(s(j.order))
@@ -264,7 +317,17 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
         "texts": tcols,
         "audit": acols,
         "s": s.values,
+        # rows of the run, and those left out of the page by the row limit (0: every row is here)
+        "rows_total": len(every),
+        "rows_left_out": len(every) - len(rows),
+        "rows_matter_left_out": _matter(data, every) - _matter(data, rows),
     }
+
+
+def _matter(data: ExplorerData, rows: Sequence[ExplorerRow]) -> int:
+    """How many of `rows` matter: unstable, wrong in en only, or of an audit-flagged item."""
+    flagged = {flag.item_id for flag in data.audit}
+    return sum(1 for r in rows if r.unstable or r.wrong_en_only or r.item_id in flagged)
 
 
 def payload_json(data: ExplorerData) -> str:
