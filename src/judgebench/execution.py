@@ -25,7 +25,7 @@ from judgebench.progress import ProgressReporter
 from judgebench.records import CallKey, Judgment, Usage
 from judgebench.records.manifest import ExecutionModeName
 from judgebench.records.outcomes import CallFailure, JudgeOutcome
-from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
+from judgebench.rundir import IndexedAppender, JudgmentIndex, last_per_key, read_jsonl
 
 OnResult = Callable[[int, CallResult], None]
 
@@ -56,6 +56,7 @@ class Execution:
 
 
 def existing_judgments(path: Path) -> dict[CallKey, Judgment]:
+    """A fresh read of a judgments file (a stage holds `RunDir.judgments()` instead: read once)."""
     return last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key())
 
 
@@ -110,7 +111,7 @@ class _JudgeCalls:
         calls: list[PlannedCall],
         client: ModelClient,
         template: JudgeTemplate,
-        sink: JsonlAppender,
+        sink: IndexedAppender[Judgment],
         defaults: Mapping[str, Any] | None,
     ) -> None:
         self.calls = calls
@@ -178,11 +179,18 @@ class _JudgeCalls:
 
 
 def _outcome(
-    plan: Sequence[PlannedCall], name: str, requested: int, tally: _Tally, final: Mapping[CallKey, Judgment]
+    plan: Sequence[PlannedCall],
+    name: str,
+    requested: int,
+    tally: _Tally,
+    final: Mapping[CallKey, Judgment],
+    *,
+    stopped: str | None = None,
 ) -> JudgeOutcome:
     mine = [c for c in plan if c.judge == name]
+    unsent = "not sent: the key was rejected (see above)" if stopped else "no record"
     failures = [
-        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or "no record")
+        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or unsent)
         for c in mine
         if (record := final.get(c.key)) is None or record.verdict is None
     ]
@@ -199,6 +207,7 @@ def _outcome(
         output_tokens=tally.usage.output_tokens,
         cost_usd=round(tally.cost, 6),
         failures=failures,
+        stopped=stopped,
     )
 
 
@@ -206,21 +215,24 @@ async def execute_plan(
     plan: Sequence[PlannedCall],
     clients: Mapping[str, ModelClient],
     template: JudgeTemplate,
-    judgments_path: Path,
+    judgments: JudgmentIndex,
     *,
     progress: ProgressReporter | None = None,
     request_defaults: Mapping[str, Mapping[str, Any]] | None = None,
     execution: Execution | None = None,
 ) -> dict[str, JudgeOutcome]:
-    """Run what is pending for every judge concurrently (records go to `judgments_path`); return
-    per-judge totals. With `execution.write_requests` and several judges, each writes its own file."""
+    """Run what is pending for every judge concurrently (records are appended to the file of
+    `judgments`, which learns each one, so nothing is read again); return per-judge totals. With
+    `execution.write_requests` and several judges, each writes its own file."""
     mode = execution or Execution()
-    todo = pending_calls(plan, existing_judgments(judgments_path))
+    todo = pending_calls(plan, judgments.latest())
     by_judge: dict[str, list[PlannedCall]] = {}
     for call in todo:
         by_judge.setdefault(call.judge, []).append(call)
     runs: dict[str, _JudgeCalls] = {}
-    with JsonlAppender(judgments_path) as sink:
+    if not todo:
+        return {name: _outcome(plan, name, 0, _Tally(), judgments.latest()) for name in clients}
+    with IndexedAppender(judgments) as sink:
         for name, calls in by_judge.items():
             defaults = (request_defaults or {}).get(name)
             runs[name] = _JudgeCalls(calls, clients[name], template, sink, defaults)
@@ -232,13 +244,18 @@ async def execute_plan(
                 judge_mode = replace(
                     mode, write_requests=target.with_name(f"{target.stem}.{_slug(name)}{target.suffix}")
                 )
-            await runs[name].run(judge_mode, judgments_path.parent, progress)
+            await runs[name].run(judge_mode, judgments.path.parent, progress)
 
         await asyncio.gather(*(one(name) for name in runs))
-    final = existing_judgments(judgments_path)
+    final = judgments.latest()
     return {
         name: _outcome(
-            plan, name, len(by_judge.get(name, [])), runs[name].tally if name in runs else _Tally(), final
+            plan,
+            name,
+            len(by_judge.get(name, [])),
+            runs[name].tally if name in runs else _Tally(),
+            final,
+            stopped=client.stopped,
         )
-        for name in clients
+        for name, client in clients.items()
     }

@@ -12,6 +12,8 @@ does. Both paths give the same table, and `judgments.jsonl` stays the append-onl
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pa_json
+import pyarrow.parquet as pq
 
 from judgebench.records import Judgment, PlannedKey
 from judgebench.rundir import last_per_key, read_jsonl
@@ -117,11 +121,63 @@ def read_judgment_table(path: Path) -> JudgmentTable:
     sums in), verdicts normalised as `analysis.frame.judgment_frame` does."""
     if not path.exists() or path.stat().st_size == 0:
         return JudgmentTable(_finish(_from_records([])), path, held=[])
+    fingerprint = _fingerprint(path)  # before reading: lines appended meanwhile make it stale
+    cached = _cached(path, fingerprint)
+    if cached is not None:
+        return JudgmentTable(_to_frame(cached), path)
     try:
-        return JudgmentTable(_finish(_fast(path)), path)
+        settled = _settle(_fast(path))
+        _store(path, fingerprint, settled)
+        return JudgmentTable(_to_frame(settled), path)
     except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         records = list(last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key()).values())
         return judgment_table(records)
+
+
+# The derived table beside the log (`judgments.jsonl.table.parquet`): trusted only while the log has
+# the size, modification time and first and last MiB it had when the table was made; any append or
+# edit makes it stale and it is rebuilt. The log stays the record; the table is only a cache of it.
+CACHE_SUFFIX = ".table.parquet"
+_CACHE_FORMAT = "judgebench-judgment-table-1"
+_EDGE = 1 << 20
+
+
+def cache_path(path: Path) -> Path:
+    return path.with_name(path.name + CACHE_SUFFIX)
+
+
+def _fingerprint(path: Path) -> str:
+    stat = path.stat()
+    with open(path, "rb") as fh:
+        head = fh.read(_EDGE)
+        fh.seek(max(0, stat.st_size - _EDGE))
+        tail = fh.read(_EDGE)
+    parts = [_CACHE_FORMAT, str(stat.st_size), str(stat.st_mtime_ns)]
+    parts += [hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()]
+    return "|".join(parts)
+
+
+def _cached(path: Path, fingerprint: str) -> pa.Table | None:
+    cache = cache_path(path)
+    try:
+        meta = pq.read_schema(cache).metadata or {}
+        if meta.get(b"judgebench") != fingerprint.encode():
+            return None
+        table: pa.Table = pq.read_table(cache)
+        return table
+    except (OSError, pa.ArrowException):  # none yet, unreadable or half-written: rebuild it
+        return None
+
+
+def _store(path: Path, fingerprint: str, table: pa.Table) -> None:
+    """Write the cache atomically; a read-only run folder simply goes without one."""
+    cache = cache_path(path)
+    tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(table.replace_schema_metadata({"judgebench": fingerprint}), tmp)
+        os.replace(tmp, cache)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def judgment_table(judgments: Sequence[Judgment]) -> JudgmentTable:
@@ -141,11 +197,11 @@ def _lines(path: Path) -> int:
     return count + (0 if last == b"\n" else 1)
 
 
-def _fast(path: Path) -> pd.DataFrame:
+def _fast(path: Path) -> pa.Table:
     expected = _lines(path)
     opts = pa_json.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="ignore")
     reader = pa_json.open_json(path, read_options=pa_json.ReadOptions(block_size=_BLOCK), parse_options=opts)
-    parts: list[pd.DataFrame] = []
+    parts: list[pa.Table] = []
     rows = 0
     for batch in reader:
         _check(batch)
@@ -153,11 +209,7 @@ def _fast(path: Path) -> pd.DataFrame:
         parts.append(_columns(batch))
     if rows != expected:  # two records on one line, or a whitespace-only line
         raise _Fallback
-    if not parts:
-        return _from_records([])
-    frame = pd.concat(parts, ignore_index=True)
-    frame["line"] = np.arange(len(frame), dtype=np.int64)  # no blank lines: row i is line i
-    return frame
+    return pa.concat_tables(parts) if parts else _from_records([])
 
 
 def _check(batch: pa.RecordBatch) -> None:
@@ -177,68 +229,55 @@ def _check(batch: pa.RecordBatch) -> None:
         raise _Fallback  # a perturbation without its field or operation: pydantic refuses it
 
 
-def _columns(batch: pa.RecordBatch) -> pd.DataFrame:
+def _columns(batch: pa.RecordBatch) -> pa.Table:
     input_tokens, output_tokens = batch.column("usage").flatten()  # a null usage nulls both
-    data: dict[str, Any] = {name: _strings(batch.column(name)) for name in TABLE_COLUMNS[:8]}
-    data["label"] = _floats(batch.column("label"))
-    data["confidence"] = _floats(batch.column("confidence"))
-    data["input_tokens"] = _ints(input_tokens)
-    data["output_tokens"] = _ints(output_tokens)
-    data["cost_usd"] = _floats(batch.column("cost_usd"))
-    return pd.DataFrame(data)
+    data: dict[str, pa.Array] = {name: batch.column(name) for name in TABLE_COLUMNS[:8]}
+    data["label"] = batch.column("label").cast(_F64)
+    data["confidence"] = batch.column("confidence")
+    data["input_tokens"] = input_tokens.fill_null(0)
+    data["output_tokens"] = output_tokens.fill_null(0)
+    data["cost_usd"] = batch.column("cost_usd")
+    return pa.table(data)
 
 
-def _strings(column: pa.Array) -> np.ndarray[Any, np.dtype[np.object_]]:
-    """Python strings, each distinct value one shared object (a million rows hold a few thousand)."""
-    encoded = column.dictionary_encode()
-    values = np.asarray([*encoded.dictionary.to_pylist(), None], dtype=object)
-    codes = encoded.indices.fill_null(len(values) - 1).to_numpy(zero_copy_only=False)
-    shared: np.ndarray[Any, np.dtype[np.object_]] = values.take(codes)
-    return shared
+def _from_records(judgments: Sequence[Judgment]) -> pa.Table:
+    columns: dict[str, list[Any]] = {name: [] for name in TABLE_COLUMNS}
+    for j in judgments:
+        for name in TABLE_COLUMNS[:8]:
+            columns[name].append(getattr(j, name))
+        columns["label"].append(None if j.label is None else float(j.label))
+        columns["confidence"].append(j.confidence)
+        columns["input_tokens"].append(j.usage.input_tokens if j.usage else 0)
+        columns["output_tokens"].append(j.usage.output_tokens if j.usage else 0)
+        columns["cost_usd"].append(j.cost_usd)
+    types = dict.fromkeys(TABLE_COLUMNS[:8], _STR) | {"input_tokens": _I64, "output_tokens": _I64}
+    return pa.table({name: pa.array(values, type=types.get(name, _F64)) for name, values in columns.items()})
 
 
-def _floats(column: pa.Array) -> np.ndarray[Any, np.dtype[np.float64]]:
-    return np.asarray(column.cast(_F64).fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=float)
+def _finish(table: pa.Table) -> pd.DataFrame:
+    return _to_frame(_settle(table))
 
 
-def _ints(column: pa.Array) -> np.ndarray[Any, np.dtype[np.int64]]:
-    return np.asarray(column.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+def _settle(table: pa.Table) -> pa.Table:
+    """Last line per call key, sorted by call key (UTF-8 byte order is code-point order: Python's
+    string order), verdicts stripped and lower-cased."""
+    table = table.append_column("line", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    if table.num_rows:
+        last = table.group_by(CALL_KEY, use_threads=False).aggregate([("line", "max")]).column("line_max")
+        table = table.take(last)
+        table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in CALL_KEY]))
+    verdict = table.column("verdict").combine_chunks().dictionary_encode()
+    normal = pa.array([v.strip().lower() for v in verdict.dictionary.to_pylist()], type=_STR)
+    normalised = pc.take(normal, verdict.indices)
+    return table.set_column(table.schema.get_field_index("verdict"), "verdict", normalised)
 
 
-def _from_records(judgments: Sequence[Judgment]) -> pd.DataFrame:
-    rows = [
-        (
-            j.judge,
-            j.item_id,
-            j.subset,
-            j.kind,
-            j.condition,
-            j.order,
-            j.verdict,
-            j.winner,
-            float(j.label) if j.label is not None else np.nan,
-            float(j.confidence) if j.confidence is not None else np.nan,
-            j.usage.input_tokens if j.usage else 0,
-            j.usage.output_tokens if j.usage else 0,
-            j.cost_usd if j.cost_usd is not None else np.nan,
-        )
-        for j in judgments
-    ]
-    frame = pd.DataFrame(rows, columns=TABLE_COLUMNS)
-    frame["line"] = np.arange(len(frame), dtype=np.int64)
+def _to_frame(table: pa.Table) -> pd.DataFrame:
+    frame: pd.DataFrame = table.to_pandas()
+    for name in TABLE_COLUMNS[:8]:  # an all-missing text column is None, as a frame of records has it
+        if table.column(name).null_count == table.num_rows and table.num_rows:
+            frame[name] = pd.Series([None] * table.num_rows, dtype=object)
     return frame
-
-
-def _finish(df: pd.DataFrame) -> pd.DataFrame:
-    """Last line per call key, sorted by call key, verdicts stripped and lower-cased."""
-    df = df.drop_duplicates(CALL_KEY, keep="last")
-    codes = [pd.Categorical(df[c], categories=sorted(set(df[c]))).codes for c in reversed(CALL_KEY)]
-    order = np.lexsort(codes) if len(df) else np.arange(0)
-    df = df.iloc[order].reset_index(drop=True)
-    verdicts = df["verdict"].tolist()
-    normal = {v: v.strip().lower() for v in set(verdicts) if isinstance(v, str)}
-    df["verdict"] = pd.Series([normal.get(v) if isinstance(v, str) else None for v in verdicts], dtype=object)
-    return df
 
 
 _PLAN_SCHEMA = pa.schema([(name, _STR) for name in CALL_KEY])
@@ -257,8 +296,8 @@ def read_plan_table(path: Path) -> pd.DataFrame | None:
         table = pa_json.read_json(path, parse_options=opts)
         if table.num_rows != expected or any(table.column(c).null_count for c in CALL_KEY):
             raise _Fallback
-        data = {c: _strings(table.column(c).combine_chunks()) for c in CALL_KEY}
-        return pd.DataFrame(data).drop_duplicates(ignore_index=True)
+        keys: pd.DataFrame = table.group_by(CALL_KEY, use_threads=False).aggregate([]).to_pandas()
+        return keys
     except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        keys = dict.fromkeys(p.key() for p in read_jsonl(path, PlannedKey))
-        return pd.DataFrame(list(keys), columns=CALL_KEY, dtype=object)
+        exact = dict.fromkeys(p.key() for p in read_jsonl(path, PlannedKey))
+        return pd.DataFrame(list(exact), columns=CALL_KEY, dtype=object)

@@ -17,13 +17,14 @@ import sys
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from judgebench import __version__
 from judgebench.errors import InputError, RunDirError
 from judgebench.fileio import atomic_write_json
+from judgebench.records import CallKey, Judgment, PlannedKey, Variant
 from judgebench.records.manifest import (
     DatasetEntry,
     HistoryEntry,
@@ -33,6 +34,7 @@ from judgebench.records.manifest import (
     migrate,
 )
 from judgebench.records.sanitize import mask_url, replace_surrogates
+from judgebench.runindex import JsonlIndex, Signature, signature
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl
@@ -56,6 +58,7 @@ METRICS_CSV = "metrics.csv"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 BBE_JSON = "bbe.json"
+BBE_NEIGHBOURS = "bbe_neighbours.jsonl"
 
 
 def redact_command(argv: list[str]) -> list[str]:
@@ -115,6 +118,9 @@ class JsonlAppender:
         if now - self._last_sync >= self._fsync_interval:
             os.fsync(self._fh.fileno())
             self._last_sync = now
+
+    def fileno(self) -> int:
+        return self._fh.fileno()
 
     def close(self) -> None:
         if not self._fh.closed:
@@ -203,20 +209,54 @@ def last_per_key(records: Iterable[T], key: Callable[[T], K]) -> dict[K, T]:
     return out
 
 
+JudgmentIndex = JsonlIndex[Judgment, CallKey]  # judgments.jsonl or bbe_neighbours.jsonl, read once
+
 StageName = Literal["translate", "judge", "report", "bbe"]
 
 
 class RunDir:
-    """A run folder and its typed manifest. Stages record what they did under `manifest.stages`."""
+    """A run folder and its typed manifest. Stages record what they did under `manifest.stages`.
+
+    One object per command, passed down from the API: its accessors read each file at most once and
+    share what they read (`judgments()`, `plan()`, `variants()`, `neighbours()`, `manifest()`), and
+    appends through `IndexedAppender` keep them in step, so no stage re-reads what it wrote."""
 
     def __init__(self, path: str | Path | RunDir) -> None:
         self.path = Path(path)
+        self._indexes: dict[str, JsonlIndex[Any, Any]] = {}
+        self._manifest: tuple[Signature, Manifest] | None = None
 
     def __fspath__(self) -> str:
         return str(self.path)
 
+    def __str__(self) -> str:
+        return str(self.path)
+
     def file(self, name: str) -> Path:
         return self.path / name
+
+    # -- the files, each read once and shared -------------------------------------------------------
+    def judgments(self) -> JudgmentIndex:
+        """`judgments.jsonl`: the last record per call key."""
+        return self._index(JUDGMENTS, Judgment, Judgment.call_key)
+
+    def neighbours(self) -> JudgmentIndex:
+        """`bbe_neighbours.jsonl`: bbe's re-judged neighbours and repeat re-asks, last per call key."""
+        return self._index(BBE_NEIGHBOURS, Judgment, Judgment.call_key)
+
+    def plan(self) -> JsonlIndex[PlannedKey, CallKey]:
+        """`plan.jsonl`: every call the judge stage planned."""
+        return self._index(PLAN, PlannedKey, PlannedKey.key)
+
+    def variants(self) -> JsonlIndex[Variant, tuple[str, str]]:
+        """`variants.jsonl`: the last variant per (item, condition)."""
+        return self._index(VARIANTS, Variant, _variant_key)
+
+    def _index(self, name: str, model: type[T], key: Callable[[T], K]) -> JsonlIndex[T, K]:
+        if name not in self._indexes:
+            self._indexes[name] = JsonlIndex(self.file(name), lambda p: read_jsonl(p, model), key)
+        index: JsonlIndex[T, K] = self._indexes[name]
+        return index
 
     @property
     def manifest_path(self) -> Path:
@@ -226,9 +266,19 @@ class RunDir:
         return self.manifest_path.exists()
 
     def load_manifest(self) -> Manifest | None:
-        """The manifest, lifted to this release's layout (None when the run has none yet)."""
-        if not self.manifest_path.exists():
+        """The manifest, lifted to this release's layout (None when the run has none yet); read
+        again only when the file changed since this object last read or wrote it."""
+        try:
+            now = signature(os.stat(self.manifest_path))
+        except FileNotFoundError:
             return None
+        if self._manifest is not None and self._manifest[0] == now:
+            return self._manifest[1].model_copy(deep=True)
+        manifest = self._read_manifest()
+        self._manifest = (now, manifest.model_copy(deep=True))
+        return manifest
+
+    def _read_manifest(self) -> Manifest:
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -254,7 +304,7 @@ class RunDir:
         if manifest is not None:
             if dataset is not None and manifest.dataset is not None:
                 old = manifest.dataset.checksum
-                if old and old != dataset.checksum:
+                if old and not manifest.dataset.same_data(dataset):
                     raise RunDirError(
                         f"run {self.path} holds dataset '{manifest.dataset.spec}' "
                         f"(checksum {old[:12]}); refusing to mix in '{dataset.spec}' "
@@ -280,6 +330,7 @@ class RunDir:
 
     def save_manifest(self, manifest: Manifest) -> None:
         atomic_write_json(self.manifest_path, manifest.model_dump(mode="json"))
+        self._manifest = (signature(os.stat(self.manifest_path)), manifest.model_copy(deep=True))
 
     def _stamp(self, manifest: Manifest, stage: str, entry: S) -> S:
         stamped = entry.model_copy(
@@ -352,3 +403,31 @@ def _lock_holder(fd: int) -> str:
     except OSError:
         text = ""
     return f"pid {text}" if text.isdigit() else "pid unknown"
+
+
+def _variant_key(variant: Variant) -> tuple[str, str]:
+    return (variant.item_id, variant.condition)
+
+
+class IndexedAppender(Generic[T]):
+    """A `JsonlAppender` for a file a `JsonlIndex` holds: each whole line appended is added to the
+    index, so the stage that wrote it never reads the file again to learn what it holds."""
+
+    def __init__(self, index: JsonlIndex[T, Any], *, fsync_interval: float = 1.0) -> None:
+        self.index = index
+        self._out = JsonlAppender(index.path, fsync_interval=fsync_interval)
+
+    def append(self, record: T) -> None:
+        fd = self._out.fileno()
+        self.index.before_append(os.fstat(fd))
+        self._out.append(record)  # type: ignore[arg-type]
+        self.index.appended(record, os.fstat(fd))
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> IndexedAppender[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

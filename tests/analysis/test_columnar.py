@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.errors import InputError
-from judgebench.judgment_table import judgment_table, read_judgment_table, read_plan_table
+from judgebench.judgment_table import cache_path, judgment_table, read_judgment_table, read_plan_table
 from judgebench.records import Judgment, PlannedKey
 from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
 
@@ -198,3 +199,39 @@ def test_whole_records_come_back_for_the_rows_shown(tmp_path: Path) -> None:
             row["condition"],
             row["order"],
         )
+
+
+def test_the_cached_table_is_used_only_while_the_log_is_unchanged(tmp_path: Path) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=5)
+    first = read_judgment_table(judgments).frame
+    cache = cache_path(judgments)
+    assert cache.exists()
+    assert read_judgment_table(judgments).frame.equals(first)  # read back from the cache
+
+    # appended after the cache was written: stale, rebuilt with the new line
+    line = json.loads(judgments.read_text(encoding="utf-8").splitlines()[0])
+    with open(judgments, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line | {"verdict": "invalid", "winner": "invalid"}) + "\n")
+    appended = read_judgment_table(judgments).frame
+    key = (appended["judge"] == line["judge"]) & (appended["item_id"] == line["item_id"])
+    key &= (appended["condition"] == line["condition"]) & (appended["order"] == line["order"])
+    assert appended.loc[key & (appended["kind"] == line["kind"]), "verdict"].tolist() == ["invalid"]
+
+    # edited in place, same size, and the modification time set back: the edit is seen all the same
+    stat = judgments.stat()
+    text = judgments.read_bytes()
+    at = text.rindex(b'"verdict":"invalid"')  # the appended line's verdict
+    edited = text[:at] + b'"verdict":"tie"    ' + text[at + len(b'"verdict":"invalid"') :]
+    assert len(edited) == len(text) and edited != text
+    judgments.write_bytes(edited)
+    os.utime(judgments, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    after = read_judgment_table(judgments).frame
+    assert after.loc[key & (after["kind"] == line["kind"]), "verdict"].tolist() == ["tie"]
+
+
+def test_a_damaged_cache_is_rebuilt_and_a_read_only_folder_needs_none(tmp_path: Path) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=3)
+    first = read_judgment_table(judgments).frame
+    cache_path(judgments).write_bytes(b"PAR1 not a parquet file")
+    assert read_judgment_table(judgments).frame.equals(first)
+    assert cache_path(judgments).read_bytes()[:4] == b"PAR1" and cache_path(judgments).stat().st_size > 100

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,14 +13,14 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from judgebench.api.datasets import open_dataset
+from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
 from judgebench.api.output_tokens import run_figures
 from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
 from judgebench.api.requests import build_request
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
-from judgebench.bbe.neighbours import NEIGHBOURS_FILE, PerturbKind
+from judgebench.bbe.neighbours import PerturbKind
 from judgebench.bbe.outputs import default_out, write_outputs
 from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run, unit_score
 from judgebench.bbe.sources import (
@@ -32,13 +33,13 @@ from judgebench.bbe.sources import (
 )
 from judgebench.bbe.verify import VerifySpec, fresh_block
 from judgebench.errors import ConfigError, InputError
-from judgebench.execution import Execution, existing_judgments, pending_calls
+from judgebench.execution import Execution, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
-from judgebench.records import UnitKey
+from judgebench.records import Item, UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
-from judgebench.rundir import JUDGMENTS, RunDir, safe_run_path
+from judgebench.rundir import RunDir
 
 
 class PerturbRequest(BaseModel):
@@ -109,26 +110,39 @@ def _template_path(run: RunDir, given: str | None) -> str | None:
     return recorded.template.user_path() if recorded else None
 
 
+_ITEMS: weakref.WeakKeyDictionary[RunDir, dict[tuple[str | None, str | None], dict[str, Item]]]
+_ITEMS = weakref.WeakKeyDictionary()
+
+
+def _items(run: RunDir, req: BBERequest) -> dict[str, Item]:
+    """The run's items by id (the dataset --perturb names, else the run's), recorded in the manifest;
+    loaded once per run folder object, however many judges and kinds of calls need them."""
+    spec = req.perturb
+    which = (spec.dataset, spec.data_dir) if spec else (None, None)
+    held = _ITEMS.setdefault(run, {})
+    if which not in held:
+        held[which] = open_dataset(run, *which).by_id()
+    return held[which]
+
+
 def _from_run(
-    run: Path, req: BBERequest, options: CallOptions, execution: Execution
+    run: RunDir, req: BBERequest, options: CallOptions, execution: Execution
 ) -> tuple[BBERun, RejudgeOutcome | None]:
     loaded = load_run(run, mode=req.unit_score)
-    source: dict[str, Any] = {"type": "run", "path": str(run), "unit_score": req.unit_score}
+    source: dict[str, Any] = {"type": "run", "path": str(run.path), "unit_score": req.unit_score}
     sets, neighbours, outcome = loaded.sets, req.neighbours, None
     spec = req.perturb
     if spec is not None:
         names = [s.name for s in sets]
         if spec.model not in names:
             raise ConfigError(f"--model {spec.model} is not a judge of this run; judges: {', '.join(names)}")
-        rundir = RunDir(run)
         ss = sets[names.index(spec.model)]
         units = sample_units(ss, spec.units, req.params.seed)
-        items = open_dataset(rundir, spec.dataset, spec.data_dir).by_id()
         calls, unperturbable = perturbed_calls(
-            items, units, kind=spec.kind, judge=spec.model, seed=req.params.seed
+            _items(run, req), units, kind=spec.kind, judge=spec.model, seed=req.params.seed
         )
-        template = _template_path(rundir, spec.template_path)
-        with rundir.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
+        template = _template_path(run, spec.template_path)
+        with run.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
             answers, failed = rejudge(
                 run, calls, judge=spec.model, template_path=template, options=options, execution=execution
             )
@@ -141,7 +155,7 @@ def _from_run(
             requested=len(calls),
             failed_calls=failed,
             unperturbable=unperturbable,
-            file=str(run / NEIGHBOURS_FILE),
+            file=str(run.neighbours().path),
         )
         source["perturbation"] = outcome.model_dump()
     if req.repeats:
@@ -174,12 +188,11 @@ FRESH_KIND = "formatting"
 REPEAT_PREFIX = "repeat-"
 
 
-def _repeat_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey]]:
+def _repeat_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey]]:
     """`--repeats K`: K re-asks of the identical en input of sampled units, each its own call key
     (condition `repeat-i`), so that each is a recorded call and resumes like any other."""
     units = sample_units(ss, req.fresh_units, req.params.seed + 2_000_003)
-    spec = req.perturb
-    items = open_dataset(RunDir(run), spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
+    items = _items(run, req)
     calls = []
     for item_id, order in units:
         item = items.get(item_id)
@@ -194,27 +207,26 @@ def _repeat_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[Planne
     return calls, units
 
 
-def recorded_repeats(run: Path) -> int:
+def recorded_repeats(run: RunDir) -> int:
     """How many re-asks per unit the run's neighbours file holds (`judge --repeats K`); 0 if none."""
-    path = run / NEIGHBOURS_FILE
     found = [
         int(key.condition.removeprefix(REPEAT_PREFIX))
-        for key in existing_judgments(path)
+        for key in run.neighbours().latest()
         if key.condition.startswith(REPEAT_PREFIX) and key.condition.removeprefix(REPEAT_PREFIX).isdigit()
     ]
     return max(found, default=0)
 
 
 def record_repeats(
-    run: Path, judges: Sequence[str], repeats: int, *, options: CallOptions, execution: Execution
+    run: RunDir, judges: Sequence[str], repeats: int, *, options: CallOptions, execution: Execution
 ) -> int:
     """`judge --repeats K`: re-ask the identical en input of sampled units K times for each judge,
     each a recorded call the cache does not answer, into the neighbours file, where `bbe` reads them
     as the repeat jitter it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
     loaded = load_run(run)
-    req = BBERequest(params=BBEParams(tau=0.5, delta=0.01), run=run, repeats=repeats)
+    req = BBERequest(params=BBEParams(tau=0.5, delta=0.01), run=run.path, repeats=repeats)
     planned = 0
-    with RunDir(run).lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
+    with run.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
         for ss in loaded.sets:
             if ss.name in judges:
                 planned += len(_repeat_calls(run, ss, req)[0])
@@ -223,7 +235,7 @@ def record_repeats(
 
 
 def _with_repeats(
-    run: Path,
+    run: RunDir,
     ss: ScoreSet,
     req: BBERequest,
     options: CallOptions,
@@ -235,9 +247,9 @@ def _with_repeats(
     each unit's base score, as the set's repeated judgments (PROTOCOL §5's jitter). `only_recorded`:
     use the re-asks `judge --repeats` already made, asking nothing new."""
     calls, units = _repeat_calls(run, ss, req)
-    template = _template_path(RunDir(run), req.perturb.template_path if req.perturb else None)
+    template = _template_path(run, req.perturb.template_path if req.perturb else None)
     if only_recorded:
-        held = existing_judgments(run / NEIGHBOURS_FILE)
+        held = run.neighbours().latest()
         calls = [c for c in calls if c.key in held]
         units = list(dict.fromkeys(UnitKey(c.item_id, c.order) for c in calls))
         if not calls:
@@ -263,20 +275,18 @@ def _with_repeats(
     )
 
 
-def _fresh_calls(run: Path, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey], str]:
+def _fresh_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey], str]:
     """The calls of `--verify-kind fresh` for one judge: newly drawn units (a seed of their own),
     perturbed by formatting, under a condition name of their own so that no earlier answer is reused."""
     seed = req.params.seed + 1_000_003
     units = sample_units(ss, req.fresh_units, seed)
-    spec = req.perturb
-    items = open_dataset(RunDir(run), spec.dataset if spec else None, spec.data_dir if spec else None).by_id()
-    calls, _ = perturbed_calls(items, units, kind=FRESH_KIND, judge=ss.name, seed=seed)
+    calls, _ = perturbed_calls(_items(run, req), units, kind=FRESH_KIND, judge=ss.name, seed=seed)
     condition = f"fresh-{FRESH_KIND}-{seed}"
     return [dataclasses.replace(c, condition=condition) for c in calls], units, condition
 
 
 def _fresh_verify(
-    run: Path, out: CalibrationOutput, req: BBERequest, options: CallOptions, execution: Execution
+    run: RunDir, out: CalibrationOutput, req: BBERequest, options: CallOptions, execution: Execution
 ) -> None:
     """`--verify-kind fresh`: judge fresh neighbours through the judge stage's execution and count
     violations of the released mechanism (alpha, sigma) on them."""
@@ -285,7 +295,7 @@ def _fresh_verify(
     if block.sigma is None or block.alpha is None or params.verify is None:
         return
     calls, units, condition = _fresh_calls(run, ss, req)
-    template = _template_path(RunDir(run), req.perturb.template_path if req.perturb else None)
+    template = _template_path(run, req.perturb.template_path if req.perturb else None)
     answers, _failed = rejudge(
         run, calls, judge=ss.name, template_path=template, options=options, execution=execution
     )
@@ -305,8 +315,7 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
     req = build_request(BBERequest, request, fields)
     if req.run is None:
         return []
-    run = safe_run_path(req.run)
-    rundir = RunDir(run)
+    run = run_folder(req.run)
     sets = load_run(run, mode=req.unit_score).sets
     plans: list[tuple[str, list[PlannedCall], str | None]] = []
     spec = req.perturb
@@ -314,9 +323,10 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
         ss = next((s for s in sets if s.name == spec.model), None)
         if ss is None:
             raise ConfigError(f"--model {spec.model} is not a judge of this run")
-        items = open_dataset(rundir, spec.dataset, spec.data_dir).by_id()
         units = sample_units(ss, spec.units, req.params.seed)
-        calls, _ = perturbed_calls(items, units, kind=spec.kind, judge=spec.model, seed=req.params.seed)
+        calls, _ = perturbed_calls(
+            _items(run, req), units, kind=spec.kind, judge=spec.model, seed=req.params.seed
+        )
         plans.append((spec.model, calls, spec.template_path))
     if req.params.verify and req.params.verify_kind == "fresh":
         for ss in sets:
@@ -326,10 +336,10 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
             plans.append((ss.name, _repeat_calls(run, ss, req)[0], spec.template_path if spec else None))
     out: list[Estimate] = []
     # the run's own replies are the best guess at what the re-judged variants' replies cost
-    observed = run_figures(rundir.path) if rundir.file(JUDGMENTS).exists() else None
+    observed = run_figures(run.path) if run.judgments().path.exists() else None
     for judge_name, calls, template_path in plans:
-        template = load_template(_template_path(rundir, template_path))
-        todo = pending_calls(calls, existing_judgments(run / NEIGHBOURS_FILE))
+        template = load_template(_template_path(run, template_path))
+        todo = pending_calls(calls, run.neighbours().latest())
         out += [
             e.model_copy(update={"stage": "bbe"})
             for e in estimate_judging(calls, todo, template, [judge_name], observed=observed)
@@ -352,13 +362,13 @@ def bbe(
     if req.out is not None and req.out.is_dir():  # checked before any work: nothing written, then refused
         raise ConfigError(f"--out {req.out} is a folder; give the path of the bbe.json to write")
     outcome = None
-    if req.run is not None:
-        run = safe_run_path(req.run)
+    run = run_folder(req.run) if req.run is not None else None
+    if run is not None:
         result, outcome = _from_run(run, req, options or CallOptions(), execution or Execution())
     elif req.calibrate_from is not None and req.scores is not None and req.scale is not None:
         assert req.judge is not None
         result = bbe_from_bridge(
-            safe_run_path(req.calibrate_from), req.judge, req.scores, req.scale, req.params,
+            run_folder(req.calibrate_from), req.judge, req.scores, req.scale, req.params,
             unit_score_mode=req.unit_score,
         )  # fmt: skip
     elif req.scores is not None and req.scale is not None:
@@ -381,14 +391,14 @@ def bbe(
         # the last good release stays where the report reads it; this one goes beside it (--out: asked)
         kept, target = target, target.with_name(f"{target.stem}.infeasible{target.suffix}")
     outputs = write_outputs(result, target, plot=req.plot)
-    if req.run is not None and RunDir(req.run).exists():
+    if run is not None and run.exists():
         entry = BBEStage(
             out=str(target),
             feasible=not infeasible,
             calibrations=len(result.result.calibrations),
             neighbours_judged=outcome.requested if outcome else 0,
         )
-        RunDir(req.run).record_stage("bbe", entry)
+        run.record_stage("bbe", entry)
     return BBEOutcome(
         result=result.result,
         outputs=outputs,

@@ -19,7 +19,7 @@ from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.errors import ConfigError, InputError, RunDirError
-from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
+from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models.client import ModelClient
@@ -37,8 +37,7 @@ from judgebench.records.manifest import (
     TranslateStage,
 )
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import JUDGMENTS, PLAN, VARIANTS, JsonlAppender, RunDir, read_jsonl
-from judgebench.translate.stage import read_variants
+from judgebench.rundir import IndexedAppender, RunDir
 
 
 class JudgeRequest(BaseModel):
@@ -135,7 +134,7 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
     wanted = _wanted_conditions(run, manifest, request.conditions)
     others = [w for w in wanted if w != SOURCE]
     targets = select_conditions(others) if others else []
-    variants = read_variants(run.file(VARIANTS))
+    variants = run.variants().latest()
     if targets and not variants:
         raise RunDirError(
             f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
@@ -159,13 +158,14 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
 def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
     """Append the planned calls `plan.jsonl` does not list yet, before any is made: a run killed
     mid-way is then known to be incomplete (the plan grows when a later command adds conditions)."""
-    path = run.file(PLAN)
-    known = {p.key() for p in read_jsonl(path, PlannedKey)}
-    with JsonlAppender(path) as out:
-        for call in calls:
-            if call.key not in known:
+    index = run.plan()
+    new = [call for call in calls if call.key not in index.latest()]
+    if not new:
+        return
+    with IndexedAppender(index) as out:
+        for call in new:
+            if call.key not in index.latest():  # a plan that names a call twice records it once
                 out.append(PlannedKey(**call.key._asdict()))
-                known.add(call.key)
 
 
 def _check_models(models: Sequence[str]) -> None:
@@ -202,7 +202,7 @@ def _run_plan(
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
     defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
-    total = len(pending_calls(plan, existing_judgments(run.file(JUDGMENTS))))
+    total = len(pending_calls(plan, run.judgments().latest()))
 
     async def go() -> dict[str, JudgeOutcome]:
         try:
@@ -211,7 +211,7 @@ def _run_plan(
                     plan,
                     clients,
                     template,
-                    run.file(JUDGMENTS),
+                    run.judgments(),
                     progress=bar,
                     request_defaults=defaults,
                     execution=execution,
@@ -310,7 +310,7 @@ def _until_settled(
 
 
 def judge(
-    run_dir: str | Path,
+    run_dir: str | Path | RunDir,
     request: JudgeRequest | None = None,
     *,
     options: CallOptions | None = None,
@@ -330,9 +330,9 @@ def judge(
     template = load_template(req.template_path)
     plan = plan_judging(run, req)
     if req.dry_run:
-        todo = pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS)))
+        todo = pending_calls(plan.calls, run.judgments().latest())
         # a resumed run's replies so far are the best guess at the rest of its replies
-        observed = run_figures(run.path) if run.file(JUDGMENTS).exists() else None
+        observed = run_figures(run.path) if run.judgments().path.exists() else None
         estimates = estimate_judging(plan.calls, todo, template, req.models, observed=observed)
         return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
@@ -340,7 +340,7 @@ def judge(
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     calls_made = execution.import_file is None and execution.write_requests is None
-    if calls_made and pending_calls(plan.calls, existing_judgments(run.file(JUDGMENTS))):
+    if calls_made and pending_calls(plan.calls, run.judgments().latest()):
         require_keys(req.models)  # before the run folder is touched
     clients = _clients(req, options, execution, PriceTable.load())
     # one writer per run and stage: a second judge would pay for every call again
@@ -358,6 +358,6 @@ def judge(
             result = JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
         if req.repeats:
             result.repeats = record_repeats(
-                run.path, list(clients), req.repeats, options=options, execution=execution
+                run, list(clients), req.repeats, options=options, execution=execution
             )
     return result

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 
 from judgebench.api.options import CallOptions
-from judgebench.bbe.neighbours import NEIGHBOURS_FILE, perturb_item
+from judgebench.bbe.neighbours import perturb_item
 from judgebench.errors import InputError
-from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
+from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
 from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
+from judgebench.rundir import RunDir
 
 
 class RejudgeOutcome(BaseModel):
@@ -71,7 +71,7 @@ def perturbed_calls(
 
 
 def rejudge(
-    run_dir: Path,
+    run: RunDir,
     calls: Sequence[PlannedCall],
     *,
     judge: str,
@@ -82,10 +82,10 @@ def rejudge(
     """Judge what is still pending of `calls`; returns every answer the neighbours file holds for
     them (this invocation's and earlier ones') and how many calls failed."""
     template = load_template(template_path)
-    sink = run_dir / NEIGHBOURS_FILE
+    sink = run.neighbours()  # read once; what this call appends joins it
     client = options.client(judge, PriceTable.load())
     client.name = judge
-    total = len(pending_calls(calls, existing_judgments(sink)))
+    total = len(pending_calls(calls, sink.latest()))
 
     async def go() -> None:
         try:
@@ -96,6 +96,6 @@ def rejudge(
 
     if calls:
         asyncio.run(go())
-    latest = existing_judgments(sink)
+    latest = sink.latest()
     answers = [latest[c.key] for c in calls if c.key in latest]
     return answers, sum(1 for j in answers if j.verdict is None)

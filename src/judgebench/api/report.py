@@ -24,6 +24,7 @@ from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgme
 from judgebench.records import AuditFlag, Item, Variant
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
+from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
 from judgebench.rundir import (
     AUDIT,
@@ -251,10 +252,11 @@ def report(
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
     analysis = with_stops(_analyze(inputs, req.settings), stops)
-    wanted = req.html or req.export_unstable is not None
+    leave_out = () if req.html else ("html",)
+    wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, console, html=req.html, explorer=data)
+        paths = write_report(run, analysis, console, leave_out=leave_out, explorer=data)
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)

@@ -24,7 +24,7 @@ from judgebench.analysis.frame import judgment_frame
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import Settlement, item_values, settle, stratified_order
 from judgebench.conditions import SOURCE
-from judgebench.execution import Execution, execute_plan, existing_judgments, pending_calls
+from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.client import ModelClient
@@ -32,7 +32,7 @@ from judgebench.models.config import resolve_judge_full
 from judgebench.progress import ProgressReporter
 from judgebench.records.manifest import SequentialCheck, SequentialStop
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import JUDGMENTS, RunDir
+from judgebench.rundir import RunDir
 
 OnRound = Callable[[Sequence[PlannedCall], Mapping[str, SequentialStop]], None]
 
@@ -50,6 +50,7 @@ def merge_outcomes(a: JudgeOutcome | None, b: JudgeOutcome) -> JudgeOutcome:
         output_tokens=a.output_tokens + b.output_tokens,
         cost_usd=round(a.cost_usd + b.cost_usd, 6),
         failures=b.failures,
+        stopped=b.stopped or a.stopped,
     )
 
 
@@ -119,7 +120,7 @@ def judge_until_settled(
         by_item.setdefault((call.judge, call.item_id), []).append(call)
     full = {name: sum(1 for c in plan if c.judge == name) for name in clients}
     defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
-    path = run.file(JUDGMENTS)
+    judgments = run.judgments()  # read once; each round's answers join it as they are appended
     stops: dict[str, SequentialStop] = {}
     outcomes: dict[str, JudgeOutcome] = {}
     planned: list[PlannedCall] = []
@@ -127,7 +128,7 @@ def judge_until_settled(
     position = 0
 
     def values() -> pd.DataFrame:
-        return item_values(judgment_frame(existing_judgments(path).values()), targets)
+        return item_values(judgment_frame(judgments.latest().values()), targets)
 
     def account(name: str, k: int, reason: str, table: pd.DataFrame) -> None:
         judged = order[:k]
@@ -141,7 +142,7 @@ def judge_until_settled(
     async def go() -> None:
         nonlocal position, active
         try:
-            total = len(pending_calls(plan, existing_judgments(path)))
+            total = len(pending_calls(plan, judgments.latest()))
             what = f"judge {', '.join(clients)} (until settled)"
             with ProgressReporter(total, what, enabled=progress) as bar:
                 while active and position < len(order):
@@ -152,16 +153,16 @@ def judge_until_settled(
                     for name in active:
                         account(name, position, "running", table)
                     on_round(planned, stops)
-                    if pending_calls(batch, existing_judgments(path)):
+                    if pending_calls(batch, judgments.latest()):
                         got = await execute_plan(
-                            batch, {n: clients[n] for n in active}, template, path,
+                            batch, {n: clients[n] for n in active}, template, judgments,
                             progress=bar, request_defaults=defaults, execution=execution,
                         )  # fmt: skip
                         for name, outcome in got.items():
                             outcomes[name] = merge_outcomes(outcomes.get(name), outcome)
                     position += len(items)
                     table = values()
-                    if pending_calls(batch, existing_judgments(path)):
+                    if pending_calls(batch, judgments.latest()):
                         for name in active:
                             account(name, position, "interrupted", table)
                         return  # failed or unaffordable calls: a rerun resumes here

@@ -19,10 +19,11 @@ import numpy as np
 
 from judgebench.errors import ConfigError
 from judgebench.records import Item, Variant
+from judgebench.rundir import BBE_NEIGHBOURS
 
 PerturbKind = Literal["formatting", "criteria"]
 PERTURB_KINDS: tuple[str, ...] = ("formatting", "criteria")
-NEIGHBOURS_FILE = "bbe_neighbours.jsonl"
+NEIGHBOURS_FILE = BBE_NEIGHBOURS
 
 _FENCE = re.compile(r"(```.*?```|~~~.*?~~~)", re.DOTALL)
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1|(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", re.DOTALL)

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from judgebench.errors import InputError
 from judgebench.records import Judgment, UnitKey
-from judgebench.rundir import JUDGMENTS, last_per_key, read_jsonl
+from judgebench.rundir import RunDir
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -301,15 +301,20 @@ def _judge_set(judge: str, table: JudgeTable, mode: UnitScoreMode, base_conditio
 
 
 def load_run(
-    run: Path, *, mode: UnitScoreMode = "auto", base_condition: str = "en", judges: list[str] | None = None
+    run: RunDir | Path,
+    *,
+    mode: UnitScoreMode = "auto",
+    base_condition: str = "en",
+    judges: list[str] | None = None,
 ) -> LoadedRun:
     """One ScoreSet per judge of a Judge-LS run (last line per call key; pair judgments only). A judge
     with no scorable en unit (every answer invalid or missing) is skipped with its reason, so that
     one broken judge does not stop the others; with none scorable, it is an error."""
-    path = run / JUDGMENTS
+    judgments = (run if isinstance(run, RunDir) else RunDir(run)).judgments()
+    path = judgments.path
     if not path.exists():
         raise InputError("no judgments.jsonl: run `judgebench judge` on this run first", path=str(path))
-    latest = last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key())
+    latest = judgments.latest()
     pairs = [j for j in latest.values() if j.kind == "pair"]
     if not pairs:
         raise InputError("no pair judgments in the run", path=str(path))

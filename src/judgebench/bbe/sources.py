@@ -18,6 +18,7 @@ from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run, unit_score
 from judgebench.bbe.tables import factor_columns, load_arena_hard, read_table, scoreset_from_table
 from judgebench.errors import ConfigError, InputError
 from judgebench.records import Judgment, UnitKey
+from judgebench.rundir import RunDir
 
 
 def _filter(sets: list[ScoreSet], kinds: list[str] | None) -> list[ScoreSet]:
@@ -63,7 +64,7 @@ def with_perturbation_pairs(
 
 
 def bbe_from_run(
-    run: Path,
+    run: RunDir | Path,
     params: BBEParams,
     *,
     unit_score_mode: UnitScoreMode = "auto",
@@ -156,7 +157,7 @@ def bbe_from_arena_hard(folder: Path, params: BBEParams, *, baseline: str | None
 
 
 def bbe_from_bridge(
-    run: Path,
+    run: RunDir | Path,
     judge: str,
     table: Path,
     scale: tuple[float, float],

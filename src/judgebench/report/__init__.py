@@ -10,9 +10,10 @@ from judgebench.report.figures import PLOT_TITLES, make_plots
 from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta, Section, Table
+from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections
 from judgebench.report.tables import print_report, print_sections
-from judgebench.report.writer import ReportPaths, metric_rows, write_report
+from judgebench.report.writer import ReportPaths, write_report
 
 __all__ = [
     "PLOT_TITLES",

@@ -138,17 +138,16 @@ def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
     conditions = condition_order(data)
     f = data.source().frame
     groups: dict[tuple[str, str], _Group] = {}
-    columns = (f["judge"], f["item_id"], f["subset"], f["kind"], f["condition"], f["order"])
-    for judge, item, subset, kind, cond, order, verdict, label, line in zip(
-        *columns, f["verdict"], f["label"], f["line"], strict=True
-    ):
+    names = ("judge", "item_id", "subset", "kind", "condition", "order", "verdict", "label", "line")
+    columns = [f[name].tolist() for name in names]  # plain lists: iterating a column is slow
+    for judge, item, subset, kind, cond, order, verdict, label, line in zip(*columns, strict=True):
         g = groups.get((item, judge))
         if g is None:
             gold = None if label != label else int(label)  # NaN: no label
             g = groups[(item, judge)] = _Group(subset, gold)
-        g.lines.append(int(line))
-        if kind == "pair":
-            g.pair[(cond, order)] = verdict if verdict is not None and verdict != "invalid" else None
+        g.lines.append(line)
+        if kind == "pair":  # a missing verdict is NaN in the table: only strings count
+            g.pair[(cond, order)] = verdict if isinstance(verdict, str) and verdict != "invalid" else None
     return [_row(item, judge, g, conditions) for (item, judge), g in groups.items()]
 
 

@@ -1,83 +1,117 @@
-"""Write every report output of a run: metrics.json, metrics.csv, plots/*.png, report.md, report.html.
+"""Write every report output of a run: the registered outputs (`outputs.py`) rendered and written as
+one set. The built-in ones are registered here: metrics.json, metrics.csv, report.md, plots/*.png,
+report.html (INTERFACE.md).
 
-Each file is written to a temp file and renamed into place, so an interrupted `report` leaves the
-previous outputs readable; rerunning it regenerates all of them from the run's judgments.
+Every file is rendered first, then all are written by temp file and rename together
+(`atomic_write_many`), so a killed `report` leaves the previous set readable and never a new
+metrics.json beside an old report; rerunning it regenerates all of them from the run's judgments.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
 from rich.console import Console
 
-from judgebench import __version__
 from judgebench.analysis.model import Analysis
 from judgebench.fileio import atomic_write_many, remove_stale_temps
-from judgebench.records import MetricRecord
-from judgebench.records.metrics import CORE_FIELDS
-from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
-from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
-from judgebench.report.bbe_section import bbe_section, load_bbe_view
 from judgebench.report.explorer import ExplorerData, payload_json
-from judgebench.report.figures import PLOT_TITLES, make_plots
+from judgebench.report.figures import PLOT_TITLES
 from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
-from judgebench.report.model import ReportMeta
-from judgebench.report.sections import build_sections, incomplete_note
+from judgebench.report.outputs import (
+    PLOTS_DIR,
+    Need,
+    OutputInputs,
+    ReportInputs,
+    ReportOutput,
+    register,
+    register_output,
+    selected,
+)
+from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv
 from judgebench.report.tables import print_sections
-from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir, now_iso
+from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir
 
-PLOTS_DIR = "plots"
-BASE_COLUMNS: tuple[str, ...] = CORE_FIELDS  # the INTERFACE fields, first in every row
+__all__ = ["BASE_COLUMNS", "PLOTS_DIR", "ReportPaths", "metric_rows", "metrics_csv", "write_report"]
+
+
+@register_output("json", METRICS_JSON, needs=[Need.ROWS])
+def _metrics_json(inputs: OutputInputs) -> bytes:
+    return (json.dumps(inputs.rows, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+@register_output("csv", METRICS_CSV, needs=[Need.ROWS])
+def _metrics_csv(inputs: OutputInputs) -> bytes:
+    return metrics_csv(inputs.rows).encode("utf-8")
+
+
+@register_output("md", REPORT_MD, needs=[Need.SECTIONS, Need.FIGURES])
+def _report_md(inputs: OutputInputs) -> bytes:
+    return render_markdown(inputs.sections, inputs.figure_links(), inputs.meta).encode("utf-8")
+
+
+def _plots(inputs: OutputInputs) -> dict[str, bytes]:
+    return {f"{PLOTS_DIR}/{key}.png": png for key, png in inputs.plots.items()}
+
+
+# the figures have no data in some runs: a plot an earlier report wrote is then removed
+register(
+    ReportOutput(
+        "plots",
+        PLOTS_DIR,
+        _plots,
+        frozenset({Need.FIGURES}),
+        owns=tuple(f"{PLOTS_DIR}/{key}.png" for key in PLOT_TITLES),
+    )
+)
+
+
+@register_output("html", REPORT_HTML, needs=[Need.SECTIONS, Need.FIGURES, Need.EXPLORER])
+def _report_html(inputs: OutputInputs) -> bytes:
+    payload = payload_json(inputs.explorer) if inputs.explorer is not None else None
+    return render_html(inputs.sections, inputs.figures(), inputs.meta, payload).encode("utf-8")
 
 
 @dataclass(frozen=True)
 class ReportPaths:
-    """Where `write_report` put each output (report_html is None with --no-html)."""
+    """Where `write_report` put each output: output name -> its files, in registration order."""
 
-    metrics_json: Path
-    metrics_csv: Path
-    report_md: Path
-    report_html: Path | None
-    plots: dict[str, Path] = field(default_factory=dict)
+    files: dict[str, list[Path]]
+    plots: dict[str, Path] = field(default_factory=dict)  # plot key -> its PNG
+
+    def get(self, name: str) -> Path | None:
+        """The (first) file of an output; None when it was left out."""
+        written = self.files.get(name)
+        return written[0] if written else None
+
+    def _one(self, name: str) -> Path:
+        path = self.get(name)
+        if path is None:
+            raise KeyError(f"the report output {name!r} was not written")
+        return path
+
+    @property
+    def metrics_json(self) -> Path:
+        return self._one("json")
+
+    @property
+    def metrics_csv(self) -> Path:
+        return self._one("csv")
+
+    @property
+    def report_md(self) -> Path:
+        return self._one("md")
+
+    @property
+    def report_html(self) -> Path | None:  # None with --no-html
+        return self.get("html")
 
     def all(self) -> list[Path]:
-        paths = [self.metrics_json, self.metrics_csv, self.report_md, *self.plots.values()]
-        return [*paths, self.report_html] if self.report_html is not None else paths
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: a non-finite number is written as null ("does not apply")."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
-def metric_rows(records: Iterable[MetricRecord]) -> list[dict[str, Any]]:
-    """metrics.json records: the INTERFACE fields first, then the extras, in a stable order."""
-    rows = []
-    for record in records:
-        data = _finite(record.model_dump(mode="json"))
-        ordered = {k: data.get(k) for k in BASE_COLUMNS}
-        ordered.update({k: data[k] for k in sorted(data) if k not in ordered})
-        rows.append(ordered)
-    return rows
-
-
-def metrics_csv(rows: list[dict[str, Any]]) -> str:
-    extras = sorted({k for row in rows for k in row} - set(BASE_COLUMNS))
-    frame = pd.DataFrame(rows, columns=[*BASE_COLUMNS, *extras])
-    return frame.to_csv(index=False, lineterminator="\n")
+        return [path for paths in self.files.values() for path in paths]
 
 
 def write_report(
@@ -87,55 +121,31 @@ def write_report(
     *,
     html: bool = True,
     explorer: ExplorerData | None = None,
+    leave_out: Collection[str] = (),
 ) -> ReportPaths:
-    """Write all outputs into the run folder; with a console, print the terminal tables and the paths.
+    """Write every registered output (less `leave_out`; `html=False` leaves out report.html) into the
+    run folder; with a console, print the terminal tables and the paths.
 
     With `explorer` (the run's judgments, texts and audit flags), report.html gets the item explorer."""
+    chosen = selected({*leave_out, *(() if html else ("html",))})
     run.path.mkdir(parents=True, exist_ok=True)
-    plot_dir = run.file(PLOTS_DIR)
-    for folder in (run.path, plot_dir):  # what a killed report left (the caller holds the lock)
+    folders = {run.path} | {run.file(f).parent for out in chosen for f in (*out.owns, out.file)}
+    for folder in sorted(folders):  # what a killed report left (the caller holds the lock)
         remove_stale_temps(folder)
-    rows = metric_rows(analysis.records)
-    # Everything is rendered first and written together at the end (`atomic_write_many`), so a
-    # killed report never leaves a new metrics.json beside an old report.
-    outputs: dict[Path, bytes] = {
-        run.file(METRICS_JSON): (json.dumps(rows, ensure_ascii=False, indent=2) + "\n").encode("utf-8"),
-        run.file(METRICS_CSV): metrics_csv(rows).encode("utf-8"),
-    }
+    inputs = ReportInputs(run, analysis, explorer)
+    rendered = {out.name: out.render(OutputInputs(out.name, inputs, out.needs)) for out in chosen}
+    atomic_write_many({run.file(rel): data for files in rendered.values() for rel, data in files.items()})
+    for out in chosen:
+        for rel in set(out.owns) - set(rendered[out.name]):  # an earlier report's file whose data is gone
+            run.file(rel).unlink(missing_ok=True)
 
-    plots = make_plots(analysis)
-    plot_paths: dict[str, Path] = {}
-    for key, png in plots.items():
-        plot_paths[key] = plot_dir / f"{key}.png"
-        outputs[plot_paths[key]] = png
-
-    bbe = load_bbe_view(run)  # the run's A-BB as bbe.json holds it (written by `bbe`), if any
-    sections = build_sections(analysis, [bbe_section(bbe)])
-    meta = ReportMeta(
-        run=str(run.path), generated_at=now_iso(), version=__version__, banner=incomplete_note(analysis)
-    )
-    relative = {key: f"{PLOTS_DIR}/{path.name}" for key, path in plot_paths.items()}
-    figures = dict(plots)
-    if bbe is not None and bbe.plot is not None:
-        relative[BBE_PLOT_KEY] = BBE_PLOT_FILE  # beside report.md, where `bbe` wrote it
-        figures[BBE_PLOT_KEY] = bbe.plot
-    outputs[run.file(REPORT_MD)] = render_markdown(sections, relative, meta).encode("utf-8")
-    html_path: Path | None = None
-    if html:
-        html_path = run.file(REPORT_HTML)
-        payload = payload_json(explorer) if explorer is not None else None
-        outputs[html_path] = render_html(sections, figures, meta, payload).encode("utf-8")
-    atomic_write_many(outputs)
-    for key in set(PLOT_TITLES) - set(plots):  # a plot of an earlier report whose data is gone
-        (plot_dir / f"{key}.png").unlink(missing_ok=True)
-
-    paths = ReportPaths(
-        run.file(METRICS_JSON), run.file(METRICS_CSV), run.file(REPORT_MD), html_path, plot_paths
-    )
+    files = {name: [run.file(rel) for rel in written] for name, written in rendered.items()}
+    plots = {Path(rel).stem: run.file(rel) for rel in rendered.get("plots", {})}
+    paths = ReportPaths(files, plots)
     if console is not None:
-        print_sections(console, sections)
-        console.print(f"[bold]Wrote[/] {len(rows):,} metric records and {len(plot_paths)} plot(s):")
-        for path in (paths.metrics_json, paths.metrics_csv, paths.report_md, paths.report_html):
+        print_sections(console, inputs.sections)
+        console.print(f"[bold]Wrote[/] {len(inputs.rows):,} metric records and {len(plots)} plot(s):")
+        for path in (paths.get("json"), paths.get("csv"), paths.get("md"), paths.report_html):
             if path is not None:
                 console.print(f"  {path}", highlight=False, soft_wrap=True, markup=False)
     return paths

@@ -1,0 +1,42 @@
+"""metrics.json and metrics.csv rows: the INTERFACE fields first, then the extras, JSON-safe numbers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from judgebench.records import MetricRecord
+from judgebench.records.metrics import CORE_FIELDS
+
+BASE_COLUMNS: tuple[str, ...] = CORE_FIELDS  # the INTERFACE fields, first in every row
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: a non-finite number is written as null ("does not apply")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def metric_rows(records: Iterable[MetricRecord]) -> list[dict[str, Any]]:
+    """metrics.json records: the INTERFACE fields first, then the extras, in a stable order."""
+    rows = []
+    for record in records:
+        data = _finite(record.model_dump(mode="json"))
+        ordered = {k: data.get(k) for k in BASE_COLUMNS}
+        ordered.update({k: data[k] for k in sorted(data) if k not in ordered})
+        rows.append(ordered)
+    return rows
+
+
+def metrics_csv(rows: list[dict[str, Any]]) -> str:
+    extras = sorted({k for row in rows for k in row} - set(BASE_COLUMNS))
+    frame = pd.DataFrame(rows, columns=[*BASE_COLUMNS, *extras])
+    return frame.to_csv(index=False, lineterminator="\n")

@@ -1,0 +1,80 @@
+"""What one append-only run file holds, read once and then kept in step with what is appended to it.
+
+A stage asks many times what a file holds (which calls are answered, which are planned): reading the
+whole file each time made one `judge` read a 13,408-judgment `judgments.jsonl` in full four or five
+times, and each `--until-settled` round six. An index reads the file once and learns each record
+appended through its appender (`rundir.IndexedAppender`); it reads the file again only when the file
+changed by other means (another writer, a torn tail cut on open), which it tells from the file's
+inode, size and modification time, so a cached answer is never one the file no longer gives.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from pathlib import Path
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+
+Signature = tuple[int, int, int]  # inode, size, modification time (ns)
+
+
+def signature(st: os.stat_result) -> Signature:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _on_disk(path: Path) -> Signature | None:
+    try:
+        return signature(os.stat(path))
+    except FileNotFoundError:
+        return None
+
+
+def _same(known: Signature | None, now: Signature | None) -> bool:
+    """A missing file and an empty one hold the same records (an appender creates the file empty)."""
+    if known is None or now is None:
+        return (known or (0, 0, 0))[1] == 0 and (now or (0, 0, 0))[1] == 0
+    return known == now
+
+
+class JsonlIndex(Generic[T, K]):
+    """The last record per key of one JSONL file (INTERFACE: a later line supersedes an earlier one),
+    read at most once while only its own appender writes the file."""
+
+    def __init__(self, path: Path, read: Callable[[Path], Iterable[T]], key: Callable[[T], K]) -> None:
+        self.path = path
+        self._read = read
+        self._key = key
+        self._known: Signature | None = None
+        self._loaded = False
+        self._latest: dict[K, T] = {}
+        self.reads = 0  # full reads of the file so far (what the index exists to keep at one)
+
+    def latest(self) -> Mapping[K, T]:
+        """Key -> the last record with that key, in file order of first appearance."""
+        now = _on_disk(self.path)
+        if not self._loaded or not _same(self._known, now):
+            # the signature is taken before reading: a line appended meanwhile means one more read
+            records = list(self._read(self.path)) if now is not None else []
+            self.reads += now is not None
+            self._latest = {}
+            for record in records:
+                self._latest[self._key(record)] = record
+            self._known, self._loaded = now, True
+        return self._latest
+
+    def keys(self) -> set[K]:
+        return set(self.latest())
+
+    def before_append(self, st: os.stat_result) -> None:
+        """Called by the appender before it writes: a file changed by someone else is read again."""
+        if self._loaded and not _same(self._known, signature(st)):
+            self._loaded = False
+
+    def appended(self, record: T, st: os.stat_result) -> None:
+        """Called by the appender once `record` is a whole line of the file (`st` after the write)."""
+        if self._loaded:
+            self._latest[self._key(record)] = record  # as a re-read would order it (last_per_key)
+            self._known = signature(st)
