@@ -211,7 +211,7 @@ def test_the_cached_table_is_used_only_while_the_log_is_unchanged(tmp_path: Path
     # appended after the cache was written: stale, rebuilt with the new line
     line = json.loads(judgments.read_text(encoding="utf-8").splitlines()[0])
     with open(judgments, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(line | {"verdict": "invalid", "winner": "invalid"}) + "\n")
+        fh.write(json.dumps(line | {"verdict": "invalid", "winner": "invalid"}, separators=(",", ":")) + "\n")
     appended = read_judgment_table(judgments).frame
     key = (appended["judge"] == line["judge"]) & (appended["item_id"] == line["item_id"])
     key &= (appended["condition"] == line["condition"]) & (appended["order"] == line["order"])
