@@ -190,7 +190,7 @@ def _outcome(
     mine = [c for c in plan if c.judge == name]
     unsent = "not sent: the key was rejected (see above)" if stopped else "no record"
     failures = [
-        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or unsent)
+        CallFailure(key=c.key.call(), error=(record.error if record else None) or unsent)
         for c in mine
         if (record := final.get(c.key)) is None or record.verdict is None
     ]
@@ -231,7 +231,8 @@ async def execute_plan(
         by_judge.setdefault(call.judge, []).append(call)
     runs: dict[str, _JudgeCalls] = {}
     if not todo:
-        return {name: _outcome(plan, name, 0, _Tally(), judgments.latest()) for name in clients}
+        done = judgments.latest()
+        return {n: _outcome(plan, n, 0, _Tally(), done, stopped=c.stopped) for n, c in clients.items()}
     with IndexedAppender(judgments) as sink:
         for name, calls in by_judge.items():
             defaults = (request_defaults or {}).get(name)

@@ -21,7 +21,7 @@ from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
-from judgebench.records import AuditFlag, Item, Variant
+from judgebench.records import AuditFlag, Item
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
@@ -31,7 +31,6 @@ from judgebench.rundir import (
     JUDGMENTS,
     PLAN,
     READINESS_JSON,
-    VARIANTS,
     RunDir,
     read_jsonl,
 )
@@ -76,7 +75,7 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
-    run = RunDir(run_dir)
+    run = run_folder(run_dir)
     return _with_run_stops(run, _analyze(_read_inputs(run), settings))
 
 
@@ -113,7 +112,7 @@ def explorer_data(run: RunDir, inputs: _RunInputs, *, every_row: bool = False) -
     texts: dict[tuple[str, str], ItemTexts] = {}
     for item in _run_items(run):
         texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
-    for variant in read_jsonl(run.file(VARIANTS), Variant):  # the last line per key wins
+    for variant in run.variants().latest().values():
         texts[(variant.item_id, variant.condition)] = ItemTexts(
             variant.instruction, variant.output_1, variant.output_2
         )
@@ -236,7 +235,7 @@ class ReportResult(BaseModel):
 
 
 def report(
-    run_dir: str | Path,
+    run_dir: str | Path | RunDir,
     request: ReportRequest | None = None,
     *,
     console: Console | None = None,
