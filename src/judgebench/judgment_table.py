@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from judgebench.rundir import last_per_key, read_jsonl
 
 __all__ = [
     "CALL_KEY",
+    "SCORE_COLUMNS",
     "TABLE_COLUMNS",
     "JudgmentTable",
     "judgment_table",
@@ -55,6 +56,8 @@ TABLE_COLUMNS = [
     "output_tokens",
     "cost_usd",
 ]
+# what bbe scores with besides (the verdict as written: bbe takes only 1, 2 and tie as they stand)
+SCORE_COLUMNS = ["verdict_raw", "prob_a", "prob_b", "prob_tie"]
 _STR = pa.string()
 _F64 = pa.float64()
 _I64 = pa.int64()
@@ -121,17 +124,20 @@ def read_judgment_table(path: Path) -> JudgmentTable:
     sums in), verdicts normalised as `analysis.frame.judgment_frame` does."""
     if not path.exists() or path.stat().st_size == 0:
         return JudgmentTable(_finish(_from_records([])), path, held=[])
-    fingerprint = _fingerprint(path)  # before reading: lines appended meanwhile make it stale
-    cached = _cached(path, fingerprint)
-    if cached is not None:
-        return JudgmentTable(_to_frame(cached), path)
-    try:
-        settled = _settle(_fast(path))
-        _store(path, fingerprint, settled)
-        return JudgmentTable(_to_frame(settled), path)
-    except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+    with open(path, "rb") as fh:  # one open: the fingerprint, the line count and the parse
+        fingerprint = _fingerprint(fh)  # before reading: lines appended meanwhile make it stale
+        cached = _cached(path, fingerprint)
+        if cached is not None:
+            return JudgmentTable(_to_frame(cached), path)
+        try:
+            settled = _settle(_fast(fh))
+        except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+            settled = None
+    if settled is None:  # a damaged or unusual file: the exact reader, which names a bad line
         records = list(last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key()).values())
         return judgment_table(records)
+    _store(path, fingerprint, settled)
+    return JudgmentTable(_to_frame(settled), path)
 
 
 # The derived table beside the log (`judgments.jsonl.table.parquet`): trusted only while the log has
@@ -146,12 +152,12 @@ def cache_path(path: Path) -> Path:
     return path.with_name(path.name + CACHE_SUFFIX)
 
 
-def _fingerprint(path: Path) -> str:
-    stat = path.stat()
-    with open(path, "rb") as fh:
-        head = fh.read(_EDGE)
-        fh.seek(max(0, stat.st_size - _EDGE))
-        tail = fh.read(_EDGE)
+def _fingerprint(fh: BinaryIO) -> str:
+    stat = os.fstat(fh.fileno())
+    fh.seek(0)
+    head = fh.read(_EDGE)
+    fh.seek(max(0, stat.st_size - _EDGE))
+    tail = fh.read(_EDGE)
     parts = [_CACHE_FORMAT, str(stat.st_size), str(stat.st_mtime_ns)]
     parts += [hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()]
     return "|".join(parts)
@@ -185,22 +191,23 @@ def judgment_table(judgments: Sequence[Judgment]) -> JudgmentTable:
     return JudgmentTable(_finish(_from_records(judgments)), None, held=list(judgments))
 
 
-def _lines(path: Path) -> int:
+def _lines(fh: BinaryIO) -> int:
     """Non-empty lines as the exact reader counts them: newlines, plus an unterminated last line."""
     count, last = 0, b"\n"  # as if a newline came before the file: a leading blank line shows
-    with open(path, "rb") as fh:
-        while block := fh.read(_BLOCK):
-            if b"\r" in block or b"\n\n" in last + block[:1] or b"\n\n" in block:
-                raise _Fallback  # blank lines or CR: let the exact reader decide what they hold
-            count += block.count(b"\n")
-            last = block[-1:]
+    fh.seek(0)
+    while block := fh.read(_BLOCK):
+        if b"\r" in block or b"\n\n" in last + block[:1] or b"\n\n" in block:
+            raise _Fallback  # blank lines or CR: let the exact reader decide what they hold
+        count += block.count(b"\n")
+        last = block[-1:]
+    fh.seek(0)
     return count + (0 if last == b"\n" else 1)
 
 
-def _fast(path: Path) -> pa.Table:
-    expected = _lines(path)
+def _fast(fh: BinaryIO) -> pa.Table:
+    expected = _lines(fh)
     opts = pa_json.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="ignore")
-    reader = pa_json.open_json(path, read_options=pa_json.ReadOptions(block_size=_BLOCK), parse_options=opts)
+    reader = pa_json.open_json(fh, read_options=pa_json.ReadOptions(block_size=_BLOCK), parse_options=opts)
     parts: list[pa.Table] = []
     rows = 0
     for batch in reader:
@@ -237,6 +244,8 @@ def _columns(batch: pa.RecordBatch) -> pa.Table:
     data["input_tokens"] = input_tokens.fill_null(0)
     data["output_tokens"] = output_tokens.fill_null(0)
     data["cost_usd"] = batch.column("cost_usd")
+    for name in SCORE_COLUMNS[1:]:
+        data[name] = batch.column(name)
     return pa.table(data)
 
 
@@ -250,6 +259,8 @@ def _from_records(judgments: Sequence[Judgment]) -> pa.Table:
         columns["input_tokens"].append(j.usage.input_tokens if j.usage else 0)
         columns["output_tokens"].append(j.usage.output_tokens if j.usage else 0)
         columns["cost_usd"].append(j.cost_usd)
+        for name in SCORE_COLUMNS[1:]:
+            columns.setdefault(name, []).append(getattr(j, name))
     types = dict.fromkeys(TABLE_COLUMNS[:8], _STR) | {"input_tokens": _I64, "output_tokens": _I64}
     return pa.table({name: pa.array(values, type=types.get(name, _F64)) for name, values in columns.items()})
 
@@ -266,6 +277,7 @@ def _settle(table: pa.Table) -> pa.Table:
         last = table.group_by(CALL_KEY, use_threads=False).aggregate([("line", "max")]).column("line_max")
         table = table.take(last)
         table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in CALL_KEY]))
+    table = table.append_column("verdict_raw", table.column("verdict"))
     verdict = table.column("verdict").combine_chunks().dictionary_encode()
     normal = pa.array([v.strip().lower() for v in verdict.dictionary.to_pylist()], type=_STR)
     normalised = pc.take(normal, verdict.indices)
@@ -274,7 +286,7 @@ def _settle(table: pa.Table) -> pa.Table:
 
 def _to_frame(table: pa.Table) -> pd.DataFrame:
     frame: pd.DataFrame = table.to_pandas()
-    for name in TABLE_COLUMNS[:8]:  # an all-missing text column is None, as a frame of records has it
+    for name in [*TABLE_COLUMNS[:8], "verdict_raw"]:  # all missing: None, as in a frame of records
         if table.column(name).null_count == table.num_rows and table.num_rows:
             frame[name] = pd.Series([None] * table.num_rows, dtype=object)
     return frame
@@ -291,9 +303,10 @@ def read_plan_table(path: Path) -> pd.DataFrame | None:
     if path.stat().st_size == 0:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in CALL_KEY})
     try:
-        expected = _lines(path)
-        opts = pa_json.ParseOptions(explicit_schema=_PLAN_SCHEMA, unexpected_field_behavior="ignore")
-        table = pa_json.read_json(path, parse_options=opts)
+        with open(path, "rb") as fh:
+            expected = _lines(fh)
+            opts = pa_json.ParseOptions(explicit_schema=_PLAN_SCHEMA, unexpected_field_behavior="ignore")
+            table = pa_json.read_json(fh, parse_options=opts)
         if table.num_rows != expected or any(table.column(c).null_count for c in CALL_KEY):
             raise _Fallback
         keys: pd.DataFrame = table.group_by(CALL_KEY, use_threads=False).aggregate([]).to_pandas()

@@ -43,7 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
     "execution": {"batch", "errors", "judge", "models", "progress", "records", "rundir"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},
-    "bbe": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
+    "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "api": {
         "analysis",
