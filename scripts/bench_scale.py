@@ -12,7 +12,8 @@ For each size, in one process: the bare pass (`json.loads` of every line, in a c
 the same way), `judgebench report --run R` (cold, then again with the columnar cache warm), and
 `judgebench bbe --run R --tau 0.5 --delta 0.01 --alpha auto`; prints wall, CPU, peak RSS, bytes of
 RSS per judgment, each command's ratio to the bare pass, report.html's size, and (when chromium is
-installed) how long headless Chromium takes to load and lay out the page. The last line gives the growth exponent of wall time over the sizes run. Usage:
+installed) how long headless Chromium takes to load and lay out the page. The last line gives the
+growth exponent of wall time over the sizes run. Usage:
 
     python scripts/bench_scale.py [--sizes 13k,134k,1m] [--keep DIR] [--json]
 """
