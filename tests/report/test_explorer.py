@@ -146,3 +146,25 @@ def test_html_carries_the_explorer_only_when_given(full_analysis: Analysis) -> N
 def test_empty_run_has_an_empty_payload(judgments: list[Judgment]) -> None:
     payload = explorer_payload(ExplorerData(judgments))
     assert payload["rows"]["start"] == [0] and payload["items"]["id"] == []
+
+
+def test_past_the_row_limit_the_page_keeps_the_rows_that_matter_and_counts_the_rest() -> None:
+    data = _data()
+    every = explorer_rows(data)
+    assert len(every) == 6 and explorer_payload(data)["rows_left_out"] == 0  # under the limit: all
+    limited = ExplorerData(data.judgments, data.texts, data.audit, data.conditions, row_limit=3)
+    payload = explorer_payload(limited)
+    shown = [
+        (payload["items"]["id"][i], payload["judges"][j])
+        for i, j in zip(payload["rows"]["item"], payload["rows"]["judge"], strict=True)
+    ]
+    unstable = [(r.item_id, r.judge) for r in every if r.unstable]
+    assert len(unstable) == 5 and shown == unstable[:3]  # the unstable rows come first
+    assert ("a", "J") not in shown  # the stable row is the first to go
+    assert payload["rows_total"] == 6 and payload["rows_left_out"] == 3
+    assert payload["rows_matter_left_out"] == 2  # e.g. (d, J), wrong in en only, past the limit
+    assert len(payload["judgments"]["cond"]) == payload["rows"]["start"][-1] == 12  # their records only
+    assert {payload["items"]["id"][i] for i in payload["texts"]["item"]} <= {item for item, _ in shown}
+    unlimited = ExplorerData(data.judgments, data.texts, data.audit, data.conditions, row_limit=None)
+    assert explorer_payload(unlimited)["rows_left_out"] == 0
+    assert len(unstable_records(limited)) == 5  # the export is never capped
