@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
 from judgebench.judgment_table import JudgmentTable, judgment_table
 from judgebench.records import AuditFlag, Judgment
 
@@ -95,60 +99,96 @@ def condition_order(data: ExplorerData) -> list[str]:
     return seen
 
 
-@dataclass
-class _Group:
-    subset: str
-    label: int | None
-    lines: list[int] = field(default_factory=list)
-    pair: dict[tuple[str, str], str | None] = field(default_factory=dict)
-
-
-def _row(item_id: str, judge: str, g: _Group, conditions: Sequence[str]) -> ExplorerRow:
-    pair = g.pair
-    flipped = [
-        c
-        for c in conditions
-        if c != SOURCE
-        and any(
-            pair.get((SOURCE, o)) is not None
-            and pair.get((c, o)) is not None
-            and pair[(SOURCE, o)] != pair[(c, o)]
-            for o in PAIR_ORDERS
-        )
-    ]
-    inconsistent = [
-        c
-        for c in conditions
-        if pair.get((c, "orig")) is not None
-        and pair.get((c, "swap")) is not None
-        and pair[(c, "orig")] != pair[(c, "swap")]
-    ]
-    wrong_en_only = False
-    if g.label is not None:
-        gold = str(g.label)
-        en = [v for (c, _), v in pair.items() if c == SOURCE and v is not None]
-        targets = [v for (c, _), v in pair.items() if c != SOURCE and v is not None]
-        wrong_en_only = any(v != gold for v in en) and bool(targets) and all(v == gold for v in targets)
-    return ExplorerRow(item_id, judge, g.subset, g.label, g.lines, flipped, inconsistent, wrong_en_only)
-
-
 def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
     """Every item x judge with a judgment, by judge and item (the table's order). A valid verdict is
-    one the analysis counts (PROTOCOL §4): answered and not invalid."""
+    one the analysis counts (PROTOCOL §4): answered and not invalid. Vectorised: the table holds each
+    item x judge's judgments contiguously, so a row is a slice and its verdicts one cube
+    (rows x conditions x orders) of verdict codes, -1 where missing or invalid."""
     conditions = condition_order(data)
     f = data.source().frame
-    groups: dict[tuple[str, str], _Group] = {}
-    names = ("judge", "item_id", "subset", "kind", "condition", "order", "verdict", "label", "line")
-    columns = [f[name].tolist() for name in names]  # plain lists: iterating a column is slow
-    for judge, item, subset, kind, cond, order, verdict, label, line in zip(*columns, strict=True):
-        g = groups.get((item, judge))
-        if g is None:
-            gold = None if label != label else int(label)  # NaN: no label
-            g = groups[(item, judge)] = _Group(subset, gold)
-        g.lines.append(line)
-        if kind == "pair":  # a missing verdict is NaN in the table: only strings count
-            g.pair[(cond, order)] = verdict if isinstance(verdict, str) and verdict != "invalid" else None
-    return [_row(item, judge, g, conditions) for (item, judge), g in groups.items()]
+    if f.empty:
+        return []
+    judge_codes, _ = pd.factorize(f["judge"])
+    item_codes, _ = pd.factorize(f["item_id"])
+    change = np.r_[True, (judge_codes[1:] != judge_codes[:-1]) | (item_codes[1:] != item_codes[:-1])]
+    starts = np.flatnonzero(change)
+    row_of = np.cumsum(change) - 1
+    cube, verdicts, orders = _verdict_cube(f, row_of, len(starts), conditions)
+    en = conditions.index(SOURCE) if SOURCE in conditions else -1
+    pair_orders = [orders.index(o) for o in PAIR_ORDERS if o in orders]
+    both = len(pair_orders) == 2
+
+    def differ(a: IntArray, b: IntArray) -> BoolArray:
+        out: BoolArray = (a >= 0) & (b >= 0) & (a != b)
+        return out
+
+    n_rows, n_conds = len(starts), len(conditions)
+    flipped = np.zeros((n_rows, n_conds), dtype=bool)
+    inconsistent = np.zeros((n_rows, n_conds), dtype=bool)
+    if en >= 0:
+        for o in pair_orders:
+            flipped |= differ(cube[:, en : en + 1, o], cube[:, :, o])
+        flipped[:, en] = False
+    if both:
+        inconsistent = differ(cube[:, :, pair_orders[0]], cube[:, :, pair_orders[1]])
+    labels = f["label"].to_numpy(dtype=float)[starts]
+    wrong = _wrong_in_en_only(cube, verdicts, labels, en)
+    subsets = f["subset"].to_numpy(dtype=object)[starts]
+    items = f["item_id"].to_numpy(dtype=object)[starts]
+    judges = f["judge"].to_numpy(dtype=object)[starts]
+    lines = np.split(f["line"].to_numpy(dtype=np.int64), starts[1:])
+    out = []
+    for r in range(n_rows):
+        label = None if np.isnan(labels[r]) else int(labels[r])
+        flips = [conditions[c] for c in np.flatnonzero(flipped[r])] if flipped[r].any() else []
+        incons = [conditions[c] for c in np.flatnonzero(inconsistent[r])] if inconsistent[r].any() else []
+        out.append(
+            ExplorerRow(
+                items[r], judges[r], subsets[r], label, lines[r].tolist(), flips, incons, bool(wrong[r])
+            )
+        )
+    return out
+
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def _verdict_cube(
+    f: pd.DataFrame, row_of: IntArray, n_rows: int, conditions: Sequence[str]
+) -> tuple[IntArray, list[str], list[str]]:
+    """rows x conditions x pair orders of valid verdict codes (-1: missing, invalid or not judged),
+    with the verdicts and the orders the codes stand for."""
+    pair = (f["kind"] == "pair").to_numpy()
+    verdict = f["verdict"].to_numpy(dtype=object)[pair]
+    valid = np.array([isinstance(v, str) and v != "invalid" for v in verdict], dtype=bool)
+    masked = np.asarray([v if ok else None for v, ok in zip(verdict, valid, strict=True)], dtype=object)
+    codes, verdicts = pd.factorize(masked)  # None: code -1
+    order_codes, orders = pd.factorize(f["order"].to_numpy(dtype=object)[pair])
+    cond_no = {c: i for i, c in enumerate(conditions)}
+    conds = np.array([cond_no[c] for c in f["condition"].to_numpy(dtype=object)[pair]], dtype=np.int64)
+    cube = np.full((n_rows, len(conditions), max(len(orders), 1)), -1, dtype=np.int64)
+    cube[row_of[pair], conds, order_codes] = np.where(valid, codes, -1)
+    return cube, [str(v) for v in verdicts], [str(o) for o in orders]
+
+
+def _wrong_in_en_only(
+    cube: IntArray, verdicts: list[str], labels: npt.NDArray[np.float64], en: int
+) -> BoolArray:
+    """Wrong in en in some order, and right in every valid target verdict (there being one)."""
+    if en < 0:
+        return np.zeros(cube.shape[0], dtype=bool)
+    code_of = {v: i for i, v in enumerate(verdicts)}
+    gold = np.array(
+        [code_of.get(str(int(x)), -2) if not np.isnan(x) else -3 for x in labels], dtype=np.int64
+    )[:, None]
+    en_v = cube[:, en, :]
+    targets = np.delete(cube, en, axis=1).reshape(cube.shape[0], -1)
+    en_wrong = ((en_v >= 0) & (en_v != gold)).any(axis=1)
+    some_target = (targets >= 0).any(axis=1)
+    targets_right = ((targets < 0) | (targets == gold)).all(axis=1)
+    out: BoolArray = (gold[:, 0] != -3) & en_wrong & some_target & targets_right
+    return out
 
 
 def page_rows(data: ExplorerData, rows: Sequence[ExplorerRow]) -> list[ExplorerRow]:
