@@ -260,3 +260,34 @@ async def execute_plan(
         )
         for name, client in clients.items()
     }
+
+
+def rejudge(
+    calls: Sequence[PlannedCall],
+    client: ModelClient,
+    template: JudgeTemplate,
+    sink: JudgmentIndex,
+    *,
+    execution: Execution,
+    progress: bool | None,
+) -> tuple[list[Judgment], int]:
+    """bbe's re-judging of new neighbours (perturbed, fresh or repeated units of one judge): what is
+    still pending of `calls` is judged into `sink` (the neighbours file) by `execute_plan`, with the
+    judge stage's cache, budget, batch, progress and resume rules. Returns every answer the file holds
+    for `calls` (this invocation's and earlier ones') and how many of them are failed calls."""
+    total = len(pending_calls(calls, sink.latest()))
+
+    async def go() -> None:
+        try:
+            with ProgressReporter(total, f"bbe neighbours {client.name}", enabled=progress) as bar:
+                await execute_plan(
+                    calls, {client.name: client}, template, sink, progress=bar, execution=execution
+                )
+        finally:
+            await client.aclose()
+
+    if calls:
+        asyncio.run(go())
+    latest = sink.latest()
+    answers = [latest[c.key] for c in calls if c.key in latest]
+    return answers, sum(1 for j in answers if j.verdict is None)

@@ -66,10 +66,11 @@ def _cert(cal: Calibration, name: str) -> dict[str, float | None]:
 
 def test_every_certificate_sigma_matches_scipy(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.2}, items=40)
-    cal = _release(run, alpha=None).result.calibrations[0]
+    cal = _release(run, alpha=None, certificate="exact").result.calibrations[0]
     changes = _changes(run, "j")
     d, alpha = 80, cal.alpha
     assert cal.d == d and cal.certificate == "exact" and cal.sensitivity_source == "measured"
+    assert cal.carries_over is False and cal.scope is not None and "in-sample" in cal.scope
     assert alpha is not None and cal.sigma is not None
     # exact: v(sigma) = delta exactly (tight) and any larger sigma violates
     assert _exact_v(changes, alpha, cal.sigma, d) == pytest.approx(DELTA, rel=1e-6)
@@ -89,8 +90,8 @@ def test_every_certificate_sigma_matches_scipy(tmp_path: Path) -> None:
     assert markov["alpha_max"] == pytest.approx(TAU * math.sqrt(DELTA / 2) / rms)
     expected = (TAU - alpha * rms / math.sqrt(DELTA / 2)) / _radius(d, DELTA / 2)
     assert markov["sigma"] == (pytest.approx(expected) if expected > 0 else None)
-    # quantile: Pr(Binomial(m, p) >= m) > delta_estimate here, so no r qualifies and it does not apply
-    assert stats.binom.sf(len(changes) - 1, len(changes), 1 - 0.0045) > 0.001
+    # quantile (over the 40 items): Pr(Binomial(40, p) >= 40) > delta_estimate, so no r qualifies
+    assert stats.binom.sf(40 - 1, 40, 1 - 0.0045) > 0.001
     assert "quantile" not in {r.name for r in cal.certificates}
 
 

@@ -192,13 +192,12 @@ def _verify_text(v: VerifyBlock) -> str:
     verdict = "" if v.passed is None else (" pass" if v.passed else " [red]FAIL[/]")
     text = f"{v.kind or 'in-sample'}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     h = v.holdout
-    if v.check.startswith("held-out"):
-        return text
     if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
         text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
     elif h is not None:
-        text += "; holdout: infeasible from half the units"
-    return text
+        text += f"; holdout: {h.reason or 'infeasible from half the units'}"
+    power = [f"{v.power[k]:.2f} at {k.removesuffix('x')}δ" for k in ("1.5x", "2x") if k in v.power]
+    return text + (f"; P(fail) {', '.join(power)}" if power else "")
 
 
 def _calibrations(res: BBEResult) -> None:
@@ -232,7 +231,8 @@ def _calibrations(res: BBEResult) -> None:
 def _certificate_text(c: Calibration) -> str:
     """The certificate used, then every applicable one's alpha_max."""
     others = ", ".join(f"{r.name} {_fmt(r.alpha_max, 3)}" for r in c.certificates)
-    return f"{c.certificate or '-'} (α_max: {others})" if others else str(c.certificate or "-")
+    name = f"{c.certificate or '-'}{' in-sample' if c.in_sample else ''}"
+    return f"{name} (α_max: {others})" if others else name
 
 
 def _utility(res: BBEResult) -> None:
