@@ -35,6 +35,7 @@ from judgebench.analysis.frame import (
     ordered_conditions,
     pair_flags,
 )
+from judgebench.analysis.leaderboard import Weights, leaderboard_records
 from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReportSettings
 from judgebench.analysis.position import (
     direction_records,
@@ -161,16 +162,23 @@ def analyze(
     settings: ReportSettings | None = None,
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
+    leaderboard: Weights | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
     `flagged_items` are left out of the filtered tables; `condition_order` (the run's target
-    conditions, e.g. zh, ls) names pairs zh->ls; without it, configs/conditions.toml's order."""
+    conditions, e.g. zh, ls) names pairs zh->ls; without it, configs/conditions.toml's order.
+    `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores."""
     # one order for every run: sums (and so the last bits of floats) must not depend on the line
     # order in which a faulty or resumed run happened to write its judgments
     df = judgment_frame(sorted(judgments, key=lambda j: j.call_key()))
     return analyze_table(
-        df, flagged_items=flagged_items, settings=settings, condition_order=condition_order, planned=planned
+        df,
+        flagged_items=flagged_items,
+        settings=settings,
+        condition_order=condition_order,
+        planned=planned,
+        leaderboard=leaderboard,
     )
 
 
@@ -181,6 +189,7 @@ def analyze_table(
     settings: ReportSettings | None = None,
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
+    leaderboard: Weights | None = None,
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file)."""
@@ -198,6 +207,8 @@ def analyze_table(
     if not mean.empty:
         table = pd.concat([table, mean], ignore_index=True)
     records = to_records(order_table(table, layout, conditions, judges))
+    if leaderboard is not None:
+        records += leaderboard_records(df, leaderboard, settings, conditions)
     done = completeness(df, planned)
     return Analysis(
         records=records,

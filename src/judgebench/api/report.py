@@ -12,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
 from judgebench.analysis import Analysis, ReportSettings
+from judgebench.analysis.leaderboard import leaderboard_weights
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.api.datasets import load_run_dataset, run_folder
-from judgebench.api.requests import build_request
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
@@ -46,19 +46,23 @@ class _RunInputs(BaseModel):
     audit: list[AuditFlag]
     order: list[str] | None
     planned: pd.DataFrame | None
+    # the dataset spec the manifest recorded (RewardBench-family runs get leaderboard scores)
+    dataset_spec: str | None = None
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
     path = run.file(JUDGMENTS)
     if not path.exists():
         raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
-    translated = run.manifest().stages.translate
+    manifest = run.manifest()
+    translated = manifest.stages.translate
     order = translated.condition_names() if translated else None
     return _RunInputs(
         table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
         planned=read_plan_table(run.file(PLAN)),
+        dataset_spec=manifest.dataset.spec if manifest.dataset else None,
     )
 
 
@@ -69,6 +73,7 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         settings=settings,
         condition_order=inputs.order,
         planned=inputs.planned,
+        leaderboard=leaderboard_weights(inputs.dataset_spec),
     )
 
 
@@ -239,11 +244,10 @@ def report(
     request: ReportRequest | None = None,
     *,
     console: Console | None = None,
-    **fields: Any,
 ) -> ReportResult:
     """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html;
     with a console, print the terminal tables there too."""
-    req = build_request(ReportRequest, request, fields)
+    req = request or ReportRequest()
     run = run_folder(run_dir)
     if not run.path.is_dir():
         raise RunDirError(f"run folder {run.path} does not exist")
