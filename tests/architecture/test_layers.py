@@ -28,6 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
     "batch": {"errors", "fileio", "models", "records", "rundir"},
+    # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
+    "judgment_table": {"records", "rundir"},
     "translate": {
         "batch",
         "conditions",
@@ -44,8 +46,8 @@ ALLOWED: dict[str, set[str]] = {
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},
-    "bbe": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
-    "report": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
+    "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "api": {
         "analysis",
         "batch",
@@ -58,6 +60,7 @@ ALLOWED: dict[str, set[str]] = {
         "execution",
         "fileio",
         "judge",
+        "judgment_table",
         "models",
         "paths",
         "progress",

@@ -12,6 +12,7 @@ from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis
 from judgebench.records import Metric
 from judgebench.report.cells import count, judge_cell, n_cell, pct, points, value_cell
 from judgebench.report.index import MetricIndex
+from judgebench.report.leaderboard_section import leaderboard_section
 from judgebench.report.metric_sections import (
     accuracy_section,
     answers_section,
@@ -28,10 +29,12 @@ def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Se
     run's A-BB) before the definitions."""
     index = MetricIndex(analysis.records, [j.judge for j in analysis.judges])
     conditions = list(analysis.conditions)
+    leaderboard = leaderboard_section(index, conditions)
     return [
         _readiness(analysis),
         _judges(analysis),
         accuracy_section(index, conditions),
+        *([leaderboard] if leaderboard is not None else []),
         flips_section(index, conditions, analysis),
         position_section(index, conditions),
         comparisons_section(index, conditions),
