@@ -102,6 +102,7 @@ class _Tally:
             self.usage.input_tokens += result.response.usage.input_tokens
             self.usage.output_tokens += result.response.usage.output_tokens
             self.cost += result.cost_usd or 0.0
+            self.counts["unpriced"] += int(result.cost_usd is None)
 
 
 class _JudgeCalls:
@@ -209,6 +210,7 @@ def _outcome(
         cost_usd=round(tally.cost, 6),
         failures=failures,
         stopped=stopped,
+        unpriced_calls=tally.counts["unpriced"],
     )
 
 

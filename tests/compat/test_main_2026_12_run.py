@@ -88,8 +88,11 @@ def test_report_gives_the_same_metrics_and_readiness(run: Path) -> None:
     for key, old in before.items():
         assert after[key] == old, key
     now = json.loads((run / "readiness.json").read_text())
+    for verdict in now["verdicts"]:  # issue 32 adds each part's deciding reason; the rest is as written
+        why = verdict.pop("why")
+        assert set(why) <= {"baseline", "invariance"} and set(why.values()) <= set(verdict["reasons"])
     # issue 28 added which intervals decided each judge, and says an exhausted stop's verdict is the
-    # fixed-n one instead of listing the sequence's intervals; everything else is as written
+    # fixed-n one instead of listing the sequence's intervals
     assert now.pop("intervals") == {"sim:default": "fixed-n", "sim:biased": "fixed-n"}
     stops = [r for v in now["verdicts"] for r in v["reasons"] if r.startswith("until-settled:")]
     assert stops and all(r.startswith("until-settled: items exhausted after 6 of 6 items") for r in stops)
@@ -97,11 +100,10 @@ def test_report_gives_the_same_metrics_and_readiness(run: Path) -> None:
 
 
 def _without_stops(doc: dict[str, Any]) -> dict[str, Any]:
-    verdicts = [
-        {**v, "reasons": [r for r in v["reasons"] if not r.startswith("until-settled:")]}
-        for v in doc["verdicts"]
-    ]
-    return {**doc, "verdicts": verdicts}
+    def kept(reasons: list[str]) -> list[str]:
+        return [r for r in reasons if not r.startswith("until-settled:")]
+
+    return {**doc, "verdicts": [{**v, "reasons": kept(v["reasons"])} for v in doc["verdicts"]]}
 
 
 def test_bbe_gives_the_same_release_without_a_call(run: Path) -> None:

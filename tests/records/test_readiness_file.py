@@ -35,7 +35,8 @@ def test_the_json_keeps_interfaces_verdict_shape() -> None:
         intervals={"J": "anytime-valid"},
     )
     out = json.loads(doc.model_dump_json())
-    assert set(out["verdicts"][0]) == {"judge", "condition", "verdict", "baseline", "invariance", "reasons"}
+    keys = {"judge", "condition", "verdict", "baseline", "invariance", "reasons", "why"}
+    assert set(out["verdicts"][0]) == keys
     assert out["stops"]["J"]["reason"] == "settled" and out["intervals"] == {"J": "anytime-valid"}
     assert ReadinessFile.model_validate(out) == doc
     assert doc.gate(strict=False) == "fail"

@@ -85,9 +85,12 @@ def sequence_verdict(judge: str, condition: str, stop: SequentialStop) -> Readin
     base = [c for c in stop.checks if c.condition == SOURCE]
     inv = [c for c in stop.checks if c.condition == condition and condition != SOURCE]
     status = stop.verdicts[condition]
+    en_only = "judged in en only: invariance not assessed, so no pass"
     reasons = [check_reason(c, stop.confidence) for c in [*inv, *base] if c.n]
     if condition == SOURCE:
-        reasons.insert(0, "judged in en only: invariance not assessed, so no pass")
+        reasons.insert(0, en_only)
+    why = {"baseline": _deciding(base, stop.confidence)}
+    why["invariance"] = en_only if condition == SOURCE else _deciding(inv, stop.confidence)
     return ReadinessVerdict(
         judge=judge,
         condition=condition,
@@ -96,7 +99,17 @@ def sequence_verdict(judge: str, condition: str, stop: SequentialStop) -> Readin
         invariance=_part(inv) if condition != SOURCE else "inconclusive",
         reasons=[*reasons, stop_reason(stop)],
         intervals="anytime-valid",
+        why={part: reason for part, reason in why.items() if reason is not None},
     )
+
+
+def _deciding(checks: Sequence[SequentialCheck], confidence: float) -> str | None:
+    """A part's deciding reason (as readiness's `why`): its first failed check, else its first open."""
+    for state in ("fail", "open"):
+        for c in checks:
+            if c.state == state and c.n:
+                return check_reason(c, confidence)
+    return None
 
 
 def with_stops(

@@ -19,7 +19,7 @@ from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
-from judgebench.costing.estimate import Estimate
+from judgebench.costing.estimate import Estimate, study_from_en
 from judgebench.data import load_dataset
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
@@ -105,15 +105,9 @@ def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> 
             translate(Path(tmp) / "fresh", _translate_request(req, req.models[0]))
             planned = judge(Path(tmp) / "fresh", base, options=options).estimates
         return [e.scaled(max(0, e.calls - done.get(e.model, 0)), done.get(e.model, 0)) for e in planned]
-    per_item = 2 * (1 + len(targets)) + 2 * len([c for c in targets if c.tie_probe])
     with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
         whole_en = judge(Path(tmp) / "fresh", en_only, options=options).estimates
-    out = []
-    for est in whole_en:
-        total = int(est.calls * per_item / 2)
-        pending = max(0, total - done.get(est.model, 0))
-        out.append(est.scaled(pending, total - pending))
-    return out
+    return study_from_en(whole_en, targets, done=done)
 
 
 def _estimates(path: Path, req: PipelineRequest, options: CallOptions, translator: str) -> list[Estimate]:

@@ -1,7 +1,8 @@
 """readiness.json (INTERFACE.md): the readiness verdicts as a machine-readable document, for a pipeline
 to stop on. Built and read through these models; the JSON is the one INTERFACE.md describes:
 `{"complete", "verdicts": [{"judge", "condition", "verdict", "baseline", "invariance", "reasons"}]}`
-plus the plan counts, the `--until-settled` stops and which intervals decided each judge. A file
+(each verdict also with `why`, the deciding reason per part), plus the plan counts, the
+`--until-settled` stops and which intervals decided each judge. A file
 written before a key existed reads with that key's default."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class ReadinessEntry(BaseModel):
     baseline: Verdict = "inconclusive"  # the en part
     invariance: Verdict = "inconclusive"
     reasons: list[str] = Field(default_factory=list)
+    # per part that did not pass, the one reason that decided it
+    why: dict[str, str] = Field(default_factory=dict)
 
 
 class ReadinessFile(BaseModel):
