@@ -150,8 +150,12 @@ def analyze(
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
     `flagged_items` are left out of the filtered tables; `condition_order` (the run's target
-    conditions, e.g. zh, ls) names pairs zh->ls; without it, configs/conditions.toml's order."""
+    conditions, e.g. zh, ls) names pairs zh->ls; without it, the order conditions first appear in
+    `judgments`. Nothing is read here: a caller with a run folder passes the order it recorded."""
     settings = settings or ReportSettings()
+    judgments = list(judgments)
+    if condition_order is None:
+        condition_order = unique([j.condition for j in judgments])
     # one order for every run: sums (and so the last bits of floats) must not depend on the line
     # order in which a faulty or resumed run happened to write its judgments
     df = judgment_frame(sorted(judgments, key=lambda j: j.call_key()))

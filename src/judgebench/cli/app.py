@@ -16,6 +16,7 @@ from rich.markup import escape
 from judgebench import __version__
 from judgebench.cli import helptext
 from judgebench.cli.exits import ExitCode
+from judgebench.cli.progress_view import shown_progress
 from judgebench.errors import JudgebenchError
 
 app = typer.Typer(
@@ -38,8 +39,9 @@ helptext.install()  # placeholders such as DIR and N in every --help, not Python
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Library warnings a command must show (a cache that cannot be written, a torn line skipped, waiting
-# for a run lock): one plain line each on stderr, never read as markup.
-_WARNING_LOGGERS = ("judgebench.models", "judgebench.rundir")
+# for a run lock, a batch left running at the provider): one plain line each on stderr, never read as
+# markup.
+_WARNING_LOGGERS = ("judgebench.batch", "judgebench.models", "judgebench.rundir")
 
 
 class _StderrLines(logging.Handler):
@@ -68,7 +70,7 @@ def handle_errors(func: F) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            with _library_warnings():
+            with _library_warnings(), shown_progress():
                 return func(*args, **kwargs)
         except JudgebenchError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)

@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperCommand
 
 from judgebench.cli import options as opt
-from judgebench.cli import render
+from judgebench.cli import render, render_report
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.errors import ConfigError
@@ -144,12 +144,12 @@ def report_command(
     settings = {k: v for k, v in overrides.items() if v is not None}
     result = api.report(
         run,
-        console=console,
         settings=settings,
         html=not no_html,
         export_unstable=export_unstable,
         wait_lock=wait_lock,
     )
+    render_report.print_report(console, result, export_unstable)
     render.readiness_file(result.readiness, str(result.readiness_json))
     if gate is not None:
         outcome = result.readiness.gate(strict=gate == "strict")
