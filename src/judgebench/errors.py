@@ -18,12 +18,15 @@ class InputError(JudgebenchError):
         line: int | None = None,
         item: str | None = None,
         field: str | None = None,
+        row: int | None = None,
     ) -> None:
         where = []
         if path is not None:
             where.append(str(path))
         if line is not None:
             where.append(f"line {line}")
+        if row is not None:  # a table's row (parquet), 1-based
+            where.append(f"row {row}")
         if item is not None:
             where.append(f"item {item}")
         if field is not None:
@@ -32,6 +35,7 @@ class InputError(JudgebenchError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
         self.path = path
         self.line = line
+        self.row = row
         self.item = item
         self.field = field
         self.reason = message

@@ -179,11 +179,18 @@ class _JudgeCalls:
 
 
 def _outcome(
-    plan: Sequence[PlannedCall], name: str, requested: int, tally: _Tally, final: Mapping[CallKey, Judgment]
+    plan: Sequence[PlannedCall],
+    name: str,
+    requested: int,
+    tally: _Tally,
+    final: Mapping[CallKey, Judgment],
+    *,
+    stopped: str | None = None,
 ) -> JudgeOutcome:
     mine = [c for c in plan if c.judge == name]
+    unsent = "not sent: the key was rejected (see above)" if stopped else "no record"
     failures = [
-        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or "no record")
+        CallFailure(key=c.key.call(), error=(record.error if record else None) or unsent)
         for c in mine
         if (record := final.get(c.key)) is None or record.verdict is None
     ]
@@ -200,6 +207,7 @@ def _outcome(
         output_tokens=tally.usage.output_tokens,
         cost_usd=round(tally.cost, 6),
         failures=failures,
+        stopped=stopped,
     )
 
 
@@ -223,7 +231,8 @@ async def execute_plan(
         by_judge.setdefault(call.judge, []).append(call)
     runs: dict[str, _JudgeCalls] = {}
     if not todo:
-        return {name: _outcome(plan, name, 0, _Tally(), judgments.latest()) for name in clients}
+        done = judgments.latest()
+        return {n: _outcome(plan, n, 0, _Tally(), done, stopped=c.stopped) for n, c in clients.items()}
     with IndexedAppender(judgments) as sink:
         for name, calls in by_judge.items():
             defaults = (request_defaults or {}).get(name)
@@ -242,7 +251,12 @@ async def execute_plan(
     final = judgments.latest()
     return {
         name: _outcome(
-            plan, name, len(by_judge.get(name, [])), runs[name].tally if name in runs else _Tally(), final
+            plan,
+            name,
+            len(by_judge.get(name, [])),
+            runs[name].tally if name in runs else _Tally(),
+            final,
+            stopped=client.stopped,
         )
-        for name in clients
+        for name, client in clients.items()
     }

@@ -304,7 +304,7 @@ class RunDir:
         if manifest is not None:
             if dataset is not None and manifest.dataset is not None:
                 old = manifest.dataset.checksum
-                if old and old != dataset.checksum:
+                if old and not manifest.dataset.same_data(dataset):
                     raise RunDirError(
                         f"run {self.path} holds dataset '{manifest.dataset.spec}' "
                         f"(checksum {old[:12]}); refusing to mix in '{dataset.spec}' "

@@ -20,12 +20,13 @@ ALLOWED: dict[str, set[str]] = {
     "fileio": set(),
     "progress": set(),
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
+    "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "rundir": {"errors", "fileio", "records", "runindex"},
     "conditions": {"errors", "paths", "records"},
-    "data": {"errors", "fileio", "paths", "records", "rundir"},
-    "models": {"errors", "fileio", "paths", "records"},
+    "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
+    "models": {"errors", "fileio", "paths", "records", "wire"},
     "batch": {"errors", "fileio", "models", "records", "rundir"},
     "translate": {
         "batch",

@@ -38,7 +38,8 @@ def test_data_show_m_rewardbench_json(snapshot: Path) -> None:
     shown = json.loads(result.stdout)
     n = len(FIXTURE_IDS) - 1
     assert shown["items"] == n
-    assert shown["languages"] == {"de": n, "ja": n - 1, "zh": n}
+    assert len(shown["languages"]) == 23
+    assert {c: shown["languages"][c] for c in ("de", "ja", "zh")} == {"de": n, "ja": n - 1, "zh": n}
     assert sum(shown["subsets"].values()) == n
     assert set(shown["labels"]) == {"1", "2"} and sum(shown["labels"].values()) == n
     assert shown["spec"] == "m-rewardbench"
@@ -52,7 +53,7 @@ def test_data_show_rewardbench_llmbar_part_and_the_language_table(snapshot: Path
     assert json.loads(result.stdout)["categories"] == {"Chat Hard": 10}
     table = runner.invoke(app, ["data", "show", "m-rewardbench", "--data-dir", str(snapshot)])
     assert table.exit_code == 0, table.output
-    assert "jpn_Jpan" in table.stdout and "3 languages" in table.stdout
+    assert "jpn_Jpan" in table.stdout and "23 languages" in table.stdout
 
 
 def test_bad_input_is_a_clear_error(snapshot: Path) -> None:
@@ -86,10 +87,27 @@ def test_judge_dry_run_after_the_dataset_variants(snapshot: Path, tmp_path: Path
     assert "318" in dry.output  # 2 x (23 en + 23 zh + 22 ja + 23 de) pairs + 2 x 68 tie-probes
 
 
-def test_data_list_shows_the_snapshots(snapshot: Path) -> None:
+def test_data_list_shows_the_snapshots(tmp_path: Path) -> None:
+    snapshot = write_fixture(tmp_path / "hub", languages=("zh", "ja", "de"))
     result = runner.invoke(app, ["data", "list", "--data-dir", str(snapshot)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "local copy (3 of 23 languages)" in result.stdout
     fresh = runner.invoke(app, ["data", "list"], env={"COLUMNS": "200"})
     assert fresh.exit_code == 0, fresh.output
     assert "m-rewardbench" in fresh.stdout and "downloads on use" in fresh.stdout
+
+
+def test_skip_bad_rows_on_the_command_line(snapshot: Path) -> None:
+    rows = language_rows("zh", english_rows())
+    rows[0] = {**rows[0], "prompt": None}
+    write_parquet(language_file(snapshot, "zh"), rows)
+    args = ["data", "show", "m-rewardbench:zh", "--data-dir", str(snapshot), "--json"]
+    failed = runner.invoke(app, args)
+    assert failed.exit_code != 0
+    assert (
+        "row 1" in failed.output and "field 'prompt'" in failed.output and "--skip-bad-rows" in failed.output
+    )
+    shown = runner.invoke(app, [*args, "--skip-bad-rows"])
+    assert shown.exit_code == 0, shown.output
+    info = json.loads(shown.stdout)
+    assert len(info["skipped_rows"]) == 1 and info["languages"] == {"zh": len(FIXTURE_IDS) - 2}

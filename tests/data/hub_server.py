@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from tests.servers.base import gzip_bomb
+
 
 @dataclass
 class Seen:
@@ -25,11 +27,13 @@ class Seen:
 @dataclass
 class HubServer:
     """Serves `repos` ({"owner/name": folder}) each at its commit in `revisions`; `tamper(path, data)`
-    may alter a file as sent (the listing keeps the published sum)."""
+    may alter a file as sent (the listing keeps the published sum); a file named in `bombs` is sent
+    as a gzip bomb (`content-encoding: gzip`, 64 MiB once decoded), whatever the client asked for."""
 
     repos: dict[str, Path]
     revisions: dict[str, str]
     tamper: Callable[[str, bytes], bytes] | None = None
+    bombs: set[str] = field(default_factory=set)
     seen: list[Seen] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -133,5 +137,8 @@ class HubServer:
                     "etag": f'"{sha}"',
                     "x-repo-commit": revision_of_repo,
                 }
+                if rel in self.bombs:
+                    data = gzip_bomb(b"", 64, b"")
+                    headers["content-encoding"] = "gzip"
                 return 200, data, headers
         return not_found

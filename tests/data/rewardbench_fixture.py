@@ -1,10 +1,11 @@
 """Small RewardBench / M-RewardBench snapshots in the hub's layout and schema, written by the tests.
 
 `write_snapshot(root)` makes `root/reward-bench/data/filtered-00000-of-00001.parquet` and
-`root/multilingual-reward-bench/<config>/test-00000-of-00001.parquet` for zh, ja and de (by default):
-24 RewardBench records over the four categories (the five LLMBar subsets included), ids not
-contiguous; M-RewardBench holds every record but one (FIXTURE_NOWHERE) in zh and de, and all of those
-but FIXTURE_NOT_IN_JA in ja. Texts are real-looking in each script so that the audit passes them.
+`root/multilingual-reward-bench/<config>/test-00000-of-00001.parquet` for every one of the 23
+configured languages (the documented layout of the pinned revision; `languages=` for fewer): 24
+RewardBench records over the four categories (the five LLMBar subsets included), ids not contiguous;
+M-RewardBench holds every record but one (FIXTURE_NOWHERE) in each language, and all of those but
+FIXTURE_NOT_IN_JA in ja. Texts are real-looking in each script so that the audit passes them.
 """
 
 from __future__ import annotations
@@ -158,9 +159,9 @@ def language_file(root: Path, language: str) -> Path:
     return root / "multilingual-reward-bench" / CONFIGS[language] / "test-00000-of-00001.parquet"
 
 
-def write_snapshot(root: Path, languages: Sequence[str] = ("zh", "ja", "de")) -> Path:
+def write_snapshot(root: Path, languages: Sequence[str] | None = None) -> Path:
     english = english_rows()
     write_parquet(rewardbench_file(root), english)
-    for language in languages:
+    for language in sorted(CONFIGS) if languages is None else languages:
         write_parquet(language_file(root, language), language_rows(language, english))
     return root

@@ -13,7 +13,7 @@ from judgebench.data import load_dataset
 from judgebench.data.hub import HubDownloadError
 from judgebench.data.rewardbench import hub_dataset
 from tests.data.hub_server import HubServer
-from tests.data.rewardbench_fixture import write_snapshot
+from tests.data.rewardbench_fixture import language_file, write_snapshot
 
 RB = hub_dataset("rewardbench")
 MRB = hub_dataset("m-rewardbench")
@@ -64,7 +64,7 @@ def test_download_lists_the_pinned_revision_fetches_only_what_it_needs_and_cache
             f"/datasets/{RB.repo}/resolve/{RB.revision}/data/filtered-00000-of-00001.parquet",
             *(
                 f"/datasets/{MRB.repo}/resolve/{MRB.revision}/{config}/test-00000-of-00001.parquet"
-                for config in ("deu_Latn", "jpn_Jpan", "zho_Hans")
+                for config in MRB.languages.values()
             ),
         ]
     )
@@ -129,3 +129,75 @@ def test_hf_hub_offline_uses_the_cache_and_never_the_network(
     seen = len(hub.seen)
     assert load_dataset("rewardbench").checksum == first.checksum
     assert len(hub.seen) == seen
+
+
+def test_a_gzip_bomb_is_cut_at_the_listed_size(
+    published: Path, monkeypatch: pytest.MonkeyPatch, isolated_cache: Path
+) -> None:
+    """Issue 29 (4). Before: a file sent as 64 KB of gzip was decoded whole (64 MiB written, then
+    refused by its sum). Now: decoding stops a MiB past the size the hub lists, nothing is kept."""
+    rel = next(
+        p.relative_to(published / RB.local_dir).as_posix()
+        for p in (published / RB.local_dir).rglob("filtered-*")
+    )
+    server = HubServer(
+        repos={RB.repo: published / RB.local_dir}, revisions={RB.repo: RB.revision}, bombs={rel}
+    ).start()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    try:
+        with pytest.raises(
+            HubDownloadError, match=r"cannot download .*: hub: response body over \d+ MiB, decoded"
+        ):
+            load_dataset("rewardbench")
+    finally:
+        server.stop()
+    assert not list(isolated_cache.rglob("filtered-*.parquet"))
+
+
+def test_the_hub_client_is_the_guarded_one(hub: HubServer, isolated_cache: Path) -> None:
+    """The ordinary download still works through the guarded client (and it is the one in use)."""
+    from huggingface_hub.utils._http import get_session
+
+    ds = load_dataset("rewardbench")
+    assert len(ds.items) > 0
+    hooks = get_session().event_hooks["response"]
+    assert any(getattr(h, "__module__", "") == "judgebench.wire" for h in hooks)
+
+
+def test_the_pinned_revision_is_the_first_with_all_23_languages() -> None:
+    assert MRB.revision == "d0a31dbfa024ad15d833aea2d53115d15180fa87"
+    assert len(MRB.languages) == 23
+    facts = MRB.facts()
+    assert facts is not None and facts.lacks == ()
+    old = MRB.revisions["bef4882ddbdd4634ab0f62849c9d9a891e09cf63"]
+    assert set(old.lacks) == {"zho_Hans", "zho_Hant", "deu_Latn", "tur_Latn", "ukr_Cyrl", "vie_Latn"}
+
+
+def test_a_download_whose_commit_lacks_a_language_names_it_and_fetches_nothing(
+    published: Path, hub: HubServer, isolated_cache: Path
+) -> None:
+    language_file(published, "de").unlink()
+    (published / MRB.local_dir / "deu_Latn").rmdir()
+    with pytest.raises(HubDownloadError) as info:
+        load_dataset("m-rewardbench")
+    message = str(info.value)
+    assert "de (deu_Latn)" in message and MRB.revision in message
+    assert "zho_Hans" not in message  # only what is lacking is named
+    assert not [s for s in hub.seen if "/resolve/" in s.path and MRB.repo in s.path]
+    assert not list(isolated_cache.rglob("test-*.parquet"))
+    # the languages that commit holds still load when only they are asked for
+    assert set(load_dataset("m-rewardbench:zh,ja").variants) == {"zh", "ja"}
+
+
+def test_a_revision_known_to_lack_languages_is_refused_before_any_request(
+    hub: HubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = "bef4882ddbdd4634ab0f62849c9d9a891e09cf63"
+    monkeypatch.setenv("JUDGEBENCH_HF_REVISION_M_REWARDBENCH", old)
+    with pytest.raises(HubDownloadError) as info:
+        load_dataset("m-rewardbench:zh,ja,de")
+    message = str(info.value)
+    assert old in message and "zh (zho_Hans)" in message and "de (deu_Latn)" in message
+    assert "ja (jpn_Jpan)" not in message
+    assert MRB.revision in message and "JUDGEBENCH_HF_REVISION_M_REWARDBENCH" in message
+    assert not hub.seen

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from judgebench.data import load_dataset
-from judgebench.data.rewardbench import chosen_first, item_id, language_configs
+from judgebench.data.rewardbench import chosen_first, hub_dataset, item_id, language_configs
 from judgebench.errors import InputError
 from tests.data.rewardbench_fixture import (
     FIXTURE_IDS,
@@ -31,8 +31,39 @@ def snapshot(tmp_path: Path) -> Path:
     return write_snapshot(tmp_path / "hub")
 
 
-def test_m_rewardbench_describe_counts_languages_missing_and_excluded(snapshot: Path) -> None:
+def test_a_snapshot_with_all_23_languages_loads_every_one(snapshot: Path) -> None:
     ds = load_dataset("m-rewardbench", data_dir=snapshot)
+    configs = language_configs()
+    n = len(FIXTURE_IDS) - 1  # FIXTURE_NOWHERE is in no language
+    assert len(configs) == 23
+    assert ds.describe()["languages"] == {c: n - 1 if c == "ja" else n for c in configs}
+    assert ds.language_configs == configs and not ds.absent_languages
+    for condition, config in configs.items():
+        assert str(language_file(snapshot, condition)) in ds.files, config
+        assert {v.condition for v in ds.variants[condition]} == {condition}
+    assert len(ds.files) == 24
+
+
+def test_a_snapshot_missing_a_language_fails_naming_it_and_the_revision(snapshot: Path) -> None:
+    language_file(snapshot, "de").unlink()
+    with pytest.raises(InputError) as info:
+        load_dataset("m-rewardbench", data_dir=snapshot)
+    message = str(info.value)
+    assert "de (deu_Latn)" in message and hub_dataset("m-rewardbench").revision in message
+    assert "lacks 1 of the 23 languages" in message
+    assert "--dataset m-rewardbench:ar," in message and ",de," not in message  # what the copy holds
+    # asking for what the copy holds works, and says what was not loaded
+    ds = load_dataset("m-rewardbench:zh,ja", data_dir=snapshot)
+    assert set(ds.variants) == {"zh", "ja"} and ds.spec == "m-rewardbench:zh,ja"
+    assert "de" in ds.absent_languages
+    with pytest.raises(InputError, match="de \\(deu_Latn\\)"):
+        load_dataset("m-rewardbench:zh,de", data_dir=snapshot)
+    with pytest.raises(InputError, match="no language xx"):
+        load_dataset("m-rewardbench:zh,xx", data_dir=snapshot)
+
+
+def test_m_rewardbench_describe_counts_languages_missing_and_excluded(snapshot: Path) -> None:
+    ds = load_dataset("m-rewardbench:zh,ja,de", data_dir=snapshot)
     info = ds.describe()
     n = len(FIXTURE_IDS) - 1  # FIXTURE_NOWHERE is in no language
     assert info["items"] == n
@@ -101,7 +132,7 @@ def test_an_id_in_a_language_that_rewardbench_lacks_is_an_error(snapshot: Path) 
     with pytest.raises(InputError) as info:
         load_dataset("m-rewardbench", data_dir=snapshot)
     message = str(info.value)
-    assert "zho_Hans" in message and "line 3" in message and "rewardbench/99999" in message
+    assert "zho_Hans" in message and "row 3" in message and "rewardbench/99999" in message
     assert "not in RewardBench" in message
 
 
@@ -157,8 +188,9 @@ def test_missing_snapshots_say_what_was_expected(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no M-RewardBench snapshot"):
         load_dataset("m-rewardbench", data_dir=tmp_path)
     (tmp_path / "multilingual-reward-bench" / "translation").mkdir(parents=True)
-    with pytest.raises(InputError, match="no language config of M-RewardBench"):
+    with pytest.raises(InputError, match="lacks 23 of the 23 languages") as info:
         load_dataset("m-rewardbench", data_dir=tmp_path)
+    assert "m-rewardbench:LANG" in str(info.value)
 
 
 def test_a_field_mapping_is_refused(snapshot: Path) -> None:

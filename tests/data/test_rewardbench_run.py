@@ -13,7 +13,7 @@ import pytest
 from judgebench.api import JudgeRequest, judge, run_pipeline, translate
 from judgebench.api.report import analyze_run
 from judgebench.data.rewardbench import language_configs
-from judgebench.errors import ConfigError
+from judgebench.errors import ConfigError, InputError
 from judgebench.records import Metric
 from judgebench.rundir import AUDIT, VARIANTS, RunDir
 from tests.data.rewardbench_fixture import (
@@ -52,7 +52,8 @@ def test_translate_imports_the_dataset_variants_without_a_translator(snapshot: P
     assert manifest.stages.translate is not None
     assert manifest.stages.translate.translator == "dataset:m-rewardbench"
     assert manifest.dataset is not None and manifest.dataset.spec == "m-rewardbench"
-    assert len(manifest.dataset.files) == 4
+    assert len(manifest.dataset.files) == 24  # RewardBench and every language of the snapshot
+    assert set(manifest.dataset.conditions) == {"en", *language_configs()}
     again = translate(run, conditions="zh,ja,de")  # the manifest's dataset; nothing new to import
     assert again.imported == 0
     assert len(lines(run / VARIANTS)) == len(variants)
@@ -60,19 +61,26 @@ def test_translate_imports_the_dataset_variants_without_a_translator(snapshot: P
 
 def test_the_audit_still_runs_and_flags_dataset_variants(snapshot: Path, tmp_path: Path) -> None:
     rows = language_rows("zh", english_rows())
-    rows[0] = {**rows[0], "chosen": None}
+    rows[0] = {**rows[0], "chosen": "水果很健康。"}  # the numbers of the English text are gone
     write_parquet(language_file(snapshot, "zh"), rows)
     result = translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh")
     flags = lines(tmp_path / "run" / AUDIT)
     assert result.flags >= 1
     assert {f["item_id"] for f in flags} == {f"rewardbench/{rows[0]['id']}"}
-    assert any(f["rule"] == "empty" for f in flags)
+    assert {f["condition"] for f in flags} == {"zh"}
 
 
-def test_a_language_the_copy_lacks_is_a_clear_error(snapshot: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="kor_Hang") as info:
+def test_a_language_the_copy_lacks_is_a_clear_error(tmp_path: Path) -> None:
+    snapshot = write_snapshot(tmp_path / "hub", languages=("zh", "ja", "de"))
+    with pytest.raises(InputError, match=r"ko \(kor_Hang\)") as info:
         translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ko")
-    assert "holds de, ja, zh" in str(info.value)
+    assert "m-rewardbench:de,ja,zh" in str(info.value)  # what the copy holds
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(ConfigError, match="ko: not asked for") as config:
+        translate(
+            tmp_path / "run", dataset="m-rewardbench:zh,ja,de", data_dir=str(snapshot), conditions="zh,ko"
+        )
+    assert "holds de, ja, zh" in str(config.value)
     assert not (tmp_path / "run").exists()
 
 

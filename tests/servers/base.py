@@ -3,8 +3,10 @@
 Each provider's test server subclasses `WireServer` and turns a request body into a response body
 in that provider's format. Faults are injected per call by a `responder` that returns a `Reply`:
 status, JSON or raw body, headers and an optional delay (a delay longer than the client's timeout is
-a timeout). Hostile modes for the hardening tests: `drip` (one byte at a time), and bodies built by
-the tests (lone surrogates, huge answers, rich markup in error texts, credentials echoed back).
+a timeout). Hostile modes for the hardening tests: `drip` (one byte at a time), `redirect_to` (a 307
+to another origin, e.g. a second server on 127.0.0.2 that records what reaches it), `gzip_bomb` (a few
+hundred KB of gzip that decode to many MB), `reject_key` (401 to everything), and bodies built by the
+tests (lone surrogates, huge answers, rich markup in error texts, credentials echoed back).
 The server counts every request and every successful (2xx) answer, so tests can prove
 that a resumed run repeats no paid call.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,10 +45,50 @@ class SeenRequest:
 Responder = Callable[[SeenRequest], Reply | None]
 
 
+def redirect_to(url: str, status: int = 307) -> Reply:
+    """A redirect to `url` (a 307 keeps the method, the body and, in a careless client, the key)."""
+    return Reply(status=status, body=b"", headers={"location": url})
+
+
+def gzip_bytes(payload: bytes) -> bytes:
+    out = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    return out.compress(payload) + out.flush()
+
+
+_BOMBS: dict[tuple[bytes, int, bytes], bytes] = {}
+
+
+def gzip_bomb(head: bytes, filler_mib: int, tail: bytes) -> bytes:
+    """gzip of `head` + `filler_mib` MiB of "A" + `tail`: about 1 KB per decoded MiB (built once)."""
+    key = (head, filler_mib, tail)
+    if key not in _BOMBS:
+        out = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+        parts = [out.compress(head)]
+        block = b"A" * (1024 * 1024)
+        parts.extend(out.compress(block) for _ in range(filler_mib))
+        parts.append(out.compress(tail) + out.flush())
+        _BOMBS[key] = b"".join(parts)
+    return _BOMBS[key]
+
+
+def gzipped(body: bytes, status: int = 200) -> Reply:
+    """`body` (already gzip-encoded) sent with `content-encoding: gzip`."""
+    return Reply(status=status, body=body, headers={"content-encoding": "gzip"})
+
+
+def reject_key(_request: SeenRequest) -> Reply:
+    """A server that rejects the key of every request (the provider's own error shape is not needed:
+    the SDKs classify a 401 by its status)."""
+    return Reply(status=401, body={"error": {"message": "Invalid API key", "type": "invalid_request_error"}})
+
+
 class WireServer:
     """Base server. Subclasses implement `default_reply` in their provider's wire format."""
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(self, responder: Responder | None = None, *, host: str = "127.0.0.1") -> None:
+        if not host.startswith("127."):
+            raise ValueError("test servers listen on loopback addresses only")
+        self.host = host
         self.responder = responder
         self.requests: list[SeenRequest] = []
         self.successes = 0
@@ -113,7 +156,7 @@ class WireServer:
             do_GET = _handle
             do_DELETE = _handle
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -126,7 +169,7 @@ class WireServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self) -> Self:
         self.thread.start()
@@ -142,3 +185,11 @@ class WireServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class CatchServer(WireServer):
+    """A server that answers 200 `{}` to anything and records what reached it (the other host a
+    hostile redirect points at)."""
+
+    def default_reply(self, request: SeenRequest) -> Reply:
+        return Reply(body={})

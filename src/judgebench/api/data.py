@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from judgebench.data import LLMBAR_SUBSETS, OTHER_SETS, Dataset, llmbar_root, load_dataset, sample_path
-from judgebench.data.rewardbench import availability, holds_snapshots
+from judgebench.data.m_rewardbench import availability, holds_snapshots
 from judgebench.models.cache import default_cache
 
 
@@ -18,9 +18,10 @@ def show_dataset(
     data_dir: str | None = None,
     mapping: dict[str, str] | None = None,
     subset: str | None = None,
+    skip_bad_rows: bool = False,
 ) -> Dataset:
     """Load and validate a dataset (every item), as `data show` prints it."""
-    return load_dataset(spec, data_dir=data_dir, mapping=mapping, subset=subset)
+    return load_dataset(spec, data_dir=data_dir, mapping=mapping, subset=subset, skip_bad_rows=skip_bad_rows)
 
 
 class DatasetAvailability(BaseModel):

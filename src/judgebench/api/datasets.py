@@ -13,8 +13,12 @@ from judgebench.records.manifest import DatasetEntry
 from judgebench.rundir import RunDir, safe_run_path
 
 
-def load_run_dataset(run: RunDir, dataset: str | None, data_dir: str | None) -> tuple[Dataset, DatasetEntry]:
+def load_run_dataset(
+    run: RunDir, dataset: str | None, data_dir: str | None, *, skip_bad_rows: bool = False
+) -> tuple[Dataset, DatasetEntry]:
     """The run's dataset, as given or as its manifest recorded it, plus the manifest entry to record.
+
+    Rows left out once (`skip_bad_rows`) are left out by every later stage, as the manifest records.
 
     Nothing is written: a command validates all of its inputs before it touches the run folder.
     """
@@ -26,9 +30,10 @@ def load_run_dataset(run: RunDir, dataset: str | None, data_dir: str | None) -> 
             )
         dataset = recorded.spec
         data_dir = data_dir or recorded.data_dir
-    loaded = load_dataset(dataset, data_dir=data_dir)
+    skip = skip_bad_rows or (recorded.skip_bad_rows if recorded is not None else False)
+    loaded = load_dataset(dataset, data_dir=data_dir, skip_bad_rows=skip)
     entry = loaded.manifest_entry(data_dir=str(Path(data_dir).resolve()) if data_dir else None)
-    if recorded is not None and recorded.checksum and recorded.checksum != entry.checksum:
+    if recorded is not None and recorded.checksum and not recorded.same_data(entry):
         raise RunDirError(
             f"run {run.path} holds dataset '{recorded.spec}' (checksum {recorded.checksum[:12]}); refusing "
             f"to mix in '{entry.spec}' (checksum {str(entry.checksum)[:12]}): use a new --run folder"

@@ -39,6 +39,7 @@ class PipelineRequest(BaseModel):
 
     dataset: str = "sample"
     data_dir: str | None = None
+    skip_bad_rows: bool = False  # hub rows with a null or empty text: left out and counted
     models: list[str] = Field(default_factory=lambda: ["local"])
     translator: str | None = None  # default: the first judge
     # machine-translate the sample instead of using its bundled variants
@@ -129,7 +130,7 @@ def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> 
     """Whether the dataset carries its own variants for every target (no translation to plan)."""
     if _bundled(req) or req.machine_translate or not targets:
         return False
-    ds = load_dataset(req.dataset, data_dir=req.data_dir)
+    ds = load_dataset(req.dataset, data_dir=req.data_dir, skip_bad_rows=req.skip_bad_rows)
     return all(ds.provides(c.name) for c in targets)
 
 
@@ -149,6 +150,7 @@ def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool =
     return TranslateRequest(
         dataset=req.dataset,
         data_dir=req.data_dir,
+        skip_bad_rows=req.skip_bad_rows,
         translator=translator,
         conditions=req.conditions,
         subset=req.subset,

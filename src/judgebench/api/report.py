@@ -18,7 +18,7 @@ from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
-from judgebench.records import AuditFlag, Item, Judgment, PlannedKey, Variant
+from judgebench.records import AuditFlag, Item, Judgment
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
@@ -26,11 +26,8 @@ from judgebench.report.writer import ReportPaths, write_report
 from judgebench.rundir import (
     AUDIT,
     JUDGMENTS,
-    PLAN,
     READINESS_JSON,
-    VARIANTS,
     RunDir,
-    last_per_key,
     read_jsonl,
 )
 
@@ -47,16 +44,14 @@ class _RunInputs(BaseModel):
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
-    path = run.file(JUDGMENTS)
-    if not path.exists():
-        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
-    judgments = last_per_key(read_jsonl(path, Judgment), lambda j: j.call_key())
+    judgments = run.judgments()
+    if not judgments.path.exists():
+        raise RunDirError(f"{judgments.path} does not exist: run `judgebench judge --run {run.path}` first")
     translated = run.manifest().stages.translate
     order = translated.condition_names() if translated else None
-    plan_file = run.file(PLAN)
-    planned = {p.key() for p in read_jsonl(plan_file, PlannedKey)} if plan_file.exists() else None
+    planned = run.plan().keys() if run.plan().path.exists() else None
     return _RunInputs(
-        judgments=list(judgments.values()),
+        judgments=list(judgments.latest().values()),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
         planned=planned,
@@ -77,7 +72,7 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
-    run = RunDir(run_dir)
+    run = run_folder(run_dir)
     return _with_run_stops(run, _analyze(_read_inputs(run), settings))
 
 
@@ -114,7 +109,7 @@ def explorer_data(run: RunDir, inputs: _RunInputs) -> ExplorerData:
     texts: dict[tuple[str, str], ItemTexts] = {}
     for item in _run_items(run):
         texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
-    for variant in read_jsonl(run.file(VARIANTS), Variant):  # the last line per key wins
+    for variant in run.variants().latest().values():
         texts[(variant.item_id, variant.condition)] = ItemTexts(
             variant.instruction, variant.output_1, variant.output_2
         )
@@ -231,7 +226,7 @@ class ReportResult(BaseModel):
 
 
 def report(
-    run_dir: str | Path,
+    run_dir: str | Path | RunDir,
     request: ReportRequest | None = None,
     **fields: Any,
 ) -> ReportResult:

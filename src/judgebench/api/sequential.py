@@ -50,6 +50,7 @@ def merge_outcomes(a: JudgeOutcome | None, b: JudgeOutcome) -> JudgeOutcome:
         output_tokens=a.output_tokens + b.output_tokens,
         cost_usd=round(a.cost_usd + b.cost_usd, 6),
         failures=b.failures,
+        stopped=b.stopped or a.stopped,
     )
 
 

@@ -46,6 +46,8 @@ class TranslateRequest(BaseModel):
 
     dataset: str | None = None
     data_dir: str | None = None
+    # leave out (and count) hub rows with a null or empty text; recorded, so later stages do too
+    skip_bad_rows: bool = False
     translator: str = "local"
     # comma-separated or a list; None: zh, ls
     conditions: str | list[str] | None = None
@@ -222,7 +224,7 @@ def translate(
     mode = execution or Execution()
     run = run_folder(run_dir)
     # validate every input before the run folder is created or changed
-    ds, entry = load_run_dataset(run, req.dataset, req.data_dir)
+    ds, entry = load_run_dataset(run, req.dataset, req.data_dir, skip_bad_rows=req.skip_bad_rows)
     chosen = select_conditions(req.conditions)
     items = pick_items(ds.items, req.subset, req.limit, ds.spec)
     result = TranslateResult()

@@ -15,6 +15,7 @@ from judgebench.batch.backend import BatchBackend, BatchError, BatchStatus, Line
 from judgebench.errors import ProviderConfigError
 from judgebench.models.anthropic import AnthropicProvider
 from judgebench.models.base import MalformedResponseError, ModelRequest, PermanentError, ProviderError
+from judgebench.models.bodylimit import batch_results_bound
 from judgebench.models.client import ModelClient
 
 if TYPE_CHECKING:
@@ -97,9 +98,10 @@ class AnthropicBatch(BatchBackend):
         where = f"message batch {sub.batch_id}"
         outcomes: list[LineOutcome] = []
         try:
-            decoder = await self.sdk().messages.batches.results(sub.batch_id)
-            async for item in decoder:
-                outcomes.append(self._line(item.custom_id, item.result.model_dump(mode="json"), where))
+            with batch_results_bound(self.client.settings.max_answer_chars, len(sub.custom_ids)):
+                decoder = await self.sdk().messages.batches.results(sub.batch_id)
+                async for item in decoder:
+                    outcomes.append(self._line(item.custom_id, item.result.model_dump(mode="json"), where))
         except Exception as exc:
             raise self._error(exc, f"downloading the results of {where}") from None
         return outcomes

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from judgebench.batch.backend import BatchBackend, BatchError, BatchStatus, LineOutcome
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import MalformedResponseError, ModelRequest, PermanentError, ProviderError
+from judgebench.models.bodylimit import batch_results_bound
 from judgebench.models.client import ModelClient
 from judgebench.models.google import GoogleProvider
 
@@ -52,12 +53,8 @@ class GoogleBatch(BatchBackend):
             from google import genai
             from google.genai import types
 
-            settings = self.client.settings
-            options = types.HttpOptions(
-                base_url=self.provider._base_url_override,
-                timeout=max(1, round(settings.timeout * 1000)),
-                retry_options=types.HttpRetryOptions(attempts=1 + max(0, settings.max_retries)),
-            )
+            # the adapter's options (bounded bodies, no redirect to another host), more attempts
+            options = self.provider.http_options(types, retries=1 + max(0, self.client.settings.max_retries))
             self._sdk = genai.Client(api_key=self.provider._key, vertexai=False, http_options=options)
         return self._sdk
 
@@ -120,7 +117,8 @@ class GoogleBatch(BatchBackend):
 
     async def results(self, sub: Submission) -> list[LineOutcome]:
         assert sub.batch_id is not None
-        job = await self._get(sub.batch_id)
+        with batch_results_bound(self.client.settings.max_answer_chars, len(sub.custom_ids)):
+            job = await self._get(sub.batch_id)  # the answers come inlined in the job
         where = f"batch job {sub.batch_id}"
         name = self.provider.name
         responses = job.dest.inlined_responses if job.dest is not None else None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from judgebench.batch.backend import VLLM_HINT, BatchBackend, BatchError, BatchStatus, LineOutcome
 from judgebench.errors import ProviderConfigError
 from judgebench.models.base import MalformedResponseError, ModelRequest, PermanentError, ProviderError
+from judgebench.models.bodylimit import batch_results_bound
 from judgebench.models.client import ModelClient
 from judgebench.models.openai import OpenAIProvider
 
@@ -190,7 +191,8 @@ class OpenAIBatch(BatchBackend):
             if not file_id:
                 continue
             try:
-                content = (await sdk.files.content(file_id)).content
+                with batch_results_bound(self.client.settings.max_answer_chars, len(sub.custom_ids)):
+                    content = (await sdk.files.content(file_id)).content
             except Exception as exc:
                 raise self._error(exc, f"downloading {file_id} of {where}") from None
             for raw in content.splitlines():

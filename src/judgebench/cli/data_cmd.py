@@ -111,12 +111,15 @@ def show_command(
     as_json: JsonOpt = False,
     subset: SubsetOpt = None,
     field: FieldOpt = None,
+    skip_bad_rows: opt.SkipBadRowsOpt = False,
 ) -> None:
     """`data show`: the library's Dataset.describe() as a table or JSON (help: SHOW_HELP)."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
     with reported_warnings():
-        dataset = api.show_dataset(spec, data_dir=data_dir, mapping=parse_fields(field), subset=subset)
+        dataset = api.show_dataset(
+            spec, data_dir=data_dir, mapping=parse_fields(field), subset=subset, skip_bad_rows=skip_bad_rows
+        )
     if as_json:
         info = dataset.describe()
         info.update(

@@ -18,6 +18,14 @@ RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every 
 DataDirOpt = Annotated[
     str | None, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
 ]
+SkipBadRowsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-bad-rows",
+        help="RewardBench/M-RewardBench: leave out (and count) rows whose prompt, chosen or rejected "
+        "text is null or empty, instead of stopping at the first.",
+    ),
+]
 LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")]
 SubsetOpt = Annotated[str | None, typer.Option("--subset", help="Only this subset (and those below it).")]
 MaxCostOpt = Annotated[

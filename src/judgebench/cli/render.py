@@ -159,6 +159,10 @@ def judging(result: JudgeResult, run: str) -> bool:
             )
             for f in o.failures[:10]:
                 note(f"  {f.key}: {f.error}")
+            if len(o.failures) > 10:
+                note(f"  ... and {len(o.failures) - 10} more")
+        if o.stopped:
+            err_console.print(f"[red]{escape(name)}: stopped[/]: {escape(o.stopped)}")
     console.print(table)
     for name, stop in result.stops.items():  # judge --until-settled
         verdicts = ", ".join(f"{c} {v}" for c, v in stop.verdicts.items())
@@ -320,6 +324,8 @@ def pipeline(result: PipelineResult) -> list[str]:
         )
         for failure in outcome.failed[:5]:
             note(f"  {failure.item_id}: {failure.reason}")
+        if len(outcome.failed) > 5:
+            note(f"  ... and {len(outcome.failed) - 5} more")
     if result.judge is not None:
         for name, o in result.judge.outcomes.items():
             console.print(
@@ -327,6 +333,8 @@ def pipeline(result: PipelineResult) -> list[str]:
             )
             if o.failures:
                 problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
+            if o.stopped:
+                problems.append(f"{name}: stopped: {o.stopped}")
     if result.bbe_error is not None:
         note(f"bbe: {result.bbe_error}")
     if result.readiness is not None:

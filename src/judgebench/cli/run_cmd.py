@@ -29,10 +29,11 @@ def run_command(
         typer.Option(
             "--dataset",
             help="sample (bundled), llmbar, llmbar:SET, rewardbench, m-rewardbench (its languages need "
-            "no translator) or a file.",
+            "no translator; m-rewardbench:zh,ja for some only) or a file.",
         ),
     ] = "sample",
     data_dir: opt.DataDirOpt = None,
+    skip_bad_rows: opt.SkipBadRowsOpt = False,
     model: Annotated[
         list[str] | None,
         typer.Option("--model", help="Judge(s); default: the embedded offline model `local`."),
@@ -87,6 +88,7 @@ def run_command(
     request = api.PipelineRequest(
         dataset=dataset,
         data_dir=data_dir,
+        skip_bad_rows=skip_bad_rows,
         models=model or ["local"],
         translator=translator,
         machine_translate=translate,

@@ -21,6 +21,7 @@ def translate_command(
         str | None, typer.Option("--dataset", help="sample, llmbar, llmbar:SET or a file.")
     ] = None,
     data_dir: opt.DataDirOpt = None,
+    skip_bad_rows: opt.SkipBadRowsOpt = False,
     translator: Annotated[
         str, typer.Option("--translator", help="Model spec or judges.toml name.")
     ] = "local",
@@ -69,6 +70,7 @@ def translate_command(
     request = api.TranslateRequest(
         dataset=dataset,
         data_dir=data_dir,
+        skip_bad_rows=skip_bad_rows,
         translator=translator,
         conditions=conditions,
         variants_file=Path(variants) if variants else None,

@@ -1,7 +1,9 @@
 """`load_dataset(SPEC)`: one entry point for LLMBar, the bundled sample and the user's own files.
 
-A `Dataset` carries a checksum over its items' canonical JSON, so a run folder can tell whether it is
-being resumed on the same data (RunDir.init refuses to mix two datasets in one run).
+A `Dataset` carries a checksum over its items' canonical JSON and, for a dataset that carries its
+own language variants (M-RewardBench), over each language's variants too, so that every file that
+contributes items is covered: a run folder can tell whether it is being resumed on the same data
+(RunDir.init refuses to mix two datasets in one run), and the manifest records the sum per condition.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from typing import Any
 
 from judgebench.data.generic import load_file
 from judgebench.data.llmbar import load_llmbar
+from judgebench.data.m_rewardbench import load_m_rewardbench
 from judgebench.data.rewardbench import (
     M_REWARDBENCH_SPEC,
     REWARDBENCH_SPEC,
     Loaded,
-    load_m_rewardbench,
     load_rewardbench,
 )
 from judgebench.errors import ConfigError, InputError
@@ -42,11 +44,32 @@ def sample_variants_path() -> Path:
     return bundled_data_dir() / "sample_variants.jsonl"
 
 
-def items_checksum(items: list[Item]) -> str:
-    """SHA-256 over the items' canonical JSON (sorted keys, no spaces, UTF-8): stable across runs."""
-    payload = [item.model_dump(mode="json") for item in items]
+def _canonical_sha(payload: Any) -> str:
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def items_checksum(items: list[Item]) -> str:
+    """SHA-256 over the items' canonical JSON (sorted keys, no spaces, UTF-8): stable across runs."""
+    return _canonical_sha([item.model_dump(mode="json") for item in items])
+
+
+def variants_checksum(variants: list[Variant]) -> str:
+    """SHA-256 over one condition's variants' canonical JSON, in their order."""
+    return _canonical_sha([v.model_dump(mode="json") for v in variants])
+
+
+def condition_checksums(items: list[Item], variants: Mapping[str, list[Variant]]) -> dict[str, str]:
+    """{"en": the items' sum, condition: its variants' sum}; only "en" for a dataset without variants."""
+    return {"en": items_checksum(items), **{c: variants_checksum(v) for c, v in sorted(variants.items())}}
+
+
+def dataset_checksum(sums: Mapping[str, str]) -> str:
+    """The dataset's one sum: the items' sum alone (as before) when it has no variants, else one over
+    every condition's sum, so a changed translation changes it."""
+    if set(sums) == {"en"}:
+        return sums["en"]
+    return _canonical_sha(dict(sorted(sums.items())))
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,10 +94,17 @@ class Dataset:
     excluded: dict[str, int] = field(default_factory=dict)
     # top-level aggregates of the subsets (RewardBench's four categories), when the dataset has them
     categories: dict[str, int] = field(default_factory=dict)
+    # rows left out by skip_bad_rows, one line each (file, row, item, field, problem)
+    skipped_rows: list[str] = field(default_factory=list)
+    skip_bad_rows: bool = False
     checksum: str = field(init=False)
+    # condition -> SHA-256 of what that condition reads ("en": the items)
+    condition_checksums: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "checksum", items_checksum(self.items))
+        sums = condition_checksums(self.items, self.variants)
+        object.__setattr__(self, "condition_checksums", sums)
+        object.__setattr__(self, "checksum", dataset_checksum(sums))
 
     def __len__(self) -> int:
         return len(self.items)
@@ -109,6 +139,8 @@ class Dataset:
                 info["absent_languages"] = sorted(self.absent_languages)
         if self.excluded:
             info["excluded"] = dict(self.excluded)
+        if self.skipped_rows:
+            info["skipped_rows"] = list(self.skipped_rows)
         info["labels"] = labels
         return info
 
@@ -126,6 +158,9 @@ class Dataset:
             items=len(self.items),
             files=dict(self.files),
             data_dir=data_dir,
+            conditions=dict(self.condition_checksums) if self.variants else {},
+            skip_bad_rows=self.skip_bad_rows,
+            skipped_rows=len(self.skipped_rows),
         )
 
 
@@ -160,13 +195,16 @@ def load_dataset(
     data_dir: str | Path | None = None,
     mapping: Mapping[str, str] | None = None,
     subset: str | None = None,
+    skip_bad_rows: bool = False,
 ) -> Dataset:
     """Load SPEC: `llmbar`, `llmbar:SET` (e.g. `CaseStudy/Constraint`, `Processed/LLMEval^2`),
-    `rewardbench`, `m-rewardbench` (with its per-language variants), `sample`, or a path to a
-    .jsonl/.json/.csv/.tsv file.
+    `rewardbench`, `m-rewardbench` (with the variants of all its languages), `m-rewardbench:zh,ja`
+    (those languages only), `sample`, or a path to a .jsonl/.json/.csv/.tsv file.
 
     For `rewardbench` / `m-rewardbench`, `data_dir` holds local hub snapshots (`reward-bench/`,
-    `multilingual-reward-bench/`); without it they are fetched from the hub at pinned revisions.
+    `multilingual-reward-bench/`); without it they are fetched from the hub at pinned revisions. A
+    language asked for that the copy lacks is an error. `skip_bad_rows` leaves out (and counts) their
+    rows whose prompt, chosen or rejected text is null or empty, instead of stopping at the first.
 
     `data_dir` is a local LLMBar copy (the folder that holds Dataset/); without it LLMBar is downloaded
     into the cache. `mapping` is {field: column} for files whose columns have other names. `subset`
@@ -175,11 +213,18 @@ def load_dataset(
     """
     text = str(spec).strip()
     lowered = text.lower()
-    if lowered in (REWARDBENCH_SPEC, M_REWARDBENCH_SPEC):
+    family = lowered.split(":", 1)[0]
+    hub = family == M_REWARDBENCH_SPEC or lowered == REWARDBENCH_SPEC
+    if hub:
         if mapping:
-            raise ConfigError(f"a field mapping applies to dataset files, not to {lowered}")
-        loader = load_rewardbench if lowered == REWARDBENCH_SPEC else load_m_rewardbench
-        return _from_loaded(lowered, loader(data_dir), subset)
+            raise ConfigError(f"a field mapping applies to dataset files, not to {family}")
+        if family == REWARDBENCH_SPEC:
+            loaded = load_rewardbench(data_dir, skip_bad_rows=skip_bad_rows)
+        else:
+            languages = text.split(":", 1)[1].split(",") if ":" in text else None
+            loaded = load_m_rewardbench(data_dir, languages=languages, skip_bad_rows=skip_bad_rows)
+        spec_name = lowered if family == REWARDBENCH_SPEC or ":" not in text else text
+        return _from_loaded(spec_name, loaded, subset, skip_bad_rows)
     if lowered == LLMBAR_SPEC or lowered.startswith(LLMBAR_SPEC + ":"):
         if mapping:
             raise ConfigError("a field mapping applies to dataset files, not to LLMBar")
@@ -210,7 +255,7 @@ def load_dataset(
     return Dataset(spec=text, items=items, source=source, subset=subset, files=files)
 
 
-def _from_loaded(spec: str, loaded: Loaded, subset: str | None) -> Dataset:
+def _from_loaded(spec: str, loaded: Loaded, subset: str | None, skip_bad_rows: bool) -> Dataset:
     """A RewardBench-family dataset, narrowed to `subset` (its variants and counts with it)."""
     items = loaded.items
     variants = loaded.variants
@@ -233,6 +278,8 @@ def _from_loaded(spec: str, loaded: Loaded, subset: str | None) -> Dataset:
         absent_languages=loaded.absent,
         excluded=loaded.excluded,
         categories=categories,
+        skipped_rows=loaded.skipped,
+        skip_bad_rows=skip_bad_rows,
     )
 
 

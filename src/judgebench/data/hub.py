@@ -7,7 +7,9 @@ the layout `--data-dir` snapshots have), and checked against the SHA-256 the hub
 snapshot is complete, its file list and sums are written beside it, so later loads need no network.
 
 `HF_ENDPOINT` (a mirror, or a test server) is read at each call and handed to huggingface_hub, which
-otherwise reads it only once, at import.
+otherwise reads it only once, at import. Every hub request goes through `judgebench.wire`'s hooks:
+a body is bounded by its decoded size (a file by the size the hub lists for it), and a redirect to
+another host is followed only without a credential header (httpx drops `Authorization` itself).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -27,6 +31,7 @@ import httpx
 from judgebench.errors import JudgebenchError
 from judgebench.fileio import atomic_write_text
 from judgebench.paths import cache_dir
+from judgebench.wire import allow_body, sync_hooks
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +40,9 @@ ENDPOINT_ENV = "HF_ENDPOINT"
 COMPLETE = ".judgebench-snapshot.json"
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 60.0
+# a listing or other API answer decodes to this much at most; a file to its listed size plus this
+API_BODY_LIMIT = 64 * 1024 * 1024
+FILE_SLACK = 1024 * 1024
 
 
 class HubDownloadError(JudgebenchError):
@@ -54,6 +62,31 @@ class HubSnapshot:
     @property
     def source(self) -> str:
         return f"hf://datasets/{self.repo}@{self.revision}"
+
+
+def _refuse(kind: str, message: str) -> Exception:
+    return HubDownloadError(f"hub: {message}")
+
+
+def _hooks() -> dict[str, list[Callable[[Any], None]]]:
+    return sync_hooks(API_BODY_LIMIT, _refuse, cross_origin="credential-free")
+
+
+def _guarded_hub_client() -> Any:
+    """huggingface_hub's own client, with the wire hooks after its own."""
+    from huggingface_hub.utils._http import default_client_factory
+
+    client = default_client_factory()
+    ours = _hooks()
+    theirs = client.event_hooks
+    client.event_hooks = {k: [*theirs.get(k, []), *ours[k]] for k in ("request", "response")}
+    return client
+
+
+def _guard_hub_client() -> None:
+    from huggingface_hub import set_client_factory
+
+    set_client_factory(_guarded_hub_client)
 
 
 def endpoint() -> str:
@@ -105,8 +138,12 @@ def _probe(repo: str, revision: str, folder: str) -> None:
     """One quick request for the revision, so that an unreachable hub fails at once (huggingface_hub
     would retry for half a minute) and a revision the repository lacks says so."""
     url = f"{endpoint()}/api/datasets/{repo}/revision/{quote(revision, safe='')}"
+    timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
     try:
-        response = httpx.get(url, timeout=httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S))
+        with httpx.Client(timeout=timeout, event_hooks=_hooks()) as client:
+            response = client.get(url)
+    except HubDownloadError:
+        raise
     except httpx.HTTPError as exc:
         raise HubDownloadError(
             f"cannot reach the hub for {repo} at {endpoint()}: {type(exc).__name__}: {exc}. "
@@ -119,19 +156,24 @@ def _probe(repo: str, revision: str, folder: str) -> None:
         )
 
 
-def _listed(repo: str, revision: str, patterns: Sequence[str], folder: str) -> dict[str, str | None]:
-    """Repository files at `revision` that match a pattern, with the SHA-256 the hub lists (LFS files)."""
+def _listed(
+    repo: str, revision: str, patterns: Sequence[str], folder: str
+) -> dict[str, tuple[str | None, int | None]]:
+    """Repository files at `revision` that match a pattern, with the SHA-256 the hub lists (LFS files)
+    and the size it lists."""
     from huggingface_hub import HfApi  # imported on use: `data show sample` needs no hub client
 
     api = HfApi(endpoint=endpoint())
     try:
         entries = list(api.list_repo_tree(repo, repo_type="dataset", revision=revision, recursive=True))
+    except HubDownloadError:
+        raise
     except Exception as exc:  # any failure of the hub client: report it with the way out
         raise HubDownloadError(
             f"cannot list {repo} at {revision} on {endpoint()}: {type(exc).__name__}: {exc}. "
             f"{_offline_hint(folder)}"
         ) from None
-    out: dict[str, str | None] = {}
+    out: dict[str, tuple[str | None, int | None]] = {}
     for entry in entries:
         path = getattr(entry, "path", None)
         if not isinstance(path, str) or not hasattr(entry, "size"):  # folders have no size
@@ -139,12 +181,28 @@ def _listed(repo: str, revision: str, patterns: Sequence[str], folder: str) -> d
         if any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns):
             lfs = getattr(entry, "lfs", None)
             sha = getattr(lfs, "sha256", None) if lfs is not None else None
-            out[path] = sha if isinstance(sha, str) else None
+            size = getattr(entry, "size", None)
+            out[path] = (sha if isinstance(sha, str) else None, size if isinstance(size, int) else None)
     return dict(sorted(out.items()))
 
 
-def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder: str) -> HubSnapshot:
-    """Download the files of `repo` at `revision` that match `patterns` (or reuse a complete copy)."""
+def _unmatched(listed: Mapping[str, object], patterns: Sequence[str]) -> list[str]:
+    return [p for p in patterns if not any(fnmatch.fnmatchcase(path, p) for path in listed)]
+
+
+def fetch_snapshot(
+    repo: str,
+    revision: str,
+    patterns: Sequence[str],
+    *,
+    folder: str,
+    names: Mapping[str, str] | None = None,
+) -> HubSnapshot:
+    """Download the files of `repo` at `revision` that match `patterns` (or reuse a complete copy).
+
+    Every pattern must match a file at that commit: one that matches none (a language the commit
+    lacks) stops the download, named by `names` (pattern -> what the user asked for, e.g. `de
+    (deu_Latn)`), before anything is fetched."""
     root = snapshot_root(folder, revision)
     cached = _cached(root, patterns)
     if cached is not None:
@@ -155,6 +213,7 @@ def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder:
         raise HubDownloadError(
             f"{repo} is not in the cache ({root}) and HF_HUB_OFFLINE is set: {_offline_hint(folder)}"
         )
+    _guard_hub_client()
     _probe(repo, revision, folder)
     listed = _listed(repo, revision, patterns, folder)
     if not listed:
@@ -162,18 +221,30 @@ def fetch_snapshot(repo: str, revision: str, patterns: Sequence[str], *, folder:
             f"{repo} at {revision} on {endpoint()} has no file matching {', '.join(patterns)}; "
             "the repository's layout may have changed"
         )
+    unmatched = _unmatched(listed, patterns)
+    if unmatched:
+        shown = names or {}
+        wanted = "; ".join(f"{shown.get(p, p)}: no file {p}" for p in unmatched)
+        raise HubDownloadError(
+            f"{repo} at revision {revision} lacks what was asked for ({wanted}); nothing was "
+            f"downloaded. Pin a revision that holds it in configs/hub_datasets.toml, or ask for less"
+        )
     files: dict[str, str] = {}
-    for rel, expected in listed.items():
+    for rel, (expected, size) in listed.items():
         logger.info("downloading %s/%s @ %s", repo, rel, revision[:12])
+        bound = allow_body(size + FILE_SLACK) if size is not None else nullcontext()
         try:
-            local = hf_hub_download(
-                repo,
-                rel,
-                repo_type="dataset",
-                revision=revision,
-                local_dir=root,
-                endpoint=endpoint(),
-            )
+            with bound:
+                local = hf_hub_download(
+                    repo,
+                    rel,
+                    repo_type="dataset",
+                    revision=revision,
+                    local_dir=root,
+                    endpoint=endpoint(),
+                )
+        except HubDownloadError as exc:
+            raise HubDownloadError(f"cannot download {rel} of {repo} at {revision}: {exc}") from None
         except Exception as exc:  # any failure of the hub client
             raise HubDownloadError(
                 f"cannot download {rel} of {repo} at {revision} from {endpoint()}: "

@@ -28,8 +28,9 @@ from judgebench.models.base import (
     ProviderTraits,
     RemoteProvider,
 )
-from judgebench.models.bodylimit import BodyTooLarge, body_limit, bounded_http_client
+from judgebench.models.bodylimit import WireRefusal, body_limit, bounded_http_client
 from judgebench.models.failures import (
+    KeyRejected,
     MalformedResponseError,
     PermanentError,
     ProviderError,
@@ -231,7 +232,7 @@ class AnthropicProvider(RemoteProvider):
             )
             _tag(err, "timeout")
             return err
-        if isinstance(exc.__cause__, BodyTooLarge):  # the SDK wrapped our bounded read's refusal
+        if isinstance(exc.__cause__, WireRefusal):  # the SDK wrapped our bounded read's refusal
             return exc.__cause__
         if isinstance(exc, sdk.APIConnectionError):
             err = TransientError(f"{provider}: connection error ({self._scrub(str(exc))})", provider=provider)
@@ -249,7 +250,7 @@ class AnthropicProvider(RemoteProvider):
                 )
             elif status in (401, 403):
                 what = "authentication failed" if status == 401 else "permission denied"
-                err = PermanentError(
+                err = KeyRejected(
                     f"{provider}: {what} (HTTP {status}): check ANTHROPIC_API_KEY "
                     f"(the key was rejected by {self.shown_url})",
                     provider=provider,

@@ -4,7 +4,9 @@ A call is answered from the response store when it can be (no request, no cost).
 priced against the run's budget, if any, then waits for a concurrency slot and a rate-limit slot
 shared by every client of the same connection (`limits.py`), and makes attempts with capped
 exponential backoff and full jitter on transient faults (429 honouring Retry-After, 5xx, timeouts,
-connection errors, malformed 200s); permanent faults (authentication, validation) fail at once. A
+connection errors, malformed 200s); permanent faults (authentication, validation) fail at once, and
+after `KEY_REJECTIONS_TO_STOP` rejected keys in a row the client sends nothing more (`stopped` says
+why, once; the calls not sent stay pending, so a rerun resumes them). A
 received answer is committed to the store before the caller sees it, so a killed run never pays for
 it again. Errors are never stored. Safety for test suites: see `limits.offline_block_reason`.
 """
@@ -35,6 +37,7 @@ from judgebench.models.base import (
 )
 from judgebench.models.budget import Budget
 from judgebench.models.cache import ResponseCache, default_cache
+from judgebench.models.failures import KeyRejected
 from judgebench.models.limits import (
     OFFLINE_ENV,
     Connection,
@@ -68,6 +71,9 @@ _MAX_RETRY_AFTER = 600.0
 _DEADLINE_GRACE = 0.5
 # A failed call's error text is kept up to this many characters (after scrubbing).
 _ERROR_LIMIT = 500
+# This many calls in a row whose key was rejected (401, 403) stop the client: every later call would
+# be rejected too.
+KEY_REJECTIONS_TO_STOP = 3
 # A long run of cache hits yields to the event loop this often, so it cannot starve other tasks.
 _YIELD_EVERY = 64
 
@@ -79,6 +85,8 @@ class _Trial:
     attempts: int = 0
     response: ModelResponse | None = None
     error: str | None = None
+    # the status of a rejected key ("HTTP 401"), None when the call's key was not rejected
+    key_rejected: str | None = None
 
 
 class ModelClient:
@@ -108,6 +116,9 @@ class ModelClient:
         self._prices = prices
         self._provider: Provider | None = None
         self._blocked: str | None = None
+        # calls in a row whose key was rejected, and why the client stopped sending (None: it did not)
+        self._rejections = 0
+        self.stopped: str | None = None
         self._state: tuple[asyncio.AbstractEventLoop, Connection, RateLimiter] | None = None
         cls = provider_class(self.spec.provider)
         self.traits: ProviderTraits = cls.traits
@@ -180,13 +191,33 @@ class ModelClient:
         provider = self.provider
         if self._blocked is not None:
             return self._failed(key, phash, request, self._blocked, refused="offline")
+        if self.stopped is not None:
+            return self._failed(key, phash, request, self.stopped, refused="key")
         reserved, refusal = self._reserve(request)
         if refusal is not None:
             return self._failed(key, phash, request, refusal, refused="budget")
         trial = await self._send(provider, request, reserved)
+        self._count_rejection(provider, trial)
         if trial.response is None:
             return self._failed(key, phash, request, trial.error or "no answer", attempts=trial.attempts)
         return await self._answered(key, phash, trial)
+
+    def _count_rejection(self, provider: Provider, trial: _Trial) -> None:
+        """Count rejected keys in a row; at `KEY_REJECTIONS_TO_STOP`, stop sending (`stopped`)."""
+        if trial.key_rejected is None:
+            if trial.response is not None:
+                self._rejections = 0
+            return
+        self._rejections += 1
+        if self._rejections >= KEY_REJECTIONS_TO_STOP and self.stopped is None:
+            names = " or ".join(provider.key_env) or "the provider's key variable"
+            where = getattr(provider, "shown_url", None)
+            self.stopped = (
+                f"{provider.name}: the key was rejected on {self._rejections} calls in a row"
+                f"{f' by {where}' if where else ''} ({trial.key_rejected}); no more calls were sent. "
+                f"Set {names} to a working key and rerun the command: it resumes where this left "
+                "off, and answers already received are kept"
+            )
 
     def _stored(self, key: str, phash: str) -> CallResult | None:
         """The stored answer as a result (it costs nothing now), or None."""
@@ -223,6 +254,7 @@ class ModelClient:
             trial.response = await self._retrying(provider, request, trial)
         except ProviderError as exc:
             trial.error = self._describe(provider, exc, trial.attempts)
+            trial.key_rejected = f"HTTP {exc.status_label()}" if isinstance(exc, KeyRejected) else None
         except JudgebenchError:
             raise  # configuration: the whole run must stop and say why
         except Exception as exc:  # an adapter let an unclassified error through: record it, no retry
@@ -398,13 +430,16 @@ class ModelClient:
         progress: ProgressReporter | None = None,
     ) -> list[CallResult]:
         """Run all `requests` with the client's concurrency; `on_result(index, result)` is called as
-        each finishes (after its answer is stored), so the caller can append its record at once."""
+        each finishes (after its answer is stored), so the caller can append its record at once.
+        Once the client has `stopped`, the requests not yet started are left out (no result)."""
         results: list[CallResult | None] = [None] * len(requests)
         pending = iter(enumerate(requests))
 
         async def worker() -> None:
             since_yield = 0
             for index, request in pending:
+                if self.stopped is not None:
+                    return  # the key was rejected: the rest are not sent (and get no record)
                 result = await self.call(request)
                 results[index] = result
                 if on_result is not None:

@@ -2,7 +2,7 @@
 
 `TransientError` (worth another attempt: 429, 5xx, timeouts, connection errors),
 `MalformedResponseError` (a transient 200 whose body is not a usable answer) and `PermanentError`
-(authentication, validation, refusal by policy). The client retries on `retryable`, counts by
+(authentication: `KeyRejected`; validation, refusal by policy). The client retries on `retryable`, counts by
 `status` and waits at least `retry_after`.
 """
 
@@ -49,6 +49,11 @@ class MalformedResponseError(TransientError):
 
 class PermanentError(ProviderError):
     """Authentication, permission, validation, refusal by policy: retrying cannot help."""
+
+
+class KeyRejected(PermanentError):
+    """The server rejected the key (401, 403, or a provider's own "key not valid"): every later call
+    would be rejected too, so the client stops sending after a few in a row (`ModelClient`)."""
 
 
 def retry_after_seconds(headers: Any) -> float | None:

@@ -29,8 +29,9 @@ from judgebench.models.base import (
     RemoteProvider,
     TokenLogprob,
 )
-from judgebench.models.bodylimit import BodyTooLarge, body_limit, response_hook
+from judgebench.models.bodylimit import WireRefusal, body_limit, client_hooks
 from judgebench.models.failures import (
+    KeyRejected,
     MalformedResponseError,
     PermanentError,
     ProviderError,
@@ -125,25 +126,26 @@ class GoogleProvider(RemoteProvider):
             chat=True,
         )
 
+    def http_options(self, types: Any, *, retries: int) -> Any:
+        """The SDK's HttpOptions: this base URL and deadline, `retries` attempts, and the body read
+        bounded and kept on this origin (where this SDK version lets its httpx client be set up)."""
+        hooks = client_hooks(body_limit(self.settings.max_answer_chars), self.name)
+        settable = "async_client_args" in types.HttpOptions.model_fields
+        bounded: dict[str, Any] = {"async_client_args": {"event_hooks": hooks}} if settable else {}
+        return types.HttpOptions(
+            base_url=self._base_url_override,
+            timeout=max(1, round(self.settings.timeout * 1000)),  # milliseconds
+            retry_options=types.HttpRetryOptions(attempts=retries),
+            **bounded,
+        )
+
     def _sdk_client(self) -> genai_sdk.Client:
         if self._client is None:
             # lazily: the SDK loads only when a call is made, keeping start-up fast
             from google import genai
             from google.genai import types
 
-            # the body read is bounded too (where this SDK version lets its httpx client be set up)
-            hook = response_hook(body_limit(self.settings.max_answer_chars), self.name)
-            bounded: dict[str, Any] = (
-                {"async_client_args": {"event_hooks": {"response": [hook]}}}
-                if "async_client_args" in types.HttpOptions.model_fields
-                else {}
-            )
-            options = types.HttpOptions(
-                base_url=self._base_url_override,
-                timeout=max(1, round(self.settings.timeout * 1000)),  # milliseconds
-                retry_options=types.HttpRetryOptions(attempts=1),
-                **bounded,
-            )
+            options = self.http_options(types, retries=1)
             self._client = genai.Client(api_key=self._key, vertexai=False, http_options=options)
         return self._client
 
@@ -266,7 +268,7 @@ class GoogleProvider(RemoteProvider):
         err: ProviderError
         if isinstance(exc, ProviderError):
             return exc
-        if isinstance(exc.__cause__, BodyTooLarge):  # wrapped by the SDK or its transport
+        if isinstance(exc.__cause__, WireRefusal):  # wrapped by the SDK or its transport
             return exc.__cause__
         if isinstance(exc, timeouts):
             err = TransientError(
@@ -292,7 +294,7 @@ class GoogleProvider(RemoteProvider):
             )
         elif status in (401, 403) or (status == 400 and _is_key_rejection(exc.details, message)):
             what = "permission denied" if status == 403 else "authentication failed"
-            err = PermanentError(
+            err = KeyRejected(
                 f"{provider}: {what} (HTTP {status}): check GEMINI_API_KEY or GOOGLE_API_KEY "
                 f"(the key was rejected by {self.shown_url})",
                 provider=provider,

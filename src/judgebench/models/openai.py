@@ -31,8 +31,9 @@ from judgebench.models.base import (
     RemoteProvider,
     TokenLogprob,
 )
-from judgebench.models.bodylimit import BodyTooLarge, body_limit, bounded_http_client
+from judgebench.models.bodylimit import WireRefusal, body_limit, bounded_http_client
 from judgebench.models.failures import (
+    KeyRejected,
     MalformedResponseError,
     PermanentError,
     TransientError,
@@ -253,7 +254,7 @@ class OpenAIProvider(RemoteProvider):
         if isinstance(exc, sdk.APITimeoutError):
             message = f"{provider}: request timed out after {self.settings.timeout:g}s"
             return _tag(TransientError(message, provider=provider), "timeout")
-        if isinstance(exc.__cause__, BodyTooLarge):  # the SDK wrapped our bounded read's refusal
+        if isinstance(exc.__cause__, WireRefusal):  # the SDK wrapped our bounded read's refusal
             return exc.__cause__
         if isinstance(exc, sdk.APIConnectionError):
             message = f"{provider}: connection error ({self._scrub(str(exc))})"
@@ -275,7 +276,7 @@ class OpenAIProvider(RemoteProvider):
                 )
             elif status in (401, 403):
                 what = "authentication failed" if status == 401 else "permission denied"
-                perm = PermanentError(
+                perm = KeyRejected(
                     f"{provider}: {what} (HTTP {status}): {self._key_hint()}", provider=provider
                 )
             else:

@@ -21,8 +21,9 @@ __all__ = ["CallResult", "ClientStats", "Refusal", "advance_progress", "kept_ans
 
 # Why a call was not sent, by judgebench's own choice (the result's `error` says it in words):
 # "budget": it would have passed --max-cost; "deferred": batch rounds answer it in the next batch;
-# "offline": the test-suite guard (JUDGEBENCH_OFFLINE_TESTS=1) keeps it from a real host.
-Refusal = Literal["budget", "deferred", "offline"]
+# "offline": the test-suite guard (JUDGEBENCH_OFFLINE_TESTS=1) keeps it from a real host;
+# "key": the server rejected the key on several calls in a row, so no more are sent (`ModelClient`).
+Refusal = Literal["budget", "deferred", "offline", "key"]
 
 
 class CallResult(BaseModel):

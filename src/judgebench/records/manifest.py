@@ -35,6 +35,19 @@ class DatasetEntry(_Record):
     files: dict[str, str] = Field(default_factory=dict)
     # the local copy it was read from (None: bundled, downloaded or a plain file path)
     data_dir: str | None = None
+    # condition -> SHA-256 of what it reads ("en": the items), for a dataset that carries its own
+    # variants (M-RewardBench); `checksum` then covers them all. Empty in manifests of older releases.
+    conditions: dict[str, str] = Field(default_factory=dict)
+    # rows with a null or empty text left out at load (skip_bad_rows), so later stages load the same
+    skip_bad_rows: bool = False
+    skipped_rows: int = 0
+
+    def same_data(self, other: DatasetEntry) -> bool:
+        """Whether `other` is the dataset this entry recorded. An older release recorded only the
+        items' sum (no `conditions`): that sum is then compared with the items' sum of `other`."""
+        if not self.checksum or self.checksum == other.checksum:
+            return True
+        return not self.conditions and other.conditions.get("en") == self.checksum
 
 
 class StageEntry(_Record):

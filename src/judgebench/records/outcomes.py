@@ -46,3 +46,6 @@ class JudgeOutcome(BaseModel):
     output_tokens: int
     cost_usd: float
     failures: list[CallFailure]
+    # set when the judge's key was rejected on several calls in a row and the rest were not sent:
+    # the one message that names the provider and its key variable (a rerun resumes them)
+    stopped: str | None = None
