@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from judgebench import progress
+from judgebench.cli.app import _library_warnings
 from judgebench.cli.progress_view import PROGRESS_LOGGER, ProgressView, shown_progress
 from judgebench.progress import ProgressReporter
 
@@ -79,3 +80,12 @@ def test_the_view_listens_where_the_library_speaks_and_only_while_a_command_runs
     with shown_progress() as view:
         assert view in logger.handlers
     assert logger.handlers == before and not logger.isEnabledFor(logging.INFO)
+
+
+def test_a_library_warning_is_a_line_on_stderr_while_a_command_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The batch runner logs 'left running at the provider' instead of printing: the CLI shows it."""
+    with _library_warnings():
+        logging.getLogger("judgebench.batch.runner").warning("judgebench: j: batch b1 left running")
+    assert "judgebench: j: batch b1 left running" in capsys.readouterr().err
