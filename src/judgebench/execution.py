@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from judgebench import defaults
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.requests import build_request, completion_only, reask_request, to_judgment
@@ -36,7 +37,7 @@ class Execution:
     vLLM/OpenAI batch output file; `write_requests` only writes the request file and calls nothing."""
 
     batch: bool = False
-    poll_interval: float = 30.0
+    poll_interval: float = defaults.POLL_INTERVAL_S
     # batch lines that failed, expired or were cancelled: a new batch ("resubmit") or live calls
     batch_failed: Literal["resubmit", "live"] = "resubmit"
     # opt-in (PROTOCOL §3): re-ask a judge whose answer had no readable verdict, up to N times,
@@ -101,6 +102,7 @@ class _Tally:
             self.usage.input_tokens += result.response.usage.input_tokens
             self.usage.output_tokens += result.response.usage.output_tokens
             self.cost += result.cost_usd or 0.0
+            self.counts["unpriced"] += int(result.cost_usd is None)
 
 
 class _JudgeCalls:
@@ -208,6 +210,7 @@ def _outcome(
         cost_usd=round(tally.cost, 6),
         failures=failures,
         stopped=stopped,
+        unpriced_calls=tally.counts["unpriced"],
     )
 
 
@@ -260,3 +263,34 @@ async def execute_plan(
         )
         for name, client in clients.items()
     }
+
+
+def rejudge(
+    calls: Sequence[PlannedCall],
+    client: ModelClient,
+    template: JudgeTemplate,
+    sink: JudgmentIndex,
+    *,
+    execution: Execution,
+    progress: bool | None,
+) -> tuple[list[Judgment], int]:
+    """bbe's re-judging of new neighbours (perturbed, fresh or repeated units of one judge): what is
+    still pending of `calls` is judged into `sink` (the neighbours file) by `execute_plan`, with the
+    judge stage's cache, budget, batch, progress and resume rules. Returns every answer the file holds
+    for `calls` (this invocation's and earlier ones') and how many of them are failed calls."""
+    total = len(pending_calls(calls, sink.latest()))
+
+    async def go() -> None:
+        try:
+            with ProgressReporter(total, f"bbe neighbours {client.name}", enabled=progress) as bar:
+                await execute_plan(
+                    calls, {client.name: client}, template, sink, progress=bar, execution=execution
+                )
+        finally:
+            await client.aclose()
+
+    if calls:
+        asyncio.run(go())
+    latest = sink.latest()
+    answers = [latest[c.key] for c in calls if c.key in latest]
+    return answers, sum(1 for j in answers if j.verdict is None)

@@ -32,7 +32,7 @@ def test_the_library_counts_and_draws_nothing(capsys: pytest.CaptureFixture[str]
     assert out.err == "" and out.out == ""
     with ProgressReporter(1, "unknown") as bar:
         bar.advance(cost=None)
-    assert bar.cost is None and bar.line().endswith("$?")
+    assert bar.cost is None and bar.line().endswith(", unpriced")
 
 
 def test_the_cli_draws_counts_tokens_and_cost_on_a_terminal() -> None:
@@ -89,3 +89,21 @@ def test_a_library_warning_is_a_line_on_stderr_while_a_command_runs(
     with _library_warnings():
         logging.getLogger("judgebench.batch.runner").warning("judgebench: j: batch b1 left running")
     assert "judgebench: j: batch b1 left running" in capsys.readouterr().err
+
+
+def test_the_expected_time_is_said_first_and_corrected_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGEBENCH_PROGRESS_SECONDS", "0")
+    view = ProgressView(Console(file=io.StringIO()), terminal=False)
+    with shown_progress(view), ProgressReporter(8, "judge x", expected=(60.0, "judge x: expected 1m")) as bar:
+        for _ in range(8):
+            bar.advance()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "judge x: expected 1m" and lines[1].startswith("judge x: 1/8 calls, ")
+    assert len([ln for ln in lines if "left at that pace (expected 1m00s in all)" in ln]) == 1
+    buffer = io.StringIO()
+    bars = ProgressView(Console(file=buffer, force_terminal=True, width=150), terminal=True)
+    with shown_progress(bars), ProgressReporter(4, "judge y", expected=(5.0, "judge y: expected 5s")) as bar:
+        bar.advance()
+    assert "judge y: expected 5s" in buffer.getvalue() and capsys.readouterr().err == ""

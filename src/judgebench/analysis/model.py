@@ -86,6 +86,9 @@ class ReadinessVerdict(BaseModel):
     invariance: Status = "inconclusive"
     reasons: list[str]
     complete: bool = True
+    # per part that did not pass, the one reason that decided it (its first failed, else undecided,
+    # check): the terminal's one line per part
+    why: dict[str, str] = Field(default_factory=dict)
 
 
 class Completeness(BaseModel):

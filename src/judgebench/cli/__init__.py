@@ -9,6 +9,7 @@ from judgebench.cli import (  # noqa: F401  (each module registers its commands 
     bbe_cmd,
     cache_cmd,
     data_cmd,
+    helptext,
     import_cmd,
     judge_cmd,
     plan_cmd,
@@ -17,5 +18,7 @@ from judgebench.cli import (  # noqa: F401  (each module registers its commands 
     translate_cmd,
 )
 from judgebench.cli.app import app, main
+
+helptext.annotate(app)  # examples and one-line summaries, once every command is registered
 
 __all__ = ["app", "main"]

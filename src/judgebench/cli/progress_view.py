@@ -1,7 +1,8 @@
 """The library's progress records drawn for a person: a rich bar per running reporter on a terminal;
 off one (CI, pipes, nohup, log files) and with nobody choosing, a plain line at a steady interval
 (`JUDGEBENCH_PROGRESS_SECONDS`, default 30), so logs hold no control codes and a long run is not
-silent until its end."""
+silent until its end. The lines a stage says (its expected time, its correction) go above the bar
+or among the plain lines."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ class _AccountColumn(ProgressColumn):
         f = task.fields
         parts = [f"{f.get('tokens', 0):,} tok"]
         cost = f.get("cost")
-        parts.append("$?" if cost is None else f"${cost:,.4f}")
+        parts.append("unpriced" if cost is None else f"${cost:,.4f}")
         if f.get("cached"):
             parts.append(f"{f['cached']} cached")
         if f.get("failed"):
@@ -103,6 +104,8 @@ class ProgressView(logging.Handler):
             self._start(reporter)
         elif event == "advance":
             self._advance(reporter)
+        elif event == "say":
+            self._say(reporter, str(record.__dict__.get("progress_line") or ""))
         elif event == "stop":
             shown = self._shown.pop(id(reporter), None)
             if shown is not None and shown.bar is not None:
@@ -130,6 +133,17 @@ class ProgressView(logging.Handler):
         elif r.enabled is None:
             shown.interval = _interval()
         self._shown[id(r)] = shown
+
+    def _say(self, r: Reporter, line: str) -> None:
+        """A line the stage has to say (its expected time, then the correction): above the bar, or
+        as a plain line wherever plain lines go."""
+        shown = self._shown.get(id(r))
+        if shown is None:
+            return
+        if shown.bar is not None:
+            shown.bar.console.print(line, highlight=False, markup=False, soft_wrap=True)
+        elif shown.interval is not None:
+            print(line, file=sys.stderr, flush=True)
 
     def _advance(self, r: Reporter) -> None:
         shown = self._shown.get(id(r))
