@@ -123,12 +123,17 @@ def announce(durations: list[Duration], stage: str) -> str:
     """The line printed before a stage's first call (the longest judge sets the stage's time)."""
     calls = sum(d.calls for d in durations)
     parts = "; ".join(
-        f"{d.model}: {d.calls:,} calls x {d.per_call:.2g} s"
+        f"{d.model}: {d.calls:,} calls x {_seconds(d.per_call)} s"
         + (f" / {d.at_once} at once" if d.at_once > 1 else "")
         + f", {d.source}"
         for d in durations
     )
     return f"{stage}: {calls:,} calls, expected {about(stage_time(durations))} ({parts})"
+
+
+def _seconds(value: float) -> str:
+    """0.69, 2.6, 15, 150: two significant figures, never an exponent."""
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
 
 
 def stage_time(durations: list[Duration]) -> float:
