@@ -35,6 +35,7 @@ from judgebench.records.manifest import (
 )
 from judgebench.records.sanitize import mask_url, replace_surrogates
 from judgebench.runindex import JsonlIndex, Signature, signature
+from judgebench.torn import note_torn, repair_torn_lines, torn_seen
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl
@@ -101,7 +102,10 @@ class JsonlAppender:
         self.path = path
         self._fsync_interval = fsync_interval
         self._last_sync = time.monotonic()
+        torn = torn_seen(path)
         _repair_tail(path)
+        if torn:  # its writer (this stage, holding the run's lock) makes it whole JSONL again
+            repair_torn_lines(path)
         self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
@@ -176,10 +180,11 @@ def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
             if salvaged is not None:
                 yield salvaged
     if torn:
+        note_torn(path)
         shown = ", ".join(map(str, torn[:10])) + (" ..." if len(torn) > 10 else "")
         logger.warning(
-            "warning: %s: skipped %d torn line(s) (line %s): a writer was killed mid-line; "
-            "a rerun of the stage redoes what they held",
+            "warning: %s: skipped %d torn line(s) (line %s): a writer was killed mid-line; the "
+            "stage that writes this file repairs it when it next runs (the fragments kept aside)",
             path,
             len(torn),
             shown,

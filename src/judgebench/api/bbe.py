@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.estimate import Estimate, estimate_judging
@@ -39,13 +39,14 @@ from judgebench.judge.templates import load_template
 from judgebench.records import Item, UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
+from judgebench.records.numbers import USER_NUMBERS
 from judgebench.rundir import RunDir
 
 
 class PerturbRequest(BaseModel):
     """`--perturb KIND --model M`: re-judge a sample of M's en units with one perturbation each."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     kind: PerturbKind
     model: str
@@ -58,7 +59,7 @@ class PerturbRequest(BaseModel):
 class BBERequest(BaseModel):
     """What `judgebench bbe` asks for (INTERFACE.md): parameters, one source, and what to write."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     params: BBEParams
     run: Path | None = None

@@ -15,6 +15,7 @@ from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.output_tokens import run_figures
 from judgebench.api.requests import build_request
+from judgebench.api.resume import call_meaning, refuse_changed_meaning
 from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.conditions import SOURCE, select_conditions
@@ -36,6 +37,7 @@ from judgebench.records.manifest import (
     TemplateEntry,
     TranslateStage,
 )
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import JudgeOutcome
 from judgebench.rundir import IndexedAppender, RunDir
 
@@ -43,7 +45,7 @@ from judgebench.rundir import IndexedAppender, RunDir
 class JudgeRequest(BaseModel):
     """What `judgebench judge` asks for (INTERFACE.md); defaults are the CLI's."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     models: list[str] = Field(default_factory=lambda: ["local"])
     # the dataset of a run with no translate stage (en only); else the run's own
@@ -57,7 +59,7 @@ class JudgeRequest(BaseModel):
     subset: str | None = None
     dry_run: bool = False
     # USD, shared by all judges: stop scheduling paid calls before the budget would be passed
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
     # judge whole items in rounds (seeded, subset-stratified order) and stop each judge once every
     # readiness verdict is decided by anytime-valid confidence sequences (api/sequential.py)
     until_settled: bool = False
@@ -245,6 +247,7 @@ def _record(
             settings=client.settings.for_record(),
             outcome=outcomes.get(name) or _no_outcome(),
             stats=client.stats.model_dump(),
+            meaning=call_meaning(name, template),
         )
     kept = {k: v for k, v in previous.stops.items() if k not in clients} if previous else {}
     entry = JudgeStage(
@@ -329,6 +332,7 @@ def judge(
     run = run_folder(run_dir)
     template = load_template(req.template_path)
     plan = plan_judging(run, req)
+    refuse_changed_meaning(run, req.models, template)  # never one judge made of two settings
     if req.dry_run:
         todo = pending_calls(plan.calls, run.judgments().latest())
         # a resumed run's replies so far are the best guess at the rest of its replies

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from judgebench.api.requests import build_request
 from judgebench.errors import ProviderConfigError
 from judgebench.models import SettingsOverrides, build_client
 from judgebench.models.client import ModelClient
@@ -32,6 +33,12 @@ class CallOptions:
     max_answer_chars: int | None = None
     # another process writing the same stage of the run: wait for it (False: refuse at once)
     wait_lock: bool = False
+
+    def __post_init__(self) -> None:
+        """Every value checked (finite, in range) when the options are built, before anything runs."""
+        fields = {name: getattr(self, name) for name in SettingsOverrides.model_fields}
+        flags = {name: f"--{name.replace('_', '-')}" for name in fields}
+        build_request(SettingsOverrides, None, fields, flags=flags)
 
     def overrides(self) -> SettingsOverrides:
         """The provider settings these flags set (a flag given here wins over judges.toml)."""

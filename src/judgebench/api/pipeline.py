@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
 from judgebench.api.datasets import run_folder
@@ -26,6 +26,7 @@ from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models.config import resolve_judge_full
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import read_variants
 
@@ -35,7 +36,7 @@ Confirm = Callable[[Sequence[Estimate]], bool]
 class PipelineRequest(BaseModel):
     """What `judgebench run` asks for; with no field set: the bundled sample on the embedded model."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     dataset: str = "sample"
     data_dir: str | None = None
@@ -50,7 +51,7 @@ class PipelineRequest(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     tau: float = 0.5
     delta: float = 0.01
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
     template_path: Path | None = None
     dry_run: bool = False
     until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judgebench.analysis import stats
 from judgebench.analysis.frame import COLUMNS
@@ -31,6 +31,7 @@ from judgebench.judge.templates import load_template
 from judgebench.models.sim import load_scenario, pair_letter
 from judgebench.paths import configs_dir
 from judgebench.records import Item, Variant
+from judgebench.records.numbers import USER_NUMBERS
 
 # The bundled templates whose replies `plan` costs beside the chosen one: with a reason, the verdict
 # only, the verdict held to a schema (structured output).
@@ -46,7 +47,7 @@ BEHAVIOURS = {
 
 
 class PlanRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     models: list[str] = Field(default_factory=lambda: ["local"])
     dataset: str = "sample"

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from judgebench.errors import ConfigError
 from judgebench.models.budget import Budget
@@ -22,6 +22,7 @@ from judgebench.models.pricing import PriceTable
 from judgebench.models.registry import ModelSpec
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
 from judgebench.paths import configs_dir
+from judgebench.records.numbers import Temperature
 
 __all__ = [
     "JudgeConfig",
@@ -43,8 +44,8 @@ class JudgeConfig(SettingsOverrides):
     spec: str
     description: str | None = None
     # request defaults for this judge (the stage applies them to its ModelRequest)
-    temperature: float | None = None
-    max_tokens: int | None = None
+    temperature: Temperature | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
 
     def overrides(self) -> SettingsOverrides:
         """The table's provider settings alone."""
