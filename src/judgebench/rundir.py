@@ -104,7 +104,7 @@ class JsonlAppender:
         self._last_sync = time.monotonic()
         torn = torn_seen(path)
         _repair_tail(path)
-        if torn:  # its writer (this stage, holding the run's lock) makes it whole JSONL again
+        if torn and path.name in _REPAIRABLE:  # its one writer (holding the lock) makes it JSONL again
             repair_torn_lines(path)
         self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
@@ -388,6 +388,9 @@ class RunDir:
                     fcntl.flock(fd, fcntl.LOCK_EX)
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            for name in _WRITES.get(stage, ()):  # its files a reader found torn: whole JSONL again
+                if torn_seen(self.path / name):
+                    repair_torn_lines(self.path / name)
             yield
         finally:
             if fcntl is not None:
@@ -399,6 +402,15 @@ class RunDir:
         if not path.exists():
             raise RunDirError(f"{path} does not exist: {hint}")
         return path
+
+
+# the JSONL files only one stage writes (under its lock): that stage repairs them (bbe_neighbours.jsonl,
+# written by judge --repeats and by bbe under two locks, is skipped over but never rewritten)
+_WRITES: dict[str, tuple[str, ...]] = {
+    "translate": (VARIANTS, AUDIT, TRANSLATION_FAILURES),
+    "judge": (JUDGMENTS, PLAN),
+}
+_REPAIRABLE = frozenset(name for names in _WRITES.values() for name in names)
 
 
 def _lock_holder(fd: int) -> str:

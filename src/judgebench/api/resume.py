@@ -44,9 +44,9 @@ def refuse_changed_meaning(run: RunDir, names: Sequence[str], template: JudgeTem
         entry = stage.judges.get(name) if stage is not None else None
         if entry is not None and entry.meaning is not None:
             changes = entry.meaning.changes(now)
-        elif entry is not None and stage is not None:  # a run written before meanings were recorded
-            old = stage.template
-            changes = [] if old.hash == now.template_hash else [f"template {old.name} -> {now.template}"]
+        elif entry is not None and stage is not None:  # a run written before meanings were recorded:
+            old = stage.template  # its template by name (older releases hashed templates otherwise)
+            changes = [] if old.name == now.template else [f"template {old.name} -> {now.template}"]
         else:  # no entry yet (a first run killed before it was recorded): the judgments' template
             if judged is None:
                 judged = {f"{j.judge}\0{j.template}" for j in run.judgments().latest().values()}
