@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from judgebench import defaults
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
 from judgebench.errors import ConfigError
 from judgebench.judge.plan import PlannedCall
@@ -38,7 +39,7 @@ class Execution:
     vLLM/OpenAI batch output file; `write_requests` only writes the request file and calls nothing."""
 
     batch: bool = False
-    poll_interval: float = 30.0
+    poll_interval: float = defaults.POLL_INTERVAL_S
     # batch lines that failed, expired or were cancelled: a new batch ("resubmit") or live calls
     batch_failed: Literal["resubmit", "live"] = "resubmit"
     # opt-in (PROTOCOL §3): re-ask a judge whose answer had no readable verdict, up to N times,
@@ -108,6 +109,7 @@ class _Tally:
             self.usage.input_tokens += result.response.usage.input_tokens
             self.usage.output_tokens += result.response.usage.output_tokens
             self.cost += result.cost_usd or 0.0
+            self.counts["unpriced"] += int(result.cost_usd is None)
 
 
 class _JudgeCalls:
@@ -197,7 +199,7 @@ def _outcome(
     mine = [c for c in plan if c.judge == name]
     unsent = "not sent: the key was rejected (see above)" if stopped else "no record"
     failures = [
-        CallFailure(key="/".join(c.key[1:]), error=(record.error if record else None) or unsent)
+        CallFailure(key=c.key.call(), error=(record.error if record else None) or unsent)
         for c in mine
         if (record := final.get(c.key)) is None or record.verdict is None
     ]
@@ -215,6 +217,7 @@ def _outcome(
         cost_usd=round(tally.cost, 6),
         failures=failures,
         stopped=stopped,
+        unpriced_calls=tally.counts["unpriced"],
     )
 
 
@@ -238,7 +241,8 @@ async def execute_plan(
         by_judge.setdefault(call.judge, []).append(call)
     runs: dict[str, _JudgeCalls] = {}
     if not todo:
-        return {name: _outcome(plan, name, 0, _Tally(), judgments.latest()) for name in clients}
+        done = judgments.latest()
+        return {n: _outcome(plan, n, 0, _Tally(), done, stopped=c.stopped) for n, c in clients.items()}
     with IndexedAppender(judgments) as sink:
         for name, calls in by_judge.items():
             defaults = (request_defaults or {}).get(name)
@@ -266,3 +270,34 @@ async def execute_plan(
         )
         for name, client in clients.items()
     }
+
+
+def rejudge(
+    calls: Sequence[PlannedCall],
+    client: ModelClient,
+    template: JudgeTemplate,
+    sink: JudgmentIndex,
+    *,
+    execution: Execution,
+    progress: bool | None,
+) -> tuple[list[Judgment], int]:
+    """bbe's re-judging of new neighbours (perturbed, fresh or repeated units of one judge): what is
+    still pending of `calls` is judged into `sink` (the neighbours file) by `execute_plan`, with the
+    judge stage's cache, budget, batch, progress and resume rules. Returns every answer the file holds
+    for `calls` (this invocation's and earlier ones') and how many of them are failed calls."""
+    total = len(pending_calls(calls, sink.latest()))
+
+    async def go() -> None:
+        try:
+            with ProgressReporter(total, f"bbe neighbours {client.name}", enabled=progress) as bar:
+                await execute_plan(
+                    calls, {client.name: client}, template, sink, progress=bar, execution=execution
+                )
+        finally:
+            await client.aclose()
+
+    if calls:
+        asyncio.run(go())
+    latest = sink.latest()
+    answers = [latest[c.key] for c in calls if c.key in latest]
+    return answers, sum(1 for j in answers if j.verdict is None)

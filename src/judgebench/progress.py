@@ -39,7 +39,7 @@ class _AccountColumn(ProgressColumn):
         f = task.fields
         parts = [f"{f.get('tokens', 0):,} tok"]
         cost = f.get("cost")
-        parts.append("$?" if cost is None else f"${cost:,.4f}")
+        parts.append("unpriced" if cost is None else f"${cost:,.4f}")
         if f.get("cached"):
             parts.append(f"{f['cached']} cached")
         if f.get("failed"):
@@ -57,9 +57,16 @@ class ProgressReporter:
         *,
         enabled: bool | None = None,
         console: Console | None = None,
+        expected: tuple[float, str] | None = None,
     ) -> None:
         self.total = total
         self.description = description
+        # (seconds, the line saying so): printed before the first call, then corrected once with the
+        # rate of the first calls (api/durations.py)
+        self.expected = expected
+        self._corrected = False
+        self._checkpoint = min(max(3, total // 20), max(1, total - 1))
+        self._paid = 0  # calls not answered by the cache: the ones whose pace is the rate
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         # off a terminal with nobody choosing: plain lines every `interval` seconds
         self.interval = _interval() if enabled is None and not self.enabled else None
@@ -85,7 +92,16 @@ class ProgressReporter:
                 transient=False,
             )
 
+    def _say(self, line: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(line, highlight=False, markup=False, soft_wrap=True)
+        elif self.enabled or self.interval is not None:
+            print(line, file=sys.stderr, flush=True)
+
     def __enter__(self) -> ProgressReporter:
+        self._started = self._last_line = time.monotonic()
+        if self.expected is not None and self.total:
+            self._say(self.expected[1])
         if self._progress is not None:
             self._progress.start()
             # the description (a judge's name) is outside text: shown as is, never read as markup
@@ -117,11 +133,25 @@ class ProgressReporter:
             self.cost += cost
         self.cached += int(cached)
         self.failed += int(failed)
+        self._paid += 0 if cached else n
+        if self.expected is not None and not self._corrected and self._paid >= self._checkpoint:
+            self._corrected = True
+            self._say(self.correction())
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=n, **self._fields())
         elif self.interval is not None and time.monotonic() - self._last_line >= self.interval:
             self._last_line = time.monotonic()
             print(self.line(), file=sys.stderr, flush=True)
+
+    def correction(self) -> str:
+        """`judge local: 12 of 240 calls in 31s: about 9m50s left at that pace (expected 2m46s in all)`."""
+        elapsed = time.monotonic() - self._started
+        left = (self.total - self.done) * elapsed / max(self._paid, 1)
+        expected = f" (expected {clock(self.expected[0])} in all)" if self.expected is not None else ""
+        return (
+            f"{self.description}: {self.done:,} of {self.total:,} in {clock(elapsed)}: {about(left)} "
+            f"left at that pace{expected}"
+        )
 
     def line(self) -> str:
         """`judge local: 120/240 calls, 1.3/s, ETA 1m32s, 84,000 tok, $0.0000` (the plain form)."""
@@ -129,7 +159,7 @@ class ProgressReporter:
         rate = self.done / elapsed
         left = (self.total - self.done) / rate if rate > 0 else None
         eta = "?" if left is None else f"{int(left) // 60}m{int(left) % 60:02d}s"
-        cost = "$?" if self.cost is None else f"${self.cost:,.4f}"
+        cost = "unpriced" if self.cost is None else f"${self.cost:,.4f}"
         extra = "".join(
             f", {count} {what}" for count, what in ((self.cached, "cached"), (self.failed, "failed")) if count
         )
@@ -137,6 +167,23 @@ class ProgressReporter:
             f"{self.description}: {self.done:,}/{self.total:,} calls, {rate:.1f}/s, ETA {eta}, "
             f"{self.tokens:,} tok, {cost}{extra}"
         )
+
+
+def clock(seconds: float) -> str:
+    """`2m46s`, `1h05m`, `40s`: a duration as a person reads it."""
+    s = round(seconds)
+    if s < 1:
+        return "<1s"
+    if s >= 3600:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+def about(seconds: float) -> str:
+    """`about 2m46s`, or `under a second`."""
+    return "under a second" if round(seconds) < 1 else f"about {clock(seconds)}"
 
 
 def _interval() -> float:

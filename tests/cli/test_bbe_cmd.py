@@ -144,7 +144,12 @@ def test_plugin_estimate_with_halves_is_the_default(tmp_path: Path) -> None:
     code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "auto", "--no-plot")
     assert code == 0, out
     doc = json.loads((run / "bbe.json").read_text())
-    assert doc["delta_sensitivity"] == doc["delta_noise"] == pytest.approx(0.005)
+    assert doc["parameters"]["delta_split"] == pytest.approx([0.005, 0.005, 0.0])
+    # the top-level split is the one the released certificate spends (the default carries over)
+    row = next(r for r in doc["certificates"] if r["name"] == doc["certificate"])
+    spent = [doc["delta_sensitivity"], doc["delta_noise"], doc["delta_estimate"]]
+    assert spent == [row["delta_sensitivity"], row["delta_noise"], row["delta_estimate"]]
+    assert sum(spent) == pytest.approx(0.01) and doc["carries_over"] is True
     assert doc["sensitivity"] == doc["sensitivity_plugin"]
     assert doc["rank_correlation"] is None  # one system
 

@@ -18,8 +18,10 @@ runner = CliRunner()
 
 def _run(tmp_path: Path, judge: str, limit: int | None = None) -> Path:
     run = tmp_path / f"{judge.replace(':', '_').replace('/', '_')}-{limit}"
-    api.translate(run, dataset="sample", variants_file=sample_variants_path(), limit=limit)
-    api.judge(run, models=[judge], options=api.CallOptions(use_cache=False), limit=limit)
+    api.translate(
+        run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path(), limit=limit)
+    )
+    api.judge(run, api.JudgeRequest(models=[judge], limit=limit), options=api.CallOptions(use_cache=False))
     return run
 
 
@@ -44,7 +46,9 @@ def test_gate_fails_on_a_fail_verdict(runs: dict[str, Path]) -> None:
     assert _report(runs["bad"], "--gate", "strict") == 4
     doc = json.loads((runs["bad"] / "readiness.json").read_text())
     assert {v["verdict"] for v in doc["verdicts"]} == {"fail"} and doc["complete"] is True
-    assert set(doc["verdicts"][0]) == {"judge", "condition", "verdict", "baseline", "invariance", "reasons"}
+    keys = {"judge", "condition", "verdict", "baseline", "invariance", "reasons"}  # INTERFACE.md
+    assert set(doc["verdicts"][0]) == keys | {"why"}  # + the deciding reason per part (issue 32)
+    assert set(doc["verdicts"][0]["why"]) <= {"baseline", "invariance"} and doc["verdicts"][0]["why"]
 
 
 def test_strict_gate_also_stops_on_inconclusive(runs: dict[str, Path]) -> None:
@@ -69,9 +73,11 @@ def test_an_interrupted_run_is_marked_incomplete_everywhere(tmp_path: Path) -> N
     assert 'class="banner"' in html and "INCOMPLETE RUN" in html
     assert "INCOMPLETE RUN" in (run / "report.md").read_text()
     # resuming makes only the missing calls and the run is complete again
-    again = api.judge(run, models=["sim:selftest-unbiased"], options=api.CallOptions(use_cache=False))
+    again = api.judge(
+        run, api.JudgeRequest(models=["sim:selftest-unbiased"]), options=api.CallOptions(use_cache=False)
+    )
     assert again.outcomes["sim:selftest-unbiased"].requested == 50
-    assert api.report(run, html=False).readiness.complete
+    assert api.report(run, api.ReportRequest(html=False)).readiness.complete
 
 
 def test_a_bare_gate_before_another_flag_is_the_plain_gate(runs: dict[str, Path]) -> None:

@@ -13,8 +13,7 @@ import pandas as pd
 
 from judgebench.analysis.cells import paired_diff, sum_cells
 from judgebench.analysis.frame import Layout
-from judgebench.analysis.model import comparison_name
-from judgebench.records import Metric
+from judgebench.records import JudgePair, Metric
 from judgebench.records.metrics import PFamily
 
 SUMMED = ["common", "hit1", "hit2", "b", "c"]
@@ -45,7 +44,7 @@ def judge_pair_rows(
                     "c": (h2 & ~h1).astype(int),
                 }
             )
-            out.append(frame.reset_index().assign(judge=comparison_name(j1, j2)))
+            out.append(frame.reset_index().assign(judge=str(JudgePair(j1, j2))))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 

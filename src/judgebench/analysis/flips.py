@@ -14,8 +14,7 @@ import pandas as pd
 from judgebench.analysis import stats
 from judgebench.analysis.cells import CELL, proportion, sum_cells
 from judgebench.analysis.frame import Layout
-from judgebench.analysis.model import pair_name
-from judgebench.records import Metric
+from judgebench.records import ConditionPair, Metric
 from judgebench.records.metrics import PFamily
 
 CHOICES = ("1", "2")
@@ -51,7 +50,7 @@ def flip_rows(p: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame
                 "from_tie": (both & a.eq("tie") & b_choice).astype(int),
             }
         )
-        out.append(frame.reset_index().assign(condition=pair_name(c1, c2)))
+        out.append(frame.reset_index().assign(condition=str(ConditionPair(c1, c2))))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.model import SOURCE, pair_name
+from judgebench.analysis.model import SOURCE
 from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
 
 # `analyze` without a condition order falls back to the project's condition config (one read of a
 # bundled file); callers that know the run's recorded order pass it and nothing is read
 from judgebench.conditions import load_conditions
-from judgebench.records import Judgment
+from judgebench.records import ConditionPair, Judgment
 
 COLUMNS = [
     "judge",
@@ -113,19 +113,19 @@ def ordered_conditions(df: pd.DataFrame, order: Sequence[str] | None = None) -> 
 MAX_TARGETS_PAIRED = 3
 
 
-def condition_pairs(conditions: Sequence[str]) -> list[tuple[str, str]]:
+def condition_pairs(conditions: Sequence[str]) -> list[ConditionPair]:
     """en->c for every other condition, then every pair among the non-en conditions (zh->ls) when
     there are at most MAX_TARGETS_PAIRED of them (or no en)."""
     others = [c for c in conditions if c != SOURCE]
-    pairs = [(SOURCE, c) for c in others] if SOURCE in conditions else []
+    pairs = [ConditionPair(SOURCE, c) for c in others] if SOURCE in conditions else []
     if len(others) <= MAX_TARGETS_PAIRED or SOURCE not in conditions:
-        pairs += [(a, b) for i, a in enumerate(others) for b in others[i + 1 :]]
+        pairs += [ConditionPair(a, b) for i, a in enumerate(others) for b in others[i + 1 :]]
     return pairs
 
 
 def pair_names(conditions: Sequence[str]) -> list[str]:
     """Every condition pair's record name (`en->zh`, ..., `zh->ls`), in `condition_pairs` order."""
-    return [pair_name(a, b) for a, b in condition_pairs(conditions)]
+    return [str(pair) for pair in condition_pairs(conditions)]
 
 
 def pair_flags(df: pd.DataFrame) -> pd.DataFrame:

@@ -11,13 +11,12 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from judgebench.conditions import SOURCE
-from judgebench.records import MetricRecord
+from judgebench.records import ConditionPair, JudgePair, MetricRecord
 from judgebench.records.numbers import USER_NUMBERS, Share
+from judgebench.records.pairs import PAIR_SEP, VS
 
 ALL = "all"  # the subset of every item
 MEAN_JUDGE = "mean"  # the judge of records averaged over judges
-VS = " vs "  # joins two judges in a judge-vs-judge record: `J1 vs J2`
-PAIR_SEP = "->"  # joins two conditions in a pair record: `en->zh`
 
 
 __all__ = [
@@ -39,16 +38,17 @@ __all__ = [
 
 def is_comparison(judge: str) -> bool:
     """A judge-vs-judge record (`J1 vs J2`), not one judge's."""
-    return VS in judge
+    return JudgePair.parse(judge) is not None
 
 
 def comparison_name(first: str, second: str) -> str:
-    return f"{first}{VS}{second}"
+    """Two judges as a judge-vs-judge record names them: `J1 vs J2`."""
+    return str(JudgePair(first, second))
 
 
 def pair_name(first: str, second: str) -> str:
     """A condition pair as flip, McNemar and increase records name it: `en->zh`."""
-    return f"{first}{PAIR_SEP}{second}"
+    return str(ConditionPair(first, second))
 
 
 class ReportSettings(BaseModel):
@@ -89,6 +89,9 @@ class ReadinessVerdict(BaseModel):
     invariance: Status = "inconclusive"
     reasons: list[str]
     complete: bool = True
+    # per part that did not pass, the one reason that decided it (its first failed, else undecided,
+    # check): the terminal's one line per part
+    why: dict[str, str] = Field(default_factory=dict)
 
 
 class Completeness(BaseModel):

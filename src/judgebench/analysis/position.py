@@ -15,8 +15,8 @@ import pandas as pd
 from judgebench.analysis import stats
 from judgebench.analysis.cells import CELL, paired_diff, proportion, sum_cells
 from judgebench.analysis.frame import Layout
-from judgebench.analysis.model import SOURCE, pair_name
-from judgebench.records import Metric
+from judgebench.analysis.model import SOURCE
+from judgebench.records import ConditionPair, Metric
 from judgebench.records.metrics import PFamily
 
 
@@ -55,7 +55,7 @@ def position_increase_rows(pos: pd.DataFrame, conditions: Sequence[str]) -> pd.D
                 "c": (ie & ~ic).astype(int),
             }
         )
-        out.append(frame.reset_index().assign(condition=pair_name(SOURCE, c)))
+        out.append(frame.reset_index().assign(condition=str(ConditionPair(SOURCE, c))))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 

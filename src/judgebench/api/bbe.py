@@ -10,33 +10,35 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
+from judgebench import defaults
 from judgebench.api.datasets import open_dataset, run_folder
-from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
-from judgebench.api.output_tokens import run_figures
-from judgebench.api.rejudge import RejudgeOutcome, perturbed_calls, rejudge
-from judgebench.api.requests import build_request
+from judgebench.bbe import registry
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
-from judgebench.bbe.neighbours import PerturbKind
+from judgebench.bbe.neighbours import PerturbKind, perturb_unit
 from judgebench.bbe.outputs import default_out, write_outputs
-from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run, unit_score
+from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run
 from judgebench.bbe.sources import (
     bbe_from_arena_hard,
     bbe_from_bridge,
     bbe_from_table,
     calibrate_sets,
+    fresh_changes,
     sample_units,
     with_perturbation_pairs,
+    with_repeats,
 )
 from judgebench.bbe.verify import VerifySpec, fresh_block
-from judgebench.errors import ConfigError, InputError
-from judgebench.execution import Execution, pending_calls
+from judgebench.costing.estimate import Estimate, estimate_judging
+from judgebench.costing.output_tokens import run_figures
+from judgebench.errors import ConfigError
+from judgebench.execution import Execution, pending_calls, rejudge
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
-from judgebench.records import Item, UnitKey
+from judgebench.judge.units import is_repeat, repeat_calls, repeats_held, unit_call, unit_item
+from judgebench.records import Item, Judgment, Perturbation, UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
 from judgebench.records.numbers import USER_NUMBERS
@@ -50,7 +52,7 @@ class PerturbRequest(BaseModel):
 
     kind: PerturbKind
     model: str
-    units: int | None = Field(default=200, ge=1)  # None: every en unit
+    units: int | None = Field(default=defaults.PERTURB_UNITS, ge=1)  # None: every en unit
     dataset: str | None = None  # default: the run's
     data_dir: str | None = None
     template_path: str | None = None  # default: the template the run's judge stage used
@@ -73,7 +75,9 @@ class BBERequest(BaseModel):
     neighbours: list[str] | None = None
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
-    fresh_units: int | None = Field(default=200, ge=1)  # --verify-kind fresh: units to re-judge (None: all)
+    fresh_units: int | None = Field(
+        default=defaults.PERTURB_UNITS, ge=1
+    )  # --verify-kind fresh: units to re-judge (None: all)
     repeats: int | None = Field(default=None, ge=1)  # re-ask sampled en units K times: the jitter
     out: Path | None = None
     plot: bool = True
@@ -88,9 +92,29 @@ class BBERequest(BaseModel):
             raise ValueError("--calibrate-from RUN needs --judge NAME and --scores FILE --scale MIN MAX")
         if self.params.verify_kind == "fresh" and self.params.verify and self.run is None:
             raise ValueError("--verify-kind fresh judges new neighbours of a Judge-LS run: give --run DIR")
+        cert = self.params.certificate
+        fresh = self.params.verify and self.params.verify_kind == "fresh"
+        if fresh and cert != registry.AUTO and registry.kind_of(cert).verification == "in_sample_monte_carlo":
+            raise ValueError(
+                f"--verify-kind fresh tests carrying over to new neighbours, and the {cert} certificate "
+                "certifies only the listed ones: verify it with --verify-kind holdout (a Monte Carlo of "
+                "its own probability) or name a certificate that carries over"
+            )
         if self.perturb is not None and self.run is None:
             raise ValueError("--perturb re-judges units of a Judge-LS run: give --run DIR")
         return self
+
+
+class RejudgeOutcome(BaseModel):
+    """What re-judging asked for: in bbe.json's `source.perturbation`."""
+
+    kind: str
+    model: str
+    units_sampled: int
+    requested: int
+    failed_calls: int
+    unperturbable: int
+    file: str
 
 
 class BBEOutcome(BaseModel):
@@ -126,6 +150,41 @@ def _items(run: RunDir, req: BBERequest) -> dict[str, Item]:
     return held[which]
 
 
+def _perturbed_calls(
+    items: dict[str, Item], units: Sequence[UnitKey], *, kind: str, judge: str, seed: int
+) -> tuple[list[PlannedCall], int]:
+    """One call per perturbable unit (bbe perturbs, the judge room makes the call), and how many
+    units nothing could change."""
+    calls: list[PlannedCall] = []
+    unperturbable = 0
+    for unit in units:
+        item = unit_item(items, unit)
+        p = perturb_unit(item, unit.order, kind, seed)
+        if p is None:
+            unperturbable += 1
+            continue
+        texts = (p.instruction, p.output_1, p.output_2)
+        record = Perturbation(field=p.field, operation=p.operation)
+        calls.append(unit_call(judge, item, unit.order, kind, texts=texts, perturbation=record))
+    return calls, unperturbable
+
+
+def _rejudge(
+    run: RunDir,
+    calls: Sequence[PlannedCall],
+    *,
+    judge: str,
+    template_path: str | None,
+    options: CallOptions,
+    execution: Execution,
+) -> tuple[list[Judgment], int]:
+    """Judge `calls` of one judge into the run's neighbours file (execution.rejudge)."""
+    template = load_template(template_path)
+    client = options.client(judge)
+    sink = run.neighbours()
+    return rejudge(calls, client, template, sink, execution=execution, progress=options.progress)
+
+
 def _from_run(
     run: RunDir, req: BBERequest, options: CallOptions, execution: Execution
 ) -> tuple[BBERun, RejudgeOutcome | None]:
@@ -139,12 +198,12 @@ def _from_run(
             raise ConfigError(f"--model {spec.model} is not a judge of this run; judges: {', '.join(names)}")
         ss = sets[names.index(spec.model)]
         units = sample_units(ss, spec.units, req.params.seed)
-        calls, unperturbable = perturbed_calls(
+        calls, unperturbable = _perturbed_calls(
             _items(run, req), units, kind=spec.kind, judge=spec.model, seed=req.params.seed
         )
         template = _template_path(run, spec.template_path)
         with run.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
-            answers, failed = rejudge(
+            answers, failed = _rejudge(
                 run, calls, judge=spec.model, template_path=template, options=options, execution=execution
             )
         sets = [with_perturbation_pairs(ss, answers, kind=spec.kind, judge=spec.model, units=units)]
@@ -186,36 +245,18 @@ def _feasible_release(path: Path) -> bool:
 
 
 FRESH_KIND = "formatting"
-REPEAT_PREFIX = "repeat-"
 
 
 def _repeat_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey]]:
     """`--repeats K`: K re-asks of the identical en input of sampled units, each its own call key
     (condition `repeat-i`), so that each is a recorded call and resumes like any other."""
     units = sample_units(ss, req.fresh_units, req.params.seed + 2_000_003)
-    items = _items(run, req)
-    calls = []
-    for item_id, order in units:
-        item = items.get(item_id)
-        if item is None:
-            raise InputError(f"item '{item_id}' of the run is not in the dataset", item=item_id)
-        a, b = (item.output_1, item.output_2) if order == "orig" else (item.output_2, item.output_1)
-        for i in range(1, (req.repeats or 0) + 1):
-            calls.append(
-                PlannedCall(ss.name, item.id, item.subset, "pair", f"{REPEAT_PREFIX}{i}", order, item.label,
-                            item.instruction, a, b, "English")
-            )  # fmt: skip
-    return calls, units
+    return repeat_calls(ss.name, _items(run, req), units, req.repeats or 0), units
 
 
 def recorded_repeats(run: RunDir) -> int:
     """How many re-asks per unit the run's neighbours file holds (`judge --repeats K`); 0 if none."""
-    found = [
-        int(key.condition.removeprefix(REPEAT_PREFIX))
-        for key in run.neighbours().latest()
-        if key.condition.startswith(REPEAT_PREFIX) and key.condition.removeprefix(REPEAT_PREFIX).isdigit()
-    ]
-    return max(found, default=0)
+    return repeats_held(run.neighbours().latest())
 
 
 def record_repeats(
@@ -225,7 +266,9 @@ def record_repeats(
     each a recorded call the cache does not answer, into the neighbours file, where `bbe` reads them
     as the repeat jitter it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
     loaded = load_run(run)
-    req = BBERequest(params=BBEParams(tau=0.5, delta=0.01), run=run.path, repeats=repeats)
+    # the re-asks do not depend on the release's tolerance: any valid parameters plan them
+    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA)
+    req = BBERequest(params=params, run=run.path, repeats=repeats)
     planned = 0
     with run.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
         for ss in loaded.sets:
@@ -255,25 +298,11 @@ def _with_repeats(
         units = list(dict.fromkeys(UnitKey(c.item_id, c.order) for c in calls))
         if not calls:
             return ss
-    fresh_options = dataclasses.replace(options, use_cache=False)
-    answers, _failed = rejudge(
+    fresh_options = options.without_cache()
+    answers, _failed = _rejudge(
         run, calls, judge=ss.name, template_path=template, options=fresh_options, execution=execution
     )
-    position = {key: i for i, key in enumerate(ss.unit_keys)}
-    use_probs = ss.score_source == "probabilities"
-    rep_unit = [position[u] for u in units]
-    rep_score = [float(ss.base[position[u]]) for u in units]
-    for j in answers:
-        score = unit_score(j, use_probs=use_probs)
-        key = UnitKey(j.item_id, j.order)
-        if score is not None and key in position and j.condition.startswith(REPEAT_PREFIX):
-            rep_unit.append(position[key])
-            rep_score.append(score)
-    return dataclasses.replace(
-        ss,
-        repeat_unit=np.asarray(rep_unit, dtype=np.int64),
-        repeat_score=np.asarray(rep_score, dtype=np.float64),
-    )
+    return with_repeats(ss, units, [j for j in answers if is_repeat(j.condition)])
 
 
 def _fresh_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey], str]:
@@ -281,7 +310,7 @@ def _fresh_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[Plann
     perturbed by formatting, under a condition name of their own so that no earlier answer is reused."""
     seed = req.params.seed + 1_000_003
     units = sample_units(ss, req.fresh_units, seed)
-    calls, _ = perturbed_calls(_items(run, req), units, kind=FRESH_KIND, judge=ss.name, seed=seed)
+    calls, _ = _perturbed_calls(_items(run, req), units, kind=FRESH_KIND, judge=ss.name, seed=seed)
     condition = f"fresh-{FRESH_KIND}-{seed}"
     return [dataclasses.replace(c, condition=condition) for c in calls], units, condition
 
@@ -297,11 +326,10 @@ def _fresh_verify(
         return
     calls, units, condition = _fresh_calls(run, ss, req)
     template = _template_path(run, req.perturb.template_path if req.perturb else None)
-    answers, _failed = rejudge(
+    answers, _failed = _rejudge(
         run, calls, judge=ss.name, template_path=template, options=options, execution=execution
     )
-    fresh = with_perturbation_pairs(ss.only_kinds(set()), answers, kind=condition, judge=ss.name, units=units)
-    changes = np.abs(fresh.pair_score - fresh.base[fresh.pair_unit])
+    changes = fresh_changes(ss, answers, kind=condition, units=units)
     if len(changes) == 0:
         raise ConfigError(f"--verify-kind fresh: no fresh neighbour of {ss.name} has a valid answer")
     vspec = VerifySpec(params.tau, params.delta, params.verify, params.seed, 0, "fresh")
@@ -310,10 +338,11 @@ def _fresh_verify(
     block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
 
 
-def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estimate]:
+def bbe_estimate(request: BBERequest, *, options: CallOptions | None = None) -> list[Estimate]:
     """`bbe --dry-run`: the calls `--perturb`, `--verify-kind fresh` and `--repeats` would make, with
     their tokens and cost (nothing is called or written). Without them, nothing: bbe makes no calls."""
-    req = build_request(BBERequest, request, fields)
+    req = request
+    judges = (options or CallOptions()).judges()
     if req.run is None:
         return []
     run = run_folder(req.run)
@@ -325,7 +354,7 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
         if ss is None:
             raise ConfigError(f"--model {spec.model} is not a judge of this run")
         units = sample_units(ss, spec.units, req.params.seed)
-        calls, _ = perturbed_calls(
+        calls, _ = _perturbed_calls(
             _items(run, req), units, kind=spec.kind, judge=spec.model, seed=req.params.seed
         )
         plans.append((spec.model, calls, spec.template_path))
@@ -343,23 +372,24 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
         todo = pending_calls(calls, run.neighbours().latest())
         out += [
             e.model_copy(update={"stage": "bbe"})
-            for e in estimate_judging(calls, todo, template, [judge_name], observed=observed)
+            for e in estimate_judging(
+                calls, todo, template, [judges.resolve(judge_name)], catalog=judges, observed=observed
+            )
         ]
     return out
 
 
 def bbe(
-    request: BBERequest | None = None,
+    request: BBERequest,
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> BBEOutcome:
     """Calibrate and release (PROTOCOL §5); writes bbe.json, `<stem>_scores.csv` and `<stem>.png`.
 
     An infeasible calibration still writes bbe.json (feasible false) and is listed in `infeasible`:
     the caller decides what that means for its exit code."""
-    req = build_request(BBERequest, request, fields)
+    req = request
     if req.out is not None and req.out.is_dir():  # checked before any work: nothing written, then refused
         raise ConfigError(f"--out {req.out} is a folder; give the path of the bbe.json to write")
     outcome = None

@@ -9,11 +9,11 @@ from judgebench.data import Dataset, load_dataset
 from judgebench.data.llmbar_results import ImportSummary, published_judgments
 from judgebench.records import Judgment
 from judgebench.records.manifest import ImportStage
-from judgebench.rundir import JUDGMENTS, JsonlAppender, RunDir, last_per_key, read_jsonl
+from judgebench.rundir import IndexedAppender, RunDir
 
 
 def import_llmbar_results(
-    run_dir: str | Path, data_dir: str | Path, evaluator: str, *, wait_lock: bool = False
+    run_dir: str | Path | RunDir, data_dir: str | Path, evaluator: str, *, wait_lock: bool = False
 ) -> ImportSummary:
     """Append the en pair judgments of LLMBar evaluator `evaluator` (e.g. `GPT-4/Vanilla`) to the run.
 
@@ -34,12 +34,9 @@ def _append_new(
     run: RunDir, dataset: Dataset, data_dir: str | Path, new: list[Judgment], summary: ImportSummary
 ) -> None:
     run.init(dataset=dataset.manifest_entry(data_dir=str(Path(data_dir).resolve())))
-    latest = last_per_key(
-        (j for j in read_jsonl(run.file(JUDGMENTS), Judgment) if j.judge == summary.judge),
-        lambda j: j.call_key(),
-    )
-    existing = {(key, j.verdict, j.raw) for key, j in latest.items()}
-    with JsonlAppender(run.file(JUDGMENTS)) as out:
+    judgments = run.judgments()
+    existing = {(key, j.verdict, j.raw) for key, j in judgments.latest().items() if j.judge == summary.judge}
+    with IndexedAppender(judgments) as out:
         for judgment in new:
             if (judgment.call_key(), judgment.verdict, judgment.raw) in existing:
                 continue

@@ -5,27 +5,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions, require_keys
-from judgebench.api.output_tokens import run_figures
-from judgebench.api.requests import build_request
 from judgebench.api.resume import call_meaning, refuse_changed_meaning
 from judgebench.api.sequential import Rounds, judge_until_settled
-from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.conditions import SOURCE, select_conditions
+from judgebench.costing.durations import announce, expected, stage_time
+from judgebench.costing.estimate import Estimate, estimate_judging, study_from_en
+from judgebench.costing.output_tokens import run_figures
+from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge_full
-from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import PlannedKey
 from judgebench.records.manifest import (
@@ -47,7 +46,7 @@ class JudgeRequest(BaseModel):
 
     model_config = USER_NUMBERS
 
-    models: list[str] = Field(default_factory=lambda: ["local"])
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     # the dataset of a run with no translate stage (en only); else the run's own
     dataset: str | None = None
     data_dir: str | None = None
@@ -66,7 +65,7 @@ class JudgeRequest(BaseModel):
     # re-ask K times the identical en input of sampled units (each a recorded call the cache does
     # not answer): the repeat jitter bbe reports beside the sensitivity (PROTOCOL §5)
     repeats: int | None = Field(default=None, ge=1)
-    round_items: int = Field(default=20, ge=1)
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
     settle_seed: int = 0
 
 
@@ -129,7 +128,9 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
     manifest = run.manifest()
     if request.dataset is None and manifest.dataset is None:
         raise RunDirError(
-            f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset"
+            f"run {run.path} has no dataset yet (`translate --dry-run` records nothing): run "
+            "`judgebench translate` first, or pass --dataset SPEC [--data-dir DIR]; to price judging "
+            "before paying for translation, add the conditions too: --dry-run --conditions en,zh,ls"
         )
     ds, entry = load_run_dataset(run, request.dataset, request.data_dir)
     items = pick_items(ds.items, request.subset, request.limit, ds.spec)
@@ -161,32 +162,32 @@ def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
     """Append the planned calls `plan.jsonl` does not list yet, before any is made: a run killed
     mid-way is then known to be incomplete (the plan grows when a later command adds conditions)."""
     index = run.plan()
-    new = [call for call in calls if call.key not in index.latest()]
+    known = index.latest()
+    # a plan that names a call twice records it once
+    new = list(dict.fromkeys(call.key for call in calls if call.key not in known))
     if not new:
         return
     with IndexedAppender(index) as out:
-        for call in new:
-            if call.key not in index.latest():  # a plan that names a call twice records it once
-                out.append(PlannedKey(**call.key._asdict()))
+        for key in new:
+            out.append(PlannedKey(**key._asdict()))
 
 
-def _check_models(models: Sequence[str]) -> None:
+def _resolve_models(models: Sequence[str], options: CallOptions) -> dict[str, JudgeSpec]:
+    """Each `--model` resolved, once for the command: a bad spec is the error, not a dataset that
+    fails to load after it."""
     if not models:
         raise ConfigError("no judge given: pass --model PROVIDER:MODEL (e.g. local or openai:gpt-4.1-mini)")
     if len(set(models)) != len(models):
         raise ConfigError("the same --model is given twice")
-    for name in models:  # a bad spec is the error, not a dataset that fails to load after it
-        resolve_judge_full(name)
+    return options.judges().resolve_all(models)
 
 
 def _clients(
-    request: JudgeRequest, options: CallOptions, execution: Execution, prices: PriceTable
+    judges: Mapping[str, JudgeSpec], request: JudgeRequest, options: CallOptions, execution: Execution
 ) -> dict[str, ModelClient]:
     """One client per judge, checked for batch support and armed with the shared budget. Records
     name the judge by what the user typed (a configured name resolves to its spec)."""
-    clients = {name: options.client(name, prices) for name in request.models}
-    for name, client in clients.items():
-        client.name = name
+    clients = {name: options.client(judge) for name, judge in judges.items()}
     if execution.batch:
         refuse_batch(list(clients.values()))
     arm_budget(list(clients.values()), request.max_cost)
@@ -203,12 +204,18 @@ def _run_plan(
     progress: bool | None,
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
-    defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
-    total = len(pending_calls(plan, run.judgments().latest()))
+    defaults = {name: client.request_defaults for name, client in clients.items()}
+    pending = pending_calls(plan, run.judgments().latest())
+    took = [
+        expected(name, c.spec, c.settings, sum(1 for call in pending if call.judge == name), "judge")
+        for name, c in clients.items()
+    ]
+    ahead = (stage_time(took), announce(took, f"judge {', '.join(clients)}"))
 
     async def go() -> dict[str, JudgeOutcome]:
         try:
-            with ProgressReporter(total, f"judge {', '.join(clients)}", enabled=progress) as bar:
+            what = f"judge {', '.join(clients)}"
+            with ProgressReporter(len(pending), what, enabled=progress, expected=ahead) as bar:
                 return await execute_plan(
                     plan,
                     clients,
@@ -247,7 +254,9 @@ def _record(
             settings=client.settings.for_record(),
             outcome=outcomes.get(name) or _no_outcome(),
             stats=client.stats.model_dump(),
-            meaning=call_meaning(name, template),
+            meaning=call_meaning(
+                client.spec.text, client.request_defaults, client.traits.completion_only, template
+            ),
         )
     kept = {k: v for k, v in previous.stops.items() if k not in clients} if previous else {}
     entry = JudgeStage(
@@ -312,41 +321,84 @@ def _until_settled(
     )
 
 
+def _dry_run(
+    run: RunDir,
+    req: JudgeRequest,
+    template: JudgeTemplate,
+    options: CallOptions,
+    judges: Mapping[str, JudgeSpec],
+) -> JudgeResult:
+    """The calls, tokens and cost of the judging asked for; conditions the run has no variants for
+    yet (before `translate`, whose dry run writes nothing) are priced from the en plan, as
+    `run --dry-run` prices them, so that judging can be priced before translation is paid for."""
+    wanted = _wanted_conditions(run, run.manifest(), req.conditions)
+    others = [c for c in wanted if c != SOURCE]
+    ahead = bool(others) and not run.variants().latest()
+    asked = req.model_copy(update={"conditions": [SOURCE], "tie_probes": False}) if ahead else req
+    plan = plan_judging(run, asked)
+    todo = pending_calls(plan.calls, run.judgments().latest())
+    # a resumed run's replies so far are the best guess at the rest of its replies
+    observed = run_figures(run.path) if run.judgments().path.exists() else None
+    if not ahead:
+        estimates = estimate_judging(
+            plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed
+        )
+        notes = list(plan.notes)
+        if not others and run.manifest().stages.translate is None:
+            notes.append(
+                "priced en only, as this run holds no translation yet: to price judging the targets "
+                "before translating them, add --conditions en,zh,ls (or the targets you will translate)"
+            )
+        return JudgeResult(planned=len(plan.calls), notes=notes, estimates=estimates)
+    whole = estimate_judging(
+        plan.calls, plan.calls, template, judges.values(), catalog=options.judges(), observed=observed
+    )
+    done = {name: sum(1 for c in plan.calls if c.judge == name) - sum(1 for c in todo if c.judge == name)
+            for name in req.models}  # fmt: skip
+    targets = select_conditions(others)
+    estimates = study_from_en(
+        whole, targets, include_source=SOURCE in wanted, tie_probes=req.tie_probes, done=done
+    )
+    note = (
+        f"{', '.join(others)}: not translated yet, priced from the en texts (a translation is about as "
+        "long as its source), both orders of every item"
+        + (" and of each tie-probe" if req.tie_probes and any(c.tie_probe for c in targets) else "")
+        + "; `judgebench translate` first makes them exact"
+    )
+    return JudgeResult(planned=sum(e.calls + e.already_done for e in estimates), notes=[*plan.notes, note],
+                       estimates=estimates)  # fmt: skip
+
+
 def judge(
     run_dir: str | Path | RunDir,
     request: JudgeRequest | None = None,
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> JudgeResult:
     """Judge every planned (item, condition, order) and tie-probe for each model; resumable.
 
     `execution` chooses live calls, the provider Batch API, a vLLM batch file to write, or a batch
     output to import; `max_cost` (USD, shared by all judges) stops scheduling paid calls before the
     budget would be exceeded, leaving a resumable run."""
-    req = build_request(JudgeRequest, request, fields)
-    _check_models(req.models)
+    req = request or JudgeRequest()
     options = options or CallOptions()
+    judges = _resolve_models(req.models, options)
     execution = execution or Execution()
     run = run_folder(run_dir)
     template = load_template(req.template_path)
-    plan = plan_judging(run, req)
-    refuse_changed_meaning(run, req.models, template)  # never one judge made of two settings
+    refuse_changed_meaning(run, judges, template)  # never one judge made of two settings
     if req.dry_run:
-        todo = pending_calls(plan.calls, run.judgments().latest())
-        # a resumed run's replies so far are the best guess at the rest of its replies
-        observed = run_figures(run.path) if run.judgments().path.exists() else None
-        estimates = estimate_judging(plan.calls, todo, template, req.models, observed=observed)
-        return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
+        return _dry_run(run, req, template, options, judges)
+    plan = plan_judging(run, req)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     calls_made = execution.import_file is None and execution.write_requests is None
     if calls_made and pending_calls(plan.calls, run.judgments().latest()):
-        require_keys(req.models)  # before the run folder is touched
-    clients = _clients(req, options, execution, PriceTable.load())
+        require_keys(judges.values())  # before the run folder is touched
+    clients = _clients(judges, req, options, execution)
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):
         run.init(dataset=plan.dataset)

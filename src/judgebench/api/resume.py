@@ -11,36 +11,40 @@ which makes it a separate judge).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
 from judgebench.errors import ConfigError
 from judgebench.judge.templates import JudgeTemplate
-from judgebench.models.config import resolve_judge_full
-from judgebench.models.registry import provider_class
+from judgebench.models import JudgeSpec
 from judgebench.records.manifest import CallMeaning
 from judgebench.rundir import RunDir
 
 
-def call_meaning(name: str, template: JudgeTemplate) -> CallMeaning:
-    """What judge `name` (a spec or a judges.toml name) is asked with `template`, from its settings."""
-    resolved = resolve_judge_full(name)
-    defaults = resolved.request_defaults
+def call_meaning(
+    spec: str, defaults: Mapping[str, Any], completion: bool, template: JudgeTemplate
+) -> CallMeaning:
+    """What a judge (its spec, judges.toml request defaults, completion form) is asked with `template`."""
     return CallMeaning(
-        spec=resolved.spec.text,
+        spec=spec,
         template=template.name,
         template_hash=template.digest(),
         temperature=defaults.get("temperature"),
         max_tokens=defaults.get("max_tokens"),
-        completion=provider_class(resolved.spec.provider).traits.completion_only,
+        completion=completion,
     )
 
 
-def refuse_changed_meaning(run: RunDir, names: Sequence[str], template: JudgeTemplate) -> None:
+def judge_meaning(judge: JudgeSpec, template: JudgeTemplate) -> CallMeaning:
+    return call_meaning(judge.spec.text, judge.request.given(), judge.traits.completion_only, template)
+
+
+def refuse_changed_meaning(run: RunDir, judges: Mapping[str, JudgeSpec], template: JudgeTemplate) -> None:
     """Refuse to resume a judge whose recorded calls meant something else than this command's."""
     stage = run.manifest().stages.judge
     judged: set[str] | None = None
-    for name in names:
-        now = call_meaning(name, template)
+    for name, judge in judges.items():
+        now = judge_meaning(judge, template)
         entry = stage.judges.get(name) if stage is not None else None
         if entry is not None and entry.meaning is not None:
             changes = entry.meaning.changes(now)

@@ -1,19 +1,17 @@
-"""Certificates of the bias term (PROTOCOL §5b): markov, range, quantile and exact.
+"""The arithmetic of the bias-term certificates (PROTOCOL §5b); which ones exist is `registry.py`.
 
 Each certificate turns the observed neighbour changes (or a stated sensitivity) into the largest noise
 scale sigma that keeps (tau, delta)-A-BB at a given shrinkage alpha:
 - `markov`: b = Delta / sqrt(delta_Delta) (the reference);
 - `range`: b = sqrt(k) with delta_Delta = 0 (a neighbour changes at most k units, each in [0, 1]);
-- `quantile`: b = the r-th smallest observed change, r the smallest with
-  Pr(Binomial(m, 1 - delta_Delta) >= r) <= delta_estimate;
+- `quantile`: b = the r-th smallest of the items' largest changes, r the smallest with
+  Pr(Binomial(n, 1 - delta_Delta) >= r) <= delta_estimate over n items (an item's neighbour pairs are
+  correlated, so one order statistic over items, not over pairs);
 - `exact` (the neighbours are the whole finite list T(D), all judged): the violation probability
   v(sigma) = mean_i Pr(ncx2(d, alpha^2 c_i^2 / (2 sigma^2)) > tau^2 / (2 sigma^2)) and sigma_max is the
-  largest sigma with v(sigma) <= delta.
-For the first three, sigma = (tau - alpha b) / sqrt(2 (d + 2 sqrt(d L) + 2 L)), L = ln(1 / delta_B).
-
-Which carry over to neighbours not seen in the calibration (out-of-sample verification, the bridge):
-`range` always, `quantile` with its confidence, `markov` on an upper confidence bound of Delta (or on a
-stated sensitivity, which is the user's claim); `exact` certifies this context's own neighbours only.
+  largest sigma with v(sigma) <= delta; `exact_ucb` computes the same on a distribution that dominates
+  new neighbours' with probability 1 - delta_estimate.
+For the linear ones, sigma = (tau - alpha b) / sqrt(2 (d + 2 sqrt(d L) + 2 L)), L = ln(1 / delta_B).
 """
 
 from __future__ import annotations
@@ -21,20 +19,16 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, stats
 
-from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit, noise_radius_factor
+from judgebench.bbe.mechanism import DeltaSplit, noise_radius_factor
 from judgebench.bbe.sensitivity import mean_square_ucb
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-CertificateName = Literal["markov", "range", "quantile", "exact", "exact_ucb"]
-CertificateChoice = Literal["auto", "markov", "range", "quantile", "exact", "exact_ucb"]
-NAMES: tuple[CertificateName, ...] = ("exact", "exact_ucb", "range", "quantile", "markov")
 
 _EXACT_BUCKETS = 200  # more distinct changes than this: rounded up to a 1e-3 grid (conservative)
 _BISECTIONS = 60
@@ -58,19 +52,20 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Certificate:
-    """One bound on the bias term and the delta it spends."""
+    """One bound on the bias term, the delta it spends and what it covers (set by its registry kind)."""
 
-    name: CertificateName
-    bound: float | None  # b (None for exact, which has no single bound)
+    name: str
+    bound: float | None  # b (None for exact and exact_ucb, which have no single bound)
     alpha_sup: float  # supremum of feasible alpha (inf when nothing limits it)
     delta_bias: float
     delta_noise: float
     delta_estimate: float
-    carries_over: bool
+    carries_over: bool  # holds for new items drawn like the measured ones (else: the listed neighbours)
     tau: float
     d: int
     values: FloatArray | None = None  # exact, exact_ucb: change sizes
     weights: FloatArray | None = None  # exact: their shares; exact_ucb: a dominating distribution
+    exact: bool = False  # v(sigma) on `values` is the release's violation probability itself, not a bound
 
     @property
     def alpha_max(self) -> float | None:
@@ -91,8 +86,8 @@ class Certificate:
         return linear_sigma(self.tau, alpha, self.bound, self.d, self.delta_noise)
 
     def violation_probability(self, alpha: float, sigma: float) -> float | None:
-        """The exact violation probability (exact only; the other bounds give an inequality)."""
-        if self.name != "exact":
+        """The exact violation probability (where `exact`; the other bounds give an inequality)."""
+        if not self.exact:
             return None
         assert self.values is not None and self.weights is not None
         return exact_violation(self.values, self.weights, alpha=alpha, sigma=sigma, tau=self.tau, d=self.d)
@@ -106,18 +101,32 @@ def linear_sigma(tau: float, alpha: float, bound: float, d: int, delta_noise: fl
     return slack / noise_radius_factor(d, delta_noise)
 
 
-def quantile_bound(changes: FloatArray, p: float, delta_estimate: float) -> float | None:
-    """The r-th smallest change, r the smallest with Pr(Binomial(m, p) >= r) <= delta_estimate; None when
-    no r <= m qualifies (too few neighbours for this confidence)."""
-    m = len(changes)
+def quantile_rank(m: int, p: float, delta_estimate: float) -> int | None:
+    """The smallest r with Pr(Binomial(m, p) >= r) <= delta_estimate (1-based), None when none <= m."""
     if m == 0:
         return None
     r = np.arange(1, m + 1)
     tail = stats.binom.sf(r - 1, m, p)  # Pr(X >= r)
     ok = np.flatnonzero(tail <= delta_estimate)
-    if len(ok) == 0:
-        return None
-    return float(np.sort(changes)[int(r[ok[0]]) - 1])
+    return None if len(ok) == 0 else int(r[ok[0]])
+
+
+def quantile_bound(changes: FloatArray, p: float, delta_estimate: float) -> float | None:
+    """The r-th smallest of independent draws `changes`, r = quantile_rank: with confidence
+    1 - delta_estimate, a new draw exceeds it with probability at most 1 - p. None when too few."""
+    r = quantile_rank(len(changes), p, delta_estimate)
+    return None if r is None else float(np.sort(changes)[r - 1])
+
+
+def item_maxima(changes: FloatArray, groups: IntArray | None) -> FloatArray:
+    """Each independent cluster's (item's) largest |change|: the draws an item-level order statistic
+    needs, since an item's neighbour pairs are correlated (None: every change its own cluster)."""
+    if groups is None:
+        return np.abs(changes)
+    _, inverse = np.unique(groups, return_inverse=True)
+    out = np.zeros(int(inverse.max()) + 1 if len(inverse) else 0, dtype=np.float64)
+    np.maximum.at(out, inverse, np.abs(changes))
+    return out
 
 
 def distinct_changes(changes: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -214,117 +223,3 @@ def dominating_distribution(
     weights = upper - np.concatenate([upper[1:], [0.0]])
     keep = weights > 0
     return grid[keep].astype(np.float64), weights[keep].astype(np.float64)
-
-
-def _estimate_split(ev: Evidence) -> float:
-    return ev.split.estimate if ev.split.estimate > 0 else DEFAULT_SPLIT_BOUND[2] * ev.delta
-
-
-def _quantile_split(ev: Evidence) -> DeltaSplit:
-    if ev.split.estimate > 0:
-        return ev.split
-    return DeltaSplit.from_fractions(ev.delta, DEFAULT_SPLIT_BOUND, upper_bound=True)
-
-
-def applicable(ev: Evidence) -> list[Certificate]:
-    """Every certificate that applies to this evidence, tightest kinds first."""
-    out: list[Certificate] = []
-    measured = ev.changes is not None and len(ev.changes) > 0 and not ev.fixed
-    if measured:
-        assert ev.changes is not None
-        values, weights = distinct_changes(ev.changes)
-        out.append(
-            Certificate(
-                "exact",
-                None,
-                exact_alpha_sup(values, weights, ev.tau, ev.delta),
-                0.0,
-                ev.delta,
-                0.0,
-                False,
-                values=values,
-                weights=weights,
-                tau=ev.tau,
-                d=ev.d,
-            )
-        )
-        d_e = _estimate_split(ev)
-        u_values, u_weights = dominating_distribution(ev.changes, ev.groups, d_e, ev.k)
-        out.append(
-            Certificate(
-                "exact_ucb",
-                None,
-                exact_alpha_sup(u_values, u_weights, ev.tau, ev.delta - d_e),
-                0.0,
-                ev.delta - d_e,
-                d_e,
-                True,
-                values=u_values,
-                weights=u_weights,
-                tau=ev.tau,
-                d=ev.d,
-            )
-        )
-    root_k = math.sqrt(ev.k)
-    out.append(Certificate("range", root_k, ev.tau / root_k, 0.0, ev.delta, 0.0, True, tau=ev.tau, d=ev.d))
-    if measured:
-        assert ev.changes is not None
-        qs = _quantile_split(ev)
-        b = quantile_bound(np.abs(ev.changes), 1.0 - qs.sensitivity, qs.estimate)
-        if b is not None:
-            sup = math.inf if b <= 0 else ev.tau / b
-            out.append(
-                Certificate(
-                    "quantile", b, sup, qs.sensitivity, qs.noise, qs.estimate, True, tau=ev.tau, d=ev.d
-                )
-            )
-    b = ev.sensitivity / math.sqrt(ev.split.sensitivity)
-    out.append(
-        Certificate(
-            "markov",
-            b,
-            math.inf if b <= 0 else ev.tau / b,
-            ev.split.sensitivity,
-            ev.split.noise,
-            ev.split.estimate,
-            ev.upper_bound or ev.fixed,
-            tau=ev.tau,
-            d=ev.d,
-        )
-    )
-    return out
-
-
-@dataclass(frozen=True)
-class Pick:
-    certificate: Certificate
-    alpha: float
-    sigma: float | None
-
-
-def pick(
-    certs: list[Certificate],
-    choice: CertificateChoice,
-    *,
-    alpha: float | None,
-    margin: float,
-    carry_over: bool,
-) -> Pick:
-    """The certificate a release uses: the named one, or (auto) the tightest that applies to the use
-    (only those that carry over when `carry_over`): the largest alpha, then the largest sigma."""
-    if choice != "auto":
-        named = [c for c in certs if c.name == choice]
-        if not named:
-            raise ValueError(
-                f"certificate '{choice}' does not apply here (applicable: {', '.join(c.name for c in certs)})"
-            )
-        pool = named
-    else:
-        pool = [c for c in certs if c.carries_over] if carry_over else certs
-    scored: list[tuple[tuple[float, float, float], Pick]] = []
-    for c in pool:
-        a = c.auto_alpha(margin) if alpha is None else alpha
-        s = c.sigma(a)
-        key = (0.0 if s is None else 1.0, a if s is not None else c.alpha_sup, s or 0.0)
-        scored.append((key, Pick(c, a, s)))
-    return max(scored, key=lambda t: t[0])[1]

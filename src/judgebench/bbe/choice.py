@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from judgebench.bbe import certificates as certs
 from judgebench.bbe import mechanism as mech
+from judgebench.bbe import registry
 from judgebench.bbe import sensitivity as sens
 from judgebench.bbe.params import BBEParams, Bridge
 from judgebench.bbe.schematic import SchematicFit, combine
@@ -31,7 +32,6 @@ class Ctx:
     jitter: float
     schematic: SchematicFit | None
     pairs_set: ScoreSet  # whose neighbours calibrate (the set itself, or a bridge's reference)
-    carry_over: bool
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Choice:
     plugin: float
     source: str  # measured | fixed
     applicable: list[certs.Certificate]
-    pick: certs.Pick
+    pick: registry.Pick
 
     @property
     def alpha(self) -> float:
@@ -82,8 +82,7 @@ def choose(
     estimate_set: ScoreSet,
     *,
     alpha: float | None,
-    certificate: certs.CertificateChoice | None = None,
-    carry_over: bool | None = None,
+    certificate: str | None = None,
 ) -> Choice:
     """Estimate Delta on `estimate_set`'s pairs, then the certificate, alpha (given or auto) and sigma."""
     params, split = ctx.params, ctx.split
@@ -111,14 +110,10 @@ def choose(
         fixed=params.sensitivity is not None,
         groups=estimate_set.groups()[estimate_set.pair_unit],
     )
-    applicable = certs.applicable(evidence)
+    applicable = registry.applicable(evidence)
     try:
-        chosen = certs.pick(
-            applicable,
-            certificate or params.certificate,
-            alpha=alpha,
-            margin=params.margin,
-            carry_over=ctx.carry_over if carry_over is None else carry_over,
+        chosen = registry.pick(
+            applicable, certificate or params.certificate, alpha=alpha, margin=params.margin
         )
     except ValueError as exc:
         raise ConfigError(f"{estimate_set.name}: {exc}") from exc
@@ -167,5 +162,4 @@ def context(
         _jitter(ss, params),
         schematic,
         pairs_set,
-        carry_over=bool(params.verify) or bridge is not None,
     )

@@ -3,8 +3,9 @@
 Randomness: every draw comes from `numpy.random.default_rng([seed, calibration index, purpose])`, so a
 seed reproduces bbe.json exactly and no calibration's draws depend on another's.
 
-A release uses one certificate (`certificates.py`): the named one, or the tightest that applies to its
-use (one that carries over to unseen neighbours when it is verified out of sample or bridged).
+A release uses one certificate (`registry.py`): the named one, or (auto) the tightest that carries over
+to new items drawn like the measured ones; `exact`, which covers only the listed neighbours, is used
+only when named, and labelled in-sample.
 Releases compared with each other (the judges of a Judge-LS run) share one alpha, the smallest any of
 them needs, and the label-neutral centre 0.5, so that no order changes because of the shrinkage.
 """
@@ -20,6 +21,7 @@ from numpy.typing import NDArray
 
 from judgebench import __version__
 from judgebench.bbe import mechanism as mech
+from judgebench.bbe import registry
 from judgebench.bbe import sensitivity as sens
 from judgebench.bbe.choice import Choice, Ctx, centre_of, choose, context
 from judgebench.bbe.params import NEUTRAL_CENTRE, BBEParams, Bridge, JitterSpec, VerifyKind
@@ -27,7 +29,7 @@ from judgebench.bbe.rankings import aggregates, denominators, rank_correlation, 
 from judgebench.bbe.schematic import SchematicFit
 from judgebench.bbe.scores import ScoreSet
 from judgebench.bbe.utility import SystemRelease, utility
-from judgebench.bbe.verify import HalfCalibration, VerifySpec, check_release
+from judgebench.bbe.verify import HalfCalibration, Tested, VerifySpec, check_release
 from judgebench.errors import ConfigError
 from judgebench.records.bbe import BBEResult, Calibration, CertificateRow, Correlation, SchematicBlock
 
@@ -89,11 +91,7 @@ def _guarantee(ctx: Ctx, block: Calibration) -> str:
     kinds = ", ".join(sorted(block.neighbours)) or "the given neighbours"
     if not block.feasible:
         return f"No (tau={params.tau}, delta={params.delta}) guarantee for {ss.name}: {block.reason}"
-    scope = (
-        "this context's own neighbours (exact; it does not carry over to other items)"
-        if block.certificate == "exact"
-        else "neighbours of the kinds measured, also unseen ones"
-    )
+    scope = block.scope or "the neighbours of the kinds measured"
     return (
         f"For {ss.name}: with probability at least {1 - params.delta:.4g} over a neighbour D' (one of "
         f"{block.units} units changed by {kinds}) and the noise, the bias-bounded score vector moves by at "
@@ -126,24 +124,24 @@ def _rows(choice: Choice) -> list[CertificateRow]:
 
 
 def _half(ctx: Ctx, choice: Choice, mask: NDArray[np.bool_]) -> HalfCalibration:
-    """Recalibrate on the units outside `mask` at the released alpha, with the release's own
-    certificate (a named Markov step on the plug-in is tested for carrying over as it is), or for an
-    exact release, or where the named one does not apply to half the data, the tightest that carries
-    over."""
+    """The released certificate (never another) recalibrated on the units outside `mask` at the
+    released alpha; where it does not apply to half the data, no sigma and the reason."""
     name = choice.pick.certificate.name
     half_set = ctx.pairs_set.subset_pairs(~mask)
     try:
-        if name == "exact":
-            raise ConfigError("exact does not carry over")
-        half = choose(ctx, half_set, alpha=choice.alpha, certificate=name, carry_over=True)
-    except ConfigError:
-        half = choose(ctx, half_set, alpha=choice.alpha, certificate="auto", carry_over=True)
+        half = choose(ctx, half_set, alpha=choice.alpha, certificate=name)
+    except ConfigError as exc:
+        return HalfCalibration(name, choice.used, choice.alpha, None, 0, reason=f"on half the items, {exc}")
+    reason = (
+        None if half.sigma is not None else f"{name} is infeasible on half the items at alpha {half.alpha:g}"
+    )
     return HalfCalibration(
-        certificate=half.pick.certificate.name,
+        certificate=name,
         sensitivity=half.used,
         alpha=half.alpha,
         sigma=half.sigma,
         estimate_units=half.neighbour.units_with_pairs if half.neighbour else 0,
+        reason=reason,
     )
 
 
@@ -169,7 +167,7 @@ def _block(ctx: Ctx, choice: Choice, mu: float, noisy: FloatArray | None) -> Cal
     ss, params, split, neighbour = ctx.ss, ctx.params, ctx.split, choice.neighbour
     sigma, c = choice.sigma, choice.pick.certificate
     radius = None
-    if sigma is not None and c.name != "exact":
+    if sigma is not None and c.bound is not None:
         radius = sigma * mech.noise_radius_factor(ctx.d, c.delta_noise)
     return Calibration(
         judge=ss.name,
@@ -183,6 +181,11 @@ def _block(ctx: Ctx, choice: Choice, mu: float, noisy: FloatArray | None) -> Cal
         correlation=unit_correlation(ss.base, noisy) if noisy is not None else Correlation(),
         certificate=c.name,
         certificates=_rows(choice),
+        carries_over=c.carries_over,
+        scope=registry.kind_of(c.name).scope(c.carries_over),
+        delta_sensitivity=c.delta_bias,
+        delta_noise=c.delta_noise,
+        delta_estimate=c.delta_estimate,
         alpha_needed=choice.alpha,
         violation_probability=None if sigma is None else c.violation_probability(choice.alpha, sigma),
         sensitivity_source=choice.source,
@@ -247,9 +250,12 @@ def calibrate(
     holdout = params.verify_kind == "holdout"  # fresh: the api layer judges new neighbours
     if params.verify and holdout and sigma is not None and len(ctx.pairs_set.pair_unit):
         spec = VerifySpec(params.tau, params.delta, params.verify, params.seed, index, params.verify_kind)
-        release = (choice.pick.certificate.name, choice.alpha, sigma, block.violation_probability)
+        name = choice.pick.certificate.name
+        tested = Tested(
+            name, registry.kind_of(name).verification, choice.alpha, sigma, block.violation_probability
+        )
         block.verify = check_release(
-            ctx.pairs_set, spec, release, d=ctx.d, recalibrate=lambda mask: _half(ctx, choice, mask)
+            ctx.pairs_set, spec, tested, d=ctx.d, recalibrate=lambda mask: _half(ctx, choice, mask)
         )
     credit = (1.0 - choice.alpha) * NEUTRAL_CENTRE if mu == NEUTRAL_CENTRE else 0.0
     out = CalibrationOutput(block, ss, noisy, aggregates(ss, ss.base))
@@ -344,6 +350,25 @@ def _parameters(params: BBEParams, split: mech.DeltaSplit, centre: mech.Centre) 
     }
 
 
+def _released_split(blocks: list[Calibration], requested: mech.DeltaSplit) -> tuple[mech.DeltaSplit, str]:
+    """The delta split the released certificates spend (PROTOCOL §5: all three reported), or the
+    requested one when the calibrations' certificates spend it differently."""
+    splits = {
+        (b.delta_sensitivity, b.delta_noise, b.delta_estimate, b.certificate)
+        for b in blocks
+        if b.delta_sensitivity is not None and b.delta_noise is not None and b.delta_estimate is not None
+    }
+    if len(splits) == 1:
+        s, n, e, name = splits.pop()
+        return mech.DeltaSplit(s, n, e), f"spent by the released certificate ({name})"
+    if not splits:
+        return requested, "the requested split"
+    return requested, (
+        "the requested split: the calibrations' certificates spend delta differently (each "
+        "calibration's delta_sensitivity, delta_noise and delta_estimate say how)"
+    )
+
+
 @dataclass
 class BBERun:
     """Everything one `bbe` invocation produced."""
@@ -390,12 +415,14 @@ def run_bbe(
         rows = outputs[0].block.systems if one else []
         rc = outputs[0].block.rank_correlation if one else None
         util = outputs[0].block.utility if one else None
+    released, split_note = _released_split([o.block for o in outputs], split)
     result = BBEResult(
         tau=params.tau,
         delta=params.delta,
-        delta_sensitivity=split.sensitivity,
-        delta_noise=split.noise,
-        delta_estimate=split.estimate,
+        delta_sensitivity=released.sensitivity,
+        delta_noise=released.noise,
+        delta_estimate=released.estimate,
+        delta_split=split_note,
         rank_correlation=rc,
         calibrations=[o.block for o in outputs],
         factor_calibrations=[o.block for o in factor_outputs],

@@ -3,9 +3,10 @@
 Text generators work on any judge's inputs: formatting changes of one answer (markdown emphasis added or
 stripped, bullets <-> sentences, whitespace), reordered rubric criteria, swapped answer order, and a
 language switch taken from the run's variants. Fenced code blocks are never touched: a formatting
-change must not change what an answer says. The api layer (`judgebench.api.rejudge`) re-judges the
-perturbed units of one judge through the judge stage's execution (cached, budgeted, batchable), as
-the reference's Algorithm 1 does, and keeps every answer in `bbe_neighbours.jsonl` of the run.
+change must not change what an answer says. `perturb_unit` perturbs one unit; the judge room makes
+its call (`judge.units`) and `execution.rejudge` judges it through the judge stage's execution
+(cached, budgeted, batchable), as the reference's Algorithm 1 does, keeping every answer in the run's
+`bbe_neighbours.jsonl`; the api (`api.bbe`) only orders these steps.
 """
 
 from __future__ import annotations
@@ -239,3 +240,10 @@ def perturb_item(item: Item, kind: str, rng: np.random.Generator) -> Perturbatio
             item.id, "", "instruction", "criteria_reordered", new, item.output_1, item.output_2
         )
     raise ConfigError(f"unknown perturbation '{kind}'; choose one of {', '.join(PERTURB_KINDS)}")
+
+
+def perturb_unit(item: Item, order: str, kind: str, seed: int) -> Perturbation | None:
+    """`perturb_item` for one unit with its own generator (seed, item, order): the same seed gives
+    the same texts, so a rerun asks the same calls and hits the cache."""
+    rng = np.random.default_rng([seed, *item.id.encode("utf-8"), 0 if order == "orig" else 1])
+    return perturb_item(item, kind, rng)

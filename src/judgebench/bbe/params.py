@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judgebench.bbe import certificates as certs
 from judgebench.bbe import mechanism as mech
+from judgebench.bbe import registry
 from judgebench.bbe.schematic import Strategy
 from judgebench.bbe.scores import InvalidPolicy, ScoreSet
 from judgebench.errors import ConfigError
@@ -42,8 +42,14 @@ class BBEParams(BaseModel):
     verify_kind: VerifyKind = "holdout"
     invalid: InvalidPolicy = "skip"
     strategy: Strategy = "max"
-    certificate: certs.CertificateChoice = "auto"
+    # auto: the tightest registered certificate that carries over to new items; or a registered name
+    certificate: str = registry.AUTO
     sensitivity: float | None = Field(default=None, ge=0)  # fixed, normalised: instead of the measured one
+
+    @field_validator("certificate")
+    @classmethod
+    def _known_certificate(cls, value: str) -> str:
+        return registry.check_choice(value)
 
     def delta_split(self) -> mech.DeltaSplit:
         default = mech.DEFAULT_SPLIT_BOUND if self.upper_bound else mech.DEFAULT_SPLIT_PLUGIN

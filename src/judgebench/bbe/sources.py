@@ -5,6 +5,7 @@ api layer's job (`judgebench.api.bbe`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,34 @@ def with_perturbation_pairs(
         unit_idx.append(position[key])
         scores.append(unit_score(j, use_probs=use_probs))
     return ss.add_pairs(unit_idx, [kind] * len(unit_idx), scores)
+
+
+def with_repeats(ss: ScoreSet, units: Sequence[UnitKey], repeated: Iterable[Judgment]) -> ScoreSet:
+    """The set with its repeated judgments (PROTOCOL §5's jitter): each unit's base score, then every
+    valid re-ask of the identical input of `units` (`repeated`, the re-asks' judgments)."""
+    position = {key: i for i, key in enumerate(ss.unit_keys)}
+    use_probs = ss.score_source == "probabilities"
+    rep_unit = [position[u] for u in units]
+    rep_score = [float(ss.base[position[u]]) for u in units]
+    for j in repeated:
+        score = unit_score(j, use_probs=use_probs)
+        key = UnitKey(j.item_id, j.order)
+        if score is not None and key in position:
+            rep_unit.append(position[key])
+            rep_score.append(score)
+    return dataclasses.replace(
+        ss,
+        repeat_unit=np.asarray(rep_unit, dtype=np.int64),
+        repeat_score=np.asarray(rep_score, dtype=np.float64),
+    )
+
+
+def fresh_changes(
+    ss: ScoreSet, judgments: Iterable[Judgment], *, kind: str, units: Sequence[UnitKey]
+) -> np.ndarray:
+    """`--verify-kind fresh`: how far each freshly judged neighbour moved its unit's score."""
+    fresh = with_perturbation_pairs(ss.only_kinds(set()), judgments, kind=kind, judge=ss.name, units=units)
+    return np.abs(fresh.pair_score - fresh.base[fresh.pair_unit])
 
 
 def bbe_from_run(

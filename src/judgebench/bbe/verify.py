@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import stats
 
 from judgebench.analysis.stats import wilson
 from judgebench.bbe.mechanism import shrink
+from judgebench.bbe.registry import Verification
 from judgebench.bbe.scores import ScoreSet
 from judgebench.records.bbe import HoldoutCheck, VerifyBlock
 
@@ -106,6 +108,28 @@ def rate_interval(violations: int, draws: int) -> tuple[float, float, float]:
     return violations / draws, float(lows[0]), float(highs[0])
 
 
+POWER_AT = (1.0, 1.5, 2.0)  # true violation rates, in multiples of delta, the power is stated at
+
+
+def fail_threshold(draws: int, delta: float) -> int | None:
+    """The fewest violations of `draws` whose Wilson lower bound exceeds delta (verification fails
+    from there on); None when even `draws` violations would not."""
+    k = np.arange(draws + 1)
+    low, _ = wilson(k, np.full(len(k), draws))
+    over = np.flatnonzero(low > delta)
+    return None if len(over) == 0 else int(over[0])
+
+
+def power(draws: int, delta: float) -> dict[str, float]:
+    """P(verification fails) when the true violation rate is 1, 1.5 and 2 times delta: exact binomial
+    tails at the fail threshold for this many draws."""
+    k = fail_threshold(draws, delta)
+    return {
+        f"{m:g}x": 0.0 if k is None else float(stats.binom.sf(k - 1, draws, min(1.0, m * delta)))
+        for m in POWER_AT
+    }
+
+
 def verify_block(violations: int, draws: int, delta: float, *, pairs: int, check: str = "") -> VerifyBlock:
     """The counted draws as a verify block; it passes unless the Wilson lower bound exceeds delta."""
     rate, low, high = rate_interval(violations, draws)
@@ -120,6 +144,8 @@ def verify_block(violations: int, draws: int, delta: float, *, pairs: int, check
         at_or_below_delta=low <= delta,
         passed=low <= delta,
         check=check,
+        fails_at=fail_threshold(draws, delta),
+        power=power(draws, delta),
     )
 
 
@@ -144,13 +170,27 @@ class VerifySpec:
 
 @dataclass(frozen=True)
 class HalfCalibration:
-    """A calibration on the estimate half of the items (a certificate that carries over)."""
+    """The released certificate recalibrated on the estimate half of the items, at the released alpha
+    (sigma None with `reason` where it does not apply there or is infeasible)."""
 
     certificate: str
     sensitivity: float
     alpha: float
     sigma: float | None
     estimate_units: int
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Tested:
+    """The release under test: its certificate (with the registry's verification rule), alpha and
+    sigma, and its exact violation probability where the certificate computes one."""
+
+    certificate: str
+    rule: Verification
+    alpha: float
+    sigma: float
+    expected: float | None = None
 
 
 def holdout_mask(ss: ScoreSet, rng: np.random.Generator) -> NDArray[np.bool_] | None:
@@ -196,55 +236,63 @@ def _holdout(
         ci_high=high,
         at_or_below_delta=None if low is None else low <= spec.delta,
         certificate=half.certificate,
+        reason=half.reason,
     )
 
 
 def check_release(
     ss: ScoreSet,
     spec: VerifySpec,
-    release: tuple[str, float, float, float | None],
+    tested: Tested,
     *,
     d: int,
     recalibrate: Callable[[NDArray[np.bool_]], HalfCalibration],
 ) -> VerifyBlock:
-    """Verify a release (`release` = certificate, alpha, sigma, its exact violation probability).
+    """Verify exactly the released certificate and sigma, by its registry rule.
 
-    - `exact`: a Monte Carlo of its own violation probability (its own neighbours, fresh noise, d
-      dimensions); it fails when sigma is wrong. The holdout check is reported beside it.
-    - otherwise (holdout): calibrate on a random half of the items with a certificate that carries over,
-      count violations on the other half's neighbours with fresh noise; it fails when the Wilson lower
-      bound exceeds delta. Too few items to split: the release's own neighbours, said in `note`.
-    """
-    name, alpha, sigma, expected = release
+    The counted draws are always the released alpha and sigma on the release's neighbours with fresh
+    noise (d dimensions). `in_sample_monte_carlo` (exact): that is a Monte Carlo of its violation
+    probability, which fails when sigma is wrong; nothing out of sample applies. `out_of_sample`:
+    besides, the same certificate is recalibrated on a random half of the items and its violations
+    counted on the other half's neighbours (does it carry over?); either failing fails verification.
+    It passes unless a Wilson lower bound exceeds delta; its power is stated beside."""
     changes = np.abs(ss.pair_score - ss.base[ss.pair_unit])
-    mask = holdout_mask(ss, spec.rng(_HOLDOUT))
-    held = None if mask is None else _holdout(ss, spec, mask, recalibrate(mask), d)
-    note = None
-    if name != "exact" and held is not None and held.violations is not None:
-        block = verify_block(held.violations, spec.draws, spec.delta, pairs=len(ss.pair_unit))
-        block.check = "held-out half: sigma calibrated on the other half, fresh noise"
-        block.certificate = held.certificate
-    else:
-        v = norm_violations(
-            changes, alpha=alpha, sigma=sigma, tau=spec.tau, d=d, draws=spec.draws, rng=spec.rng(_VERIFY)
+    v = norm_violations(
+        changes,
+        alpha=tested.alpha,
+        sigma=tested.sigma,
+        tau=spec.tau,
+        d=d,
+        draws=spec.draws,
+        rng=spec.rng(_VERIFY),
+    )
+    block = verify_block(v, spec.draws, spec.delta, pairs=len(ss.pair_unit))
+    block.certificate, block.sigma, block.kind = tested.certificate, tested.sigma, spec.kind
+    if tested.rule == "in_sample_monte_carlo":
+        block.check = (
+            f"Monte Carlo of the {tested.certificate} release's violation probability (its sigma): its "
+            "listed neighbours, fresh noise"
         )
-        block = verify_block(v, spec.draws, spec.delta, pairs=len(ss.pair_unit))
-        block.certificate = name
-        if name == "exact":
-            block.check = (
-                "Monte Carlo of the exact release's violation probability: its neighbours, fresh noise"
-            )
-            block.expected_rate = expected
-        else:
-            block.check = "the release's own neighbours, fresh noise (in sample)"
-            note = (
-                f"fewer than {MIN_HOLDOUT_GROUPS} items with neighbours: nothing to hold out"
-                if held is None
-                else "the estimate half alone is infeasible at this alpha"
-            ) + "; this in-sample redraw checks the arithmetic more than the carrying over"
+        block.expected_rate = tested.expected
+        block.note = (
+            f"{tested.certificate} certifies the listed neighbours only: no held-out check applies (it would "
+            "test a claim the release does not make)"
+        )
+        return block
+    block.check = f"the released {tested.certificate} sigma on the release's neighbours, fresh noise"
+    mask = holdout_mask(ss, spec.rng(_HOLDOUT))
+    if mask is None:
+        block.note = (
+            f"fewer than {MIN_HOLDOUT_GROUPS} items with neighbours: nothing to hold out, so carrying over "
+            "is not tested; this redraw checks the arithmetic"
+        )
+        return block
+    held = _holdout(ss, spec, mask, recalibrate(mask), d)
     block.holdout = held
-    block.kind = spec.kind
-    block.note = note
+    if held.at_or_below_delta is False:
+        block.passed = False
+    if held.violations is None:
+        block.note = f"carrying over not tested: {held.reason or 'the estimate half is infeasible'}"
     return block
 
 
@@ -258,6 +306,6 @@ def fresh_block(
         changes, alpha=alpha, sigma=sigma, tau=spec.tau, d=d, draws=spec.draws, rng=spec.rng(_VERIFY)
     )
     block = verify_block(v, spec.draws, spec.delta, pairs=len(changes))
-    block.kind, block.certificate = "fresh", name
+    block.kind, block.certificate, block.sigma = "fresh", name, sigma
     block.check = f"fresh neighbours: {judged}, fresh noise"
     return block

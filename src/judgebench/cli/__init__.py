@@ -7,6 +7,7 @@ from judgebench.cli import (  # noqa: F401  (each module registers its commands 
     bbe_cmd,
     cache_cmd,
     data_cmd,
+    helptext,
     import_cmd,
     judge_cmd,
     plan_cmd,
@@ -15,5 +16,7 @@ from judgebench.cli import (  # noqa: F401  (each module registers its commands 
     translate_cmd,
 )
 from judgebench.cli.app import app, main
+
+helptext.annotate(app)  # examples and one-line summaries, once every command is registered
 
 __all__ = ["app", "main"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -85,7 +86,8 @@ def _library_warnings() -> Iterator[None]:
         logger.addHandler(handler)
         logger.propagate = False
     try:
-        yield
+        with _python_warnings():
+            yield
     finally:
         for logger in loggers:
             logger.removeHandler(handler)
@@ -102,6 +104,27 @@ def _flag_problem(exc: ValidationError) -> str:
     field = str(first["loc"][-1]) if first["loc"] else ""
     flag = _FLAG_OF.get(field, f"--{field.replace('_', '-')}") if field else "a flag"
     return f"{flag}: {first['msg']} (got {first.get('input')!r})"
+
+
+@contextmanager
+def _python_warnings() -> Iterator[None]:
+    """Python warnings (a modified LLMBar copy: LLMBarChecksumWarning) as one line each on stderr,
+    `warning: ...`, and each message once per command however often the dataset is loaded: not
+    Python's `file.py:187: Category: ...` with the source line below it."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            err_console.print(
+                f"warning: {text}", style="yellow", highlight=False, soft_wrap=True, markup=False
+            )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", UserWarning)  # our warnings (UserWarning's kin): deduped above
+        warnings.showwarning = show
+        yield
 
 
 def handle_errors(func: F) -> F:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, handle_errors
@@ -122,14 +123,16 @@ def bbe_command(
         str,
         typer.Option(
             "--verify-kind",
-            help="holdout (calibrate on half the items, count on the rest) or fresh (judge new neighbours).",
+            help="One of: holdout (calibrate on half the items, count on the rest), fresh (judge new "
+            "neighbours).",
         ),
     ] = "holdout",
     certificate: Annotated[
         str,
         typer.Option(
             "--certificate",
-            help="Bias bound: auto (the tightest that applies), exact, exact_ucb, range, quantile, markov.",
+            help="Bias bound, one of: auto (the tightest that applies), exact, exact_ucb, range, quantile, "
+            "markov.",
         ),
     ] = "auto",
     sensitivity: Annotated[
@@ -156,7 +159,8 @@ def bbe_command(
         str | None,
         typer.Option(
             "--delta-split",
-            help="Fractions of delta: sensitivity,noise[,estimate]; halves (0.45,0.45,0.1 with a bound).",
+            help="Fractions of delta for the sensitivity, the noise and (with --upper-bound) the estimate, "
+            "e.g. 0.45,0.45,0.1; default: halves, or 0.45,0.45,0.1 with a bound.",
         ),
     ] = None,
     centre: Annotated[
@@ -191,14 +195,18 @@ def bbe_command(
     ] = None,
     invalid_neighbours: Annotated[
         str,
-        typer.Option("--invalid-neighbours", help="skip (counted and reported) or worst (largest change)."),
+        typer.Option(
+            "--invalid-neighbours", help="One of: skip (counted and reported), worst (largest change)."
+        ),
     ] = "skip",
     unit_score: Annotated[
         str,
-        typer.Option("--unit-score", help="Judge-LS unit score: auto, verdict or prob (log-probabilities)."),
+        typer.Option(
+            "--unit-score", help="Judge-LS unit score, one of: auto, verdict, prob (log-probabilities)."
+        ),
     ] = "auto",
     strategy: Annotated[
-        str, typer.Option("--strategy", help="Schematic combination: formatting, max, rms or mean.")
+        str, typer.Option("--strategy", help="Schematic combination, one of: formatting, max, rms, mean.")
     ] = "max",
     judge: Annotated[
         str | None,
@@ -208,7 +216,9 @@ def bbe_command(
     ] = None,
     perturb: Annotated[
         str | None,
-        typer.Option("--perturb", help="Re-judge perturbed units: formatting or criteria (needs --model)."),
+        typer.Option(
+            "--perturb", help="Re-judge perturbed units, one of: formatting, criteria (needs --model)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option("--model", help="The run's judge to re-judge with --perturb.")
@@ -219,12 +229,12 @@ def bbe_command(
             "--perturb-units",
             help="How many en units to perturb, for --perturb and --verify-kind fresh (by --seed; 0 = all).",
         ),
-    ] = 200,
+    ] = defaults.PERTURB_UNITS,
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Dataset SPEC for --perturb (default: the run's).")
     ] = None,
     data_dir: Annotated[
-        str | None, typer.Option("--data-dir", help="Local LLMBar copy for --perturb.")
+        str | None, typer.Option("--data-dir", help="Local dataset copy for --perturb (as run --data-dir).")
     ] = None,
     template: Annotated[str | None, typer.Option("--template", help="Judge template for --perturb.")] = None,
     base_url: opt.BaseUrlOpt = None,
@@ -240,7 +250,7 @@ def bbe_command(
     batch: Annotated[
         bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
     ] = False,
-    poll_interval: opt.PollIntervalOpt = 30.0,
+    poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     repeats: Annotated[
         int | None,
         typer.Option(
@@ -290,8 +300,9 @@ def bbe_command(
             "data_dir": data_dir,
             "template_path": template,
         }
-    request: dict[str, Any] = {
-        "params": api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
+    params = api.build_request(api.BBEParams, None, fields, flags=_FLAGS)
+    given: dict[str, Any] = {
+        "params": params,
         "run": run,
         "scores": scores,
         "scale": scale,
@@ -308,17 +319,17 @@ def bbe_command(
         "out": out,
         "plot": plot,
     }
+    request = api.build_request(api.BBERequest, None, given, flags=_FLAGS)
+    options = opt.call_options_from(locals())
     if dry_run:
-        rows = api.bbe_estimate(**request)
+        rows = api.bbe_estimate(request, options=options)
         if rows:
             render.estimates(rows)
         else:
             render.note("dry run: this bbe makes no calls (only --perturb, --verify-kind fresh, --repeats)")
         return
     outcome = api.bbe(
-        **request,
-        options=opt.call_options_from(locals()),
-        execution=opt.execution(batch=batch, poll_interval=poll_interval),
+        request, options=options, execution=opt.execution(batch=batch, poll_interval=poll_interval)
     )
     render.bbe(outcome)
     if outcome.infeasible:

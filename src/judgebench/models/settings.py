@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judgebench import defaults
 from judgebench.records.numbers import USER_NUMBERS, NonNegative, Positive
 from judgebench.records.sanitize import mask_url
 
@@ -20,15 +21,15 @@ class ProviderSettings(BaseModel):
     model_config = USER_NUMBERS
 
     base_url: str | None = None
-    timeout: Positive = 120.0
-    max_retries: int = Field(default=8, ge=0)  # retries after the first attempt; 0 = one attempt
-    concurrency: int = Field(default=8, ge=1)
+    timeout: Positive = defaults.TIMEOUT_S
+    max_retries: int = Field(default=defaults.MAX_RETRIES, ge=0)  # after the first attempt; 0 = one
+    concurrency: int = Field(default=defaults.CONCURRENCY, ge=1)
     rpm: Positive | None = None
     tpm: Positive | None = None
     backoff_initial: NonNegative = 1.0
     backoff_max: NonNegative = 60.0
     # the stored answer text is cut to this many characters (the original size is recorded)
-    max_answer_chars: int = Field(default=65536, ge=1)
+    max_answer_chars: int = Field(default=defaults.MAX_ANSWER_CHARS, ge=1)
 
     def for_record(self) -> dict[str, Any]:
         """The settings as the run folder keeps them: a credential in the base URL masked."""

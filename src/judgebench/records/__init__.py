@@ -19,6 +19,7 @@ from judgebench.records.judgments import (
     Winner,
 )
 from judgebench.records.metrics import Metric, MetricRecord
+from judgebench.records.pairs import ConditionPair, JudgePair
 
 __all__ = [
     "TEXT_FIELDS",
@@ -26,7 +27,9 @@ __all__ = [
     "CallKey",
     "Condition",
     "ConditionAudit",
+    "ConditionPair",
     "Item",
+    "JudgePair",
     "Judgment",
     "Kind",
     "Label",

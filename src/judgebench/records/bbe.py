@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Correlation(BaseModel):
@@ -69,6 +69,7 @@ class HoldoutCheck(BaseModel):
     ci_high: float | None
     at_or_below_delta: bool | None
     certificate: str | None = None
+    reason: str | None = None  # why nothing was drawn (the certificate does not apply to half the items)
 
 
 class VerifyBlock(BaseModel):
@@ -90,8 +91,14 @@ class VerifyBlock(BaseModel):
     )
     check: str = ""  # what the counted draws are: held-out neighbours, exact Monte Carlo, ...
     certificate: str | None = None  # the certificate whose sigma the counted draws use
+    sigma: float | None = None  # the sigma the counted draws use: the released one (None: older file)
     expected_rate: float | None = None  # exact: the computed violation probability
     note: str | None = None
+    # the power of this check: it fails at `fails_at` or more violations of `draws`; `power` is
+    # P(fail) when the true violation rate is 1, 1.5 and 2 times delta ("1x", "1.5x", "2x"; exact
+    # binomial). Empty in a bbe.json older than these fields.
+    fails_at: int | None = None
+    power: dict[str, float] = Field(default_factory=dict)
 
 
 class SystemRow(BaseModel):
@@ -133,6 +140,15 @@ class Calibration(BaseModel):
     # PROTOCOL §5b
     certificate: str | None = None
     certificates: list[CertificateRow] = Field(default_factory=list)
+    # does the released certificate hold for new items drawn like the measured ones (true), or only
+    # for the listed neighbours (false: `exact`, in-sample)? Filled from the certificate rows for a
+    # bbe.json older than this field; None when nothing says.
+    carries_over: bool | None = None
+    scope: str | None = None  # the same in words
+    # the delta the released certificate spends (None in an older bbe.json)
+    delta_sensitivity: float | None = None
+    delta_noise: float | None = None
+    delta_estimate: float | None = None
     alpha_needed: float | None = None
     violation_probability: float | None = None
     sensitivity_source: str = "measured"
@@ -164,6 +180,22 @@ class Calibration(BaseModel):
     rank_correlation: RankCorrelation | None = None
     guarantee: str = ""
 
+    @model_validator(mode="after")
+    def _older_documents(self) -> Calibration:
+        """An older bbe.json has no `carries_over`: read it from the released certificate's row."""
+        if self.carries_over is None and self.certificate is not None:
+            row = next((r for r in self.certificates if r.name == self.certificate), None)
+            if row is not None:
+                self.carries_over = row.carries_over
+            elif self.certificate == "exact":
+                self.carries_over = False
+        return self
+
+    @property
+    def in_sample(self) -> bool:
+        """The release certifies only the listed neighbours (labelled so wherever it is shown)."""
+        return self.carries_over is False
+
 
 class BBEResult(BaseModel):
     """Top level of bbe.json. With one calibration its fields are repeated at the top level (extra)."""
@@ -172,9 +204,12 @@ class BBEResult(BaseModel):
 
     tau: float
     delta: float
+    # the split the released certificate spends (every calibration's, when they agree; otherwise the
+    # requested split, and `delta_split` says so)
     delta_sensitivity: float
     delta_noise: float
     delta_estimate: float
+    delta_split: str = ""
     rank_correlation: RankCorrelation | None
     calibrations: list[Calibration]
     factor_calibrations: list[Calibration] = Field(default_factory=list)

@@ -13,13 +13,19 @@ Winner = Literal["A", "B", "Tie", "invalid"]
 
 
 class CallKey(NamedTuple):
-    """The identity of a planned call: a later record with the same key supersedes earlier ones."""
+    """The identity of a planned call: a later record with the same key supersedes earlier ones.
+
+    The same five fields, named the same, as every judgments.jsonl and plan.jsonl line."""
 
     judge: str
     item_id: str
-    kind: str
-    condition: str
-    order: str
+    kind: Kind
+    condition: str  # for a tie-probe its target condition (`zh`)
+    order: str  # `orig`/`swap`; for a tie-probe which language is shown first (`en_zh`, `zh_en`)
+
+    def call(self) -> str:
+        """The judge's call named in an outcome's failures: `Natural/0/pair/zh/swap`."""
+        return "/".join((self.item_id, self.kind, self.condition, self.order))
 
 
 class PlannedKey(BaseModel):
@@ -28,7 +34,7 @@ class PlannedKey(BaseModel):
 
     judge: str
     item_id: str
-    kind: str
+    kind: Kind
     condition: str
     order: str
 

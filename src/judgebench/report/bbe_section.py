@@ -58,9 +58,15 @@ PROMISE = (
     "What the guarantee promises: with probability at least 1 - delta over a neighbour (a language "
     "switch or the other order, of the kinds measured) and the noise, the released score vector moves "
     "by at most tau. What it does not promise: that the released ranking is the true one, that biases "
-    "of other kinds are bounded, or (with the exact certificate) anything about items outside this run; "
+    "of other kinds are bounded, or (with an in-sample certificate: exact) anything about other items; "
     "which orders survive the noise is the utility above."
 )
+
+
+def power_text(power: dict[str, float]) -> str:
+    """The verification's power beside its verdict: P(fail) at 1.5 and 2 times delta."""
+    parts = [f"{power[k]:.2f} at {k.removesuffix('x')}δ" for k in ("1.5x", "2x") if k in power]
+    return f"P(fail) {', '.join(parts)}" if parts else ""
 
 
 def _calibration_row(c: Calibration) -> list[Cell]:
@@ -70,13 +76,18 @@ def _calibration_row(c: Calibration) -> list[Cell]:
     else:
         verdict = "" if v.passed is None else ("pass " if v.passed else "FAIL ")
         verify = f"{verdict}{v.kind or 'in-sample'} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        if v.holdout is not None and v.holdout.rate is not None:
+            verify += f"; half-calibration {v.holdout.rate:.3f}"
+        if v.power:
+            verify += f" ({power_text(v.power)})"
     others = ", ".join(f"{r.name} {_num(r.alpha_max)}" for r in c.certificates)
+    label = " in-sample" if c.in_sample else ""
     return [
         judge_cell(c.judge),
         Cell(f"{c.d:,}"),
         Cell(_num(c.sensitivity_plugin)),
         Cell(_num(c.sensitivity) + (" (fixed)" if c.sensitivity_source == "fixed" else "")),
-        Cell(f"{c.certificate or DASH}" + (f" ({others})" if others else "")),
+        Cell(f"{c.certificate or DASH}{label}" + (f" ({others})" if others else "")),
         Cell(f"{_num(c.alpha)} ({_num(c.alpha_needed)})"),
         Cell(_num(c.sigma)),
         Cell("yes" if c.feasible else "no", None if c.feasible else "fail"),
@@ -129,7 +140,8 @@ def bbe_section(view: BBEView | None) -> Section:
     )
     section.paragraphs.append(
         f"tau {res.tau:g}, delta {res.delta:g} = {res.delta_sensitivity:.3g} sensitivity + "
-        f"{res.delta_noise:.3g} noise + {res.delta_estimate:.3g} estimate; sensitivity: {mode}; alpha "
+        f"{res.delta_noise:.3g} noise + {res.delta_estimate:.3g} estimate"
+        f"{f' ({res.delta_split})' if res.delta_split else ''}; sensitivity: {mode}; alpha "
         f"{params.get('alpha', DASH)}; scores normalised to [0, 1]. Each judge is a system; its aggregate "
         f"is {aggregate}."
     )
@@ -154,6 +166,11 @@ def bbe_section(view: BBEView | None) -> Section:
         ]
         for row in res.systems
     ]
+    if len(rows) == 1:  # the default run: one judge, so its release is what there is to show
+        section.paragraphs.append(
+            "One judge in this run: A-BB releases its bias-bounded aggregate (below) and there is no "
+            "ranking to compare; judge with two or more `--model` for rankings before and after."
+        )
     if rows:
         section.tables.append(
             Table(
@@ -180,11 +197,15 @@ def bbe_section(view: BBEView | None) -> Section:
                 cal_rows,
                 title="Calibration per judge",
                 caption="Δ is the RMS change of a unit's score under a neighbour (other languages, the "
-                "other order); the certificate bounds the bias term (exact, range, quantile or Markov, "
-                "PROTOCOL §5b; α_max of each applicable one in brackets); α the shrinkage, shared by "
-                "the compared judges (each one's own need in brackets); σ the Gaussian noise; verified: "
-                "the violation rate of ||M(D) - M(D')|| > tau out of sample (with --verify), which "
-                "fails when its Wilson lower bound exceeds delta.",
+                "other order); the certificate bounds the bias term (PROTOCOL §5b; α_max of each "
+                "applicable one in brackets); one marked in-sample certifies only the listed "
+                "neighbours, the others carry over to new items drawn like these; α the shrinkage, "
+                "shared by the compared judges (each one's own need in brackets); σ the Gaussian "
+                "noise; verified (with --verify): the violation rate of ||M(D) - M(D')|| > tau at "
+                "the released certificate and σ (and, for one that carries over, with σ recalibrated "
+                "on half the items and counted on the other half), failing when a Wilson lower bound "
+                "exceeds delta; P(fail) is the check's power if the true rate were 1.5 or 2 times "
+                "delta.",
             )
         )
     _utility_paragraph(section, res)

@@ -9,9 +9,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from judgebench.analysis.model import PAIR_SEP, SOURCE, ReportSettings
+from judgebench.analysis.model import SOURCE, ReportSettings
 from judgebench.analysis.subsets import leaf_subsets
-from judgebench.records import Metric, MetricRecord
+from judgebench.records import ConditionPair, Metric, MetricRecord
 from judgebench.report.index import MetricIndex
 from judgebench.report.plots import (
     CHANCE_GREY,
@@ -26,6 +26,12 @@ from judgebench.report.plots import (
 )
 
 MAX_PANELS_PER_ROW = 4
+
+
+def _from_source(condition: str) -> bool:
+    """A pair record's condition that compares en with a target (`en->zh`)."""
+    pair = ConditionPair.parse(condition)
+    return pair is not None and pair.first == SOURCE
 
 
 def _interval(rec: MetricRecord) -> tuple[float, float] | None:
@@ -110,7 +116,7 @@ def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) 
             "points",
         ),
     ):
-        pairs = [p for p in index.pairs(metric, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
+        pairs = [p for p in index.pairs(metric, conditions) if _from_source(p)]
         rows = _forest_rows(index, pairs, metric)
         if rows:
             panels.append((metric, limit, what, unit, rows))
@@ -159,7 +165,7 @@ def forest_subsets(
     panel per en -> target pair, a group of rows (one per judge) per subset, each with its interval,
     against the readiness limit; where a judge flips or loses its order-consistency is where to look."""
     name, difference = SUBSET_FORESTS[metric]
-    pairs = [p for p in index.pairs(metric, conditions) if p.partition(PAIR_SEP)[0] == SOURCE]
+    pairs = [p for p in index.pairs(metric, conditions) if _from_source(p)]
     subsets = leaf_subsets(index.subsets(metric, subsets_hint))
     judges = index.judges
     if not pairs or len(subsets) < 2 or not judges:

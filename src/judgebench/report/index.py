@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from judgebench.analysis.model import ALL, MEAN_JUDGE, PAIR_SEP, is_comparison
+from judgebench.analysis.model import ALL, MEAN_JUDGE, is_comparison
 from judgebench.analysis.subsets import subset_sort_key
-from judgebench.records import MetricRecord
+from judgebench.records import ConditionPair, MetricRecord
 
 
 class MetricIndex:
@@ -42,7 +42,7 @@ class MetricIndex:
         rank = {c: i for i, c in enumerate(order)}
 
         def key(pair: str) -> tuple[int, int, int]:
-            left, _, right = pair.partition(PAIR_SEP)
+            left, right = ConditionPair.parse(pair) or (pair, "")
             return (rank.get(left, len(rank)), rank.get(right, len(rank)), found.index(pair))
 
         return sorted(found, key=key)

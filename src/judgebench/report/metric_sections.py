@@ -5,8 +5,8 @@ answer distribution and calibration, tie-probes. Each is plain data (`Section`) 
 
 from __future__ import annotations
 
-from judgebench.analysis.model import ALL, PAIR_SEP, SOURCE, Analysis, is_comparison, pair_name
-from judgebench.records import Metric, MetricRecord
+from judgebench.analysis.model import ALL, SOURCE, Analysis, is_comparison, pair_name
+from judgebench.records import ConditionPair, Metric, MetricRecord
 from judgebench.records.metrics import tie_probe_metric
 from judgebench.report.cells import (
     boot_cell,
@@ -174,7 +174,8 @@ def comparisons_section(index: MetricIndex, conditions: list[str]) -> Section:
     rank = {c: i for i, c in enumerate(conditions)}
 
     def target_rank(condition: str) -> int:
-        return rank.get(condition.split(PAIR_SEP)[-1], 99)
+        pair = ConditionPair.parse(condition)
+        return rank.get(pair.second if pair else condition, 99)
 
     records.sort(key=lambda r: (r.metric, target_rank(r.condition), r.condition, r.judge))
     rows = []

@@ -1,0 +1,62 @@
+"""Calls on single A-BB units (one item in one order), as bbe asks them: a perturbed neighbour, a
+fresh neighbour, or a repeat of the identical en input. Each is a `PlannedCall` with a condition
+name of its own (the perturbation kind, `fresh-...`, `repeat-i`), so each is a recorded call of the
+run's neighbours file and resumes like any judge call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from judgebench.errors import InputError
+from judgebench.judge.plan import PlannedCall
+from judgebench.records import CallKey, Item, Perturbation, UnitKey
+
+REPEAT_PREFIX = "repeat-"
+
+
+def unit_item(items: Mapping[str, Item], unit: UnitKey) -> Item:
+    item = items.get(unit.item_id)
+    if item is None:
+        raise InputError(f"item '{unit.item_id}' of the run is not in the dataset", item=unit.item_id)
+    return item
+
+
+def unit_call(
+    judge: str,
+    item: Item,
+    order: str,
+    condition: str,
+    *,
+    texts: tuple[str, str, str] | None = None,
+    perturbation: Perturbation | None = None,
+) -> PlannedCall:
+    """One en pair call on `item` in `order`; `texts` (instruction, output_1, output_2, in the
+    dataset's order) replace the item's own for a perturbed neighbour."""
+    instruction, first, second = texts or (item.instruction, item.output_1, item.output_2)
+    a, b = (first, second) if order == "orig" else (second, first)
+    return PlannedCall(
+        judge, item.id, item.subset, "pair", condition, order, item.label, instruction, a, b, "English",
+        perturbation,
+    )  # fmt: skip
+
+
+def repeat_calls(
+    judge: str, items: Mapping[str, Item], units: Sequence[UnitKey], repeats: int
+) -> list[PlannedCall]:
+    """K re-asks of the identical en input of each unit, each its own call key (condition `repeat-i`)."""
+    calls = []
+    for unit in units:
+        item = unit_item(items, unit)
+        calls += [unit_call(judge, item, unit.order, f"{REPEAT_PREFIX}{i}") for i in range(1, repeats + 1)]
+    return calls
+
+
+def is_repeat(condition: str) -> bool:
+    return condition.startswith(REPEAT_PREFIX) and condition.removeprefix(REPEAT_PREFIX).isdigit()
+
+
+def repeats_held(keys: Iterable[CallKey]) -> int:
+    """How many re-asks per unit a neighbours file holds (`judge --repeats K`); 0 if none."""
+    return max(
+        (int(k.condition.removeprefix(REPEAT_PREFIX)) for k in keys if is_repeat(k.condition)), default=0
+    )
