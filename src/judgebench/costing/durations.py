@@ -15,7 +15,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from judgebench.errors import InputError
 from judgebench.models import traits_of
@@ -23,10 +23,11 @@ from judgebench.models.base import ProviderSettings
 from judgebench.models.registry import ModelSpec
 from judgebench.paths import configs_dir
 from judgebench.progress import about
+from judgebench.records.numbers import USER_NUMBERS
 
 
 class MeasuredRate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     judge: str
     stage: str = "judge"
@@ -37,7 +38,7 @@ class MeasuredRate(BaseModel):
 
 
 class RateTable(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     assumed: dict[str, dict[str, float]]  # stage -> provider or "default" -> seconds per call
     measured: list[MeasuredRate] = Field(default_factory=list)
