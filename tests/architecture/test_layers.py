@@ -24,7 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
-    "rundir": {"errors", "fileio", "records", "runindex"},
+    "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
+    "rundir": {"errors", "fileio", "records", "runindex", "torn"},
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
