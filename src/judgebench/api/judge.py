@@ -12,6 +12,7 @@ from judgebench import defaults
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
+from judgebench.api.resume import call_meaning, refuse_changed_meaning
 from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
@@ -35,6 +36,7 @@ from judgebench.records.manifest import (
     TemplateEntry,
     TranslateStage,
 )
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import JudgeOutcome
 from judgebench.rundir import IndexedAppender, RunDir
 
@@ -42,7 +44,7 @@ from judgebench.rundir import IndexedAppender, RunDir
 class JudgeRequest(BaseModel):
     """What `judgebench judge` asks for (INTERFACE.md); defaults are the CLI's."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     # the dataset of a run with no translate stage (en only); else the run's own
@@ -56,7 +58,7 @@ class JudgeRequest(BaseModel):
     subset: str | None = None
     dry_run: bool = False
     # USD, shared by all judges: stop scheduling paid calls before the budget would be passed
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
     # judge whole items in rounds (seeded, subset-stratified order) and stop each judge once every
     # readiness verdict is decided by anytime-valid confidence sequences (api/sequential.py)
     until_settled: bool = False
@@ -252,6 +254,9 @@ def _record(
             settings=client.settings.for_record(),
             outcome=outcomes.get(name) or _no_outcome(),
             stats=client.stats.model_dump(),
+            meaning=call_meaning(
+                client.spec.text, client.request_defaults, client.traits.completion_only, template
+            ),
         )
     kept = {k: v for k, v in previous.stops.items() if k not in clients} if previous else {}
     entry = JudgeStage(
@@ -382,6 +387,7 @@ def judge(
     execution = execution or Execution()
     run = run_folder(run_dir)
     template = load_template(req.template_path)
+    refuse_changed_meaning(run, judges, template)  # never one judge made of two settings
     if req.dry_run:
         return _dry_run(run, req, template, options, judges)
     plan = plan_judging(run, req)

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judgebench import defaults
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
@@ -25,6 +25,7 @@ from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import read_variants
 
@@ -34,7 +35,7 @@ Confirm = Callable[[Sequence[Estimate]], bool]
 class PipelineRequest(BaseModel):
     """What `judgebench run` asks for; with no field set: the bundled sample on the embedded model."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     dataset: str = defaults.DATASET
     data_dir: str | None = None
@@ -49,7 +50,7 @@ class PipelineRequest(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     tau: float = defaults.TAU
     delta: float = defaults.DELTA
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
     template_path: Path | None = None
     dry_run: bool = False
     until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)

@@ -9,12 +9,12 @@ from typing import Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
-from rich.console import Console
 
 from judgebench.analysis import Analysis, ReportSettings, settled
-from judgebench.analysis.leaderboard import leaderboard_weights
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.api.datasets import load_run_dataset, run_folder
+from judgebench.api.leaderboard import leaderboard_weights
+from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
@@ -71,7 +71,8 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         inputs.table.analysis_frame(),
         flagged_items={flag.item_id for flag in inputs.audit},
         settings=settings,
-        condition_order=inputs.order,
+        # a run with no translate stage (imported results) names its pairs in the config's order
+        condition_order=inputs.order or list(load_conditions()),
         planned=inputs.planned,
         leaderboard=leaderboard_weights(inputs.dataset_spec),
     )
@@ -202,11 +203,9 @@ class ReportResult(BaseModel):
 def report(
     run_dir: str | Path | RunDir,
     request: ReportRequest | None = None,
-    *,
-    console: Console | None = None,
 ) -> ReportResult:
-    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html;
-    with a console, print the terminal tables there too."""
+    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html (every
+    registered output); the result carries the report's sections for a terminal summary."""
     req = request or ReportRequest()
     run = run_folder(run_dir)
     if not run.path.is_dir():
@@ -219,16 +218,10 @@ def report(
     wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, console, leave_out=leave_out, explorer=data)
+        paths = write_report(run, analysis, leave_out=leave_out, explorer=data)
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
-            if console is not None:
-                console.print(
-                    f"[bold]Wrote[/] {unstable:,} flipped or position-inconsistent item x judge row(s) to",
-                    highlight=False,
-                )
-                console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
         readiness = ReadinessDoc.of(analysis, stops)
         atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
         if run.exists():

@@ -24,6 +24,7 @@ from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import TranslateStage
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import TranslateOutcome
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import (
@@ -40,7 +41,7 @@ from judgebench.translate.translator import TranslatorSettings, planned_messages
 class TranslateRequest(BaseModel):
     """What `judgebench translate` asks for (INTERFACE.md); defaults are the CLI's."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(**USER_NUMBERS, arbitrary_types_allowed=True)
 
     dataset: str | None = None
     data_dir: str | None = None
@@ -56,7 +57,7 @@ class TranslateRequest(BaseModel):
     dry_run: bool = False
     settings: TranslatorSettings = Field(default_factory=TranslatorSettings)
     # USD: stop scheduling paid calls before this budget would be passed
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
 
 
 class TranslateResult(BaseModel):

@@ -15,7 +15,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from judgebench.errors import InputError
 from judgebench.models import traits_of
@@ -23,10 +23,11 @@ from judgebench.models.base import ProviderSettings
 from judgebench.models.registry import ModelSpec
 from judgebench.paths import configs_dir
 from judgebench.progress import about
+from judgebench.records.numbers import USER_NUMBERS
 
 
 class MeasuredRate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     judge: str
     stage: str = "judge"
@@ -37,7 +38,7 @@ class MeasuredRate(BaseModel):
 
 
 class RateTable(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     assumed: dict[str, dict[str, float]]  # stage -> provider or "default" -> seconds per call
     measured: list[MeasuredRate] = Field(default_factory=list)
@@ -123,12 +124,17 @@ def announce(durations: list[Duration], stage: str) -> str:
     """The line printed before a stage's first call (the longest judge sets the stage's time)."""
     calls = sum(d.calls for d in durations)
     parts = "; ".join(
-        f"{d.model}: {d.calls:,} calls x {d.per_call:.2g} s"
+        f"{d.model}: {d.calls:,} calls x {_seconds(d.per_call)} s"
         + (f" / {d.at_once} at once" if d.at_once > 1 else "")
         + f", {d.source}"
         for d in durations
     )
     return f"{stage}: {calls:,} calls, expected {about(stage_time(durations))} ({parts})"
+
+
+def _seconds(value: float) -> str:
+    """0.69, 2.6, 15, 150: two significant figures, never an exponent."""
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
 
 
 def stage_time(durations: list[Duration]) -> float:
