@@ -44,7 +44,18 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
     },
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
-    "execution": {"batch", "defaults", "errors", "judge", "models", "progress", "records", "rundir"},
+    # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
+    "execution": {
+        "analysis",
+        "batch",
+        "defaults",
+        "errors",
+        "judge",
+        "models",
+        "progress",
+        "records",
+        "rundir",
+    },
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},

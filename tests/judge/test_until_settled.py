@@ -12,7 +12,7 @@ import pytest
 
 from judgebench import api
 from judgebench.api import Execution
-from judgebench.api import sequential as seq_api
+from judgebench.execution import settling as seq_api
 from judgebench.records import PlannedKey
 from judgebench.rundir import PLAN, RunDir, read_jsonl
 from tests.servers.openai_batch_server import OpenAIBatchServer

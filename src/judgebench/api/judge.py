@@ -13,7 +13,6 @@ from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.resume import call_meaning, refuse_changed_meaning
-from judgebench.api.sequential import Rounds, judge_until_settled
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_judging, study_from_en
@@ -21,6 +20,7 @@ from judgebench.costing.output_tokens import run_figures
 from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls
+from judgebench.execution.settling import Rounds, judge_until_settled
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models import JudgeSpec
@@ -60,7 +60,7 @@ class JudgeRequest(BaseModel):
     # USD, shared by all judges: stop scheduling paid calls before the budget would be passed
     max_cost: NonNegative | None = None
     # judge whole items in rounds (seeded, subset-stratified order) and stop each judge once every
-    # readiness verdict is decided by anytime-valid confidence sequences (api/sequential.py)
+    # readiness verdict is decided by anytime-valid confidence sequences (execution/settling.py)
     until_settled: bool = False
     # re-ask K times the identical en input of sampled units (each a recorded call the cache does
     # not answer): the repeat jitter bbe reports beside the sensitivity (PROTOCOL §5)
