@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from judgebench.api.output_tokens import MEASURED_MARKER, measured_path
+from judgebench.costing.output_tokens import MEASURED_MARKER, measured_path
 from judgebench.data.dataset import load_dataset
 from judgebench.judge.parse import parse_verdict
 from judgebench.judge.templates import JudgeTemplate, load_template

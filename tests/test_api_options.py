@@ -37,5 +37,9 @@ def test_max_cost_refuses_an_unpriced_model_before_touching_the_run(tmp_path: Pa
     run = tmp_path / "run"
     options = api.CallOptions(base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ConfigError, match="no price"):
-        api.judge(run, models=["openai-compatible:unpriced"], dataset="sample", options=options, max_cost=5.0)
+        api.judge(
+            run,
+            api.JudgeRequest(models=["openai-compatible:unpriced"], dataset="sample", max_cost=5.0),
+            options=options,
+        )
     assert not run.exists()

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from judgebench.api.output_tokens import MEASURED_MARKER, load_table, measured_path
+from judgebench.costing.output_tokens import MEASURED_MARKER, load_table, measured_path
 from tests.models.test_local import needs_model
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_output_tokens.py"

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from judgebench import api
 from judgebench.analysis import stats
-from judgebench.api.output_tokens import (
+from judgebench.cli import app
+from judgebench.costing.output_tokens import (
     MeasuredEntry,
     OutputTokens,
     OutputTokenTable,
@@ -20,17 +21,17 @@ from judgebench.api.output_tokens import (
     output_tokens_for,
     run_figures,
 )
-from judgebench.cli import app
 from judgebench.errors import InputError
 from judgebench.judge.templates import load_template
-from judgebench.models import traits_of
-from judgebench.models.config import resolve_judge
+from judgebench.models import Judges
 from judgebench.paths import configs_dir
 from judgebench.records import Judgment, Usage
 
 
 def test_plan_of_the_sample() -> None:
-    plan = api.plan_study(models=["openai:gpt-4.1-mini"], dataset="sample", rpm=60, sim_seeds=1)
+    plan = api.plan_study(
+        api.PlanRequest(models=["openai:gpt-4.1-mini"], dataset="sample", rpm=60, sim_seeds=1)
+    )
     assert plan.conditions == ["en", "zh", "ls"]
     assert plan.calls == plan.calls_per_judge["openai:gpt-4.1-mini"] == plan.items * 8
     assert plan.estimates[0].cost_batch_usd is not None and plan.estimates[0].cost_live_usd is not None
@@ -42,7 +43,7 @@ def test_plan_of_the_sample() -> None:
 
 
 def test_items_for_a_target_mde_reach_it_and_no_fewer_do() -> None:
-    plan = api.plan_study(dataset="sample", mde=0.05, sim_seeds=1)
+    plan = api.plan_study(api.PlanRequest(dataset="sample", mde=0.05, sim_seeds=1))
     need = plan.detectable[1].units_for_target
     assert need is not None
     got = stats.mde_mcnemar(need, round(0.2 * need))
@@ -65,12 +66,12 @@ TEMPLATES = configs_dir() / "templates"
 
 def _reply(judge: str, name: str, **kw: Any) -> OutputTokens:
     template = load_template(TEMPLATES / f"{name}.toml")
-    completion = traits_of(resolve_judge(judge)[0]).completion_only
-    return output_tokens_for(judge, template, completion=completion, **kw)
+    judges = Judges.load()
+    return output_tokens_for(judges.resolve(judge), template, catalog=judges, **kw)
 
 
 def test_each_template_is_costed_at_its_own_reply_and_the_plan_shows_the_difference() -> None:
-    plan = api.plan_study(models=["openai:gpt-4.1-mini"], dataset="sample", sim_seeds=1)
+    plan = api.plan_study(api.PlanRequest(models=["openai:gpt-4.1-mini"], dataset="sample", sim_seeds=1))
     by_name = {t.template: t.estimates[0] for t in plan.templates}
     assert set(by_name) == {"judge-default-v1", "judge-verdict-only-v1", "judge-verdict-schema-v1"}
     assert [t.template for t in plan.templates if t.chosen] == ["judge-default-v1"]
@@ -106,14 +107,17 @@ def test_the_figure_comes_from_the_run_then_a_measurement_then_the_form_then_the
     assert (got.per_judgment, got.source) == (80, "assumed (default)")
 
 
+def _reply_with(judge: str, template: Any, table: OutputTokenTable) -> OutputTokens:
+    judges = Judges.load()
+    return output_tokens_for(judges.resolve(judge), template, catalog=judges, table=table)
+
+
 def test_an_assumption_never_exceeds_the_templates_reply_budget() -> None:
     table = OutputTokenTable(assumed={"default": 5000})
     template = load_template(TEMPLATES / "judge_default.toml").model_copy(
         update={"name": "x", "max_tokens": 300}
     )
-    assert (
-        output_tokens_for("openai:gpt-4.1-mini", template, completion=False, table=table).per_judgment == 300
-    )
+    assert _reply_with("openai:gpt-4.1-mini", template, table).per_judgment == 300
 
 
 def test_a_runs_recorded_replies_cost_the_plan(tmp_path: Path) -> None:
@@ -122,7 +126,9 @@ def test_a_runs_recorded_replies_cost_the_plan(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in (FIXTURE_RUN / "judgments.jsonl").read_text().splitlines()]
     answered = {(j["item_id"], j["kind"], j["condition"], j["order"]) for j in lines if j["raw"] is not None}
     assert mean == 16 and n == len(answered)  # every simulated reply is 16 tokens
-    plan = api.plan_study(models=["sim:default"], dataset="sample", sim_seeds=1, from_run=FIXTURE_RUN)
+    plan = api.plan_study(
+        api.PlanRequest(models=["sim:default"], dataset="sample", sim_seeds=1, from_run=FIXTURE_RUN)
+    )
     chosen = plan.templates[0].estimates[0]
     assert chosen.output_tokens == 16 * chosen.calls and chosen.output_source == f"the run's {n} judgments"
     # the run never used the verdict-only template: that row falls back to the assumption
@@ -195,7 +201,7 @@ def test_a_resumed_dry_run_costs_the_rest_at_the_runs_own_replies(tmp_path: Path
     shutil.copytree(FIXTURE_RUN, run)
     lines = (run / "judgments.jsonl").read_text().splitlines()
     (run / "judgments.jsonl").write_text("\n".join(lines[: len(lines) // 2]) + "\n")
-    result = api.judge(run, models=["sim:default"], dry_run=True)
+    result = api.judge(run, api.JudgeRequest(models=["sim:default"], dry_run=True))
     (estimate,) = result.estimates
     assert estimate.calls > 0 and estimate.already_done > 0
     assert estimate.output_tokens == 16 * estimate.calls

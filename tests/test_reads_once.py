@@ -79,7 +79,7 @@ def _finished_run(tmp: Path, items: int) -> tuple[Path, int]:
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     var.write_text("".join(json.dumps(v, ensure_ascii=False) + "\n" for v in variants), encoding="utf-8")
     run = tmp / "run"
-    api.translate(run, dataset=str(data), variants_file=var)
+    api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=var))
     plan = plan_judging(RunDir(run), JudgeRequest(models=["sim:default"]))
     with JsonlAppender(run / JUDGMENTS) as out:
         for c in plan.calls:
@@ -93,7 +93,7 @@ def test_judge_on_a_finished_13408_judgment_run_opens_judgments_once(tmp_path: P
     run, planned = _finished_run(tmp_path, 1676)
     assert planned == 13_408
     with reads() as seen:
-        result = api.judge(run, models=["sim:default"])
+        result = api.judge(run, api.JudgeRequest(models=["sim:default"]))
     assert result.planned == planned and result.outcomes["sim:default"].already_done == planned
     assert seen[JUDGMENTS] == 1
     assert seen["plan.jsonl"] <= 1 and seen["variants.jsonl"] == 1 and seen["manifest.json"] == 1
@@ -105,7 +105,7 @@ def test_a_judge_that_makes_calls_reads_its_own_answers_from_memory(tmp_path: Pa
     lines = (run / JUDGMENTS).read_text(encoding="utf-8").splitlines(keepends=True)
     (run / JUDGMENTS).write_text("".join(lines[:-20]), encoding="utf-8")
     with reads() as seen:
-        result = api.judge(run, models=["sim:default", "sim:biased"], limit=6)
+        result = api.judge(run, api.JudgeRequest(models=["sim:default", "sim:biased"], limit=6))
     assert sum(o.requested for o in result.outcomes.values()) == 20
     assert all(o.missing == 0 for o in result.outcomes.values())  # the 20 answers were seen
     assert seen[JUDGMENTS] == 1
@@ -115,7 +115,7 @@ def test_until_settled_reads_judgments_once_for_all_its_rounds(tmp_path: Path) -
     run, _ = _finished_run(tmp_path, 40)
     (run / JUDGMENTS).unlink()  # every call still to make
     with reads() as seen:
-        result = api.judge(run, models=["sim:default"], until_settled=True, round_items=10)
+        result = api.judge(run, api.JudgeRequest(models=["sim:default"], until_settled=True, round_items=10))
     stop = result.stops["sim:default"]
     assert stop.items >= 20  # at least two rounds, each made calls and settled on their answers
     assert result.outcomes["sim:default"].requested == stop.calls > 0
@@ -132,9 +132,9 @@ def test_bbe_reads_each_run_file_once(tmp_path: Path) -> None:
     params = api.BBEParams(tau=0.5, delta=0.01)
     perturb = api.PerturbRequest(kind="formatting", model="sim:default", units=4)
     with reads() as seen:
-        api.bbe(params=params, run=run, perturb=perturb, repeats=2, plot=False)
+        api.bbe(api.BBERequest(params=params, run=run, perturb=perturb, repeats=2, plot=False))
     assert seen[JUDGMENTS] == 1 and seen["manifest.json"] == 1
     assert seen["bbe_neighbours.jsonl"] == 0  # written by this call: known without reading it
     with reads() as seen:
-        api.bbe(params=params, run=run, perturb=perturb, plot=False)
+        api.bbe(api.BBERequest(params=params, run=run, perturb=perturb, plot=False))
     assert seen[JUDGMENTS] == 1 and seen["bbe_neighbours.jsonl"] == 1

@@ -75,7 +75,7 @@ def test_closed_form_matches_the_simulator_by_counting() -> None:
 
 def test_run_pipeline_on_the_bundled_sample_with_a_simulated_judge(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    result = api.run_pipeline(run, models=["sim:default"])
+    result = api.run_pipeline(run, api.PipelineRequest(models=["sim:default"]))
     assert result.report_html is not None and result.report_html.exists()
     html = result.report_html.read_text(encoding="utf-8")
     assert "data:image/png;base64" in html

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from judgebench import defaults
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.requests import build_request, completion_only, reask_request, to_judgment
@@ -36,7 +37,7 @@ class Execution:
     vLLM/OpenAI batch output file; `write_requests` only writes the request file and calls nothing."""
 
     batch: bool = False
-    poll_interval: float = 30.0
+    poll_interval: float = defaults.POLL_INTERVAL_S
     # batch lines that failed, expired or were cancelled: a new batch ("resubmit") or live calls
     batch_failed: Literal["resubmit", "live"] = "resubmit"
     # opt-in (PROTOCOL §3): re-ask a judge whose answer had no readable verdict, up to N times,

@@ -19,13 +19,14 @@ ALLOWED: dict[str, set[str]] = {
     "fileio": set(),
     "progress": set(),
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
+    "defaults": set(),  # each flag's default, stated once (request models, settings and the CLI)
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "rundir": {"errors", "fileio", "records", "runindex"},
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
-    "models": {"errors", "fileio", "paths", "records", "wire"},
+    "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
     "batch": {"errors", "fileio", "models", "records", "rundir"},
     "translate": {
         "batch",
@@ -39,7 +40,9 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
     },
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
-    "execution": {"batch", "errors", "judge", "models", "progress", "records", "rundir"},
+    "execution": {"batch", "defaults", "errors", "judge", "models", "progress", "records", "rundir"},
+    # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
+    "costing": {"batch", "errors", "judge", "models", "paths", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
     "report": {"analysis", "errors", "fileio", "palette", "records", "rundir"},
@@ -48,7 +51,9 @@ ALLOWED: dict[str, set[str]] = {
         "batch",
         "bbe",
         "conditions",
+        "costing",
         "data",
+        "defaults",
         "errors",
         "execution",
         "fileio",
@@ -62,7 +67,7 @@ ALLOWED: dict[str, set[str]] = {
         "translate",
     },
     # the CLI: the library's public API, its errors and records, and its own modules
-    "cli": {"api", "errors", "records"},
+    "cli": {"api", "defaults", "errors", "records"},
     "__main__": {"cli"},
 }
 MAX_MODULE_LINES = 500

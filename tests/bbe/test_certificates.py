@@ -56,7 +56,7 @@ def _exact_v(changes: np.ndarray, alpha: float, sigma: float, d: int) -> float:
 
 
 def _release(run: Path, **params: object) -> api.BBEOutcome:
-    return api.bbe(params=api.BBEParams(tau=TAU, delta=DELTA, **params), run=run, plot=False)
+    return api.bbe(api.BBERequest(params=api.BBEParams(tau=TAU, delta=DELTA, **params), run=run, plot=False))
 
 
 def _cert(cal: Calibration, name: str) -> dict[str, float | None]:
@@ -106,7 +106,9 @@ def test_quantile_certificate_matches_scipy(tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     table.write_text("\n".join(rows) + "\n")
     params = api.BBEParams(tau=TAU, delta=DELTA, alpha=1.0, certificate="quantile")
-    cal = api.bbe(params=params, scores=table, scale=(0.0, 1.0), plot=False).result.calibrations[0]
+    cal = api.bbe(
+        api.BBERequest(params=params, scores=table, scale=(0.0, 1.0), plot=False)
+    ).result.calibrations[0]
     observed = np.sort(np.abs(np.round(base + change, 6) - np.round(base, 6)))
     d_s, d_e, d_n = 0.45 * DELTA, 0.10 * DELTA, 0.45 * DELTA  # the bound's default split
     r = next(r for r in range(1, units + 1) if stats.binom.sf(r - 1, units, 1 - d_s) <= d_e)
@@ -120,12 +122,16 @@ def test_quantile_certificate_matches_scipy(tmp_path: Path) -> None:
 def test_default_certificate_beats_markov_on_the_bundled_examples(tmp_path: Path) -> None:
     """Done-when: feasible at (0.5, 0.01) with alpha auto, alpha_max several times Markov's."""
     arena = api.BBEParams(tau=TAU, delta=DELTA, alpha=None)
-    cal = api.bbe(params=arena, arena_hard=ARENA, out=tmp_path / "a.json", plot=False).result.calibrations[0]
+    cal = api.bbe(
+        api.BBERequest(params=arena, arena_hard=ARENA, out=tmp_path / "a.json", plot=False)
+    ).result.calibrations[0]
     markov = _cert(cal, "markov")["alpha_max"]
     assert cal.feasible and markov is not None and cal.alpha is not None
     assert cal.alpha / (0.5 * markov) > 3  # the released alpha vs Markov's auto alpha
     factors = REPO / "data" / "bbe" / "scores_factors.csv"
-    table = api.bbe(params=arena, scores=factors, scale=(1, 10), out=tmp_path / "f.json", plot=False)
+    table = api.bbe(
+        api.BBERequest(params=arena, scores=factors, scale=(1, 10), out=tmp_path / "f.json", plot=False)
+    )
     cal = table.result.calibrations[0]
     markov = _cert(cal, "markov")["alpha_max"]
     assert cal.feasible and cal.certificate == "range" and markov is not None and cal.alpha is not None
@@ -202,7 +208,7 @@ def test_exact_release_is_checked_by_monte_carlo_and_a_wrong_sigma_fails(tmp_pat
 
 def test_utility_keep_probability_matches_the_formula(tmp_path: Path) -> None:
     params = api.BBEParams(tau=TAU, delta=DELTA, alpha=None)
-    res = api.bbe(params=params, arena_hard=ARENA, out=tmp_path / "a.json", plot=False).result
+    res = api.bbe(api.BBERequest(params=params, arena_hard=ARENA, out=tmp_path / "a.json", plot=False)).result
     cal = res.calibrations[0]
     u = res.utility
     assert u is not None and u == cal.utility and u.pairs == len(res.systems) * (len(res.systems) - 1) // 2
@@ -228,7 +234,7 @@ def test_bridge_releases_a_table_calibrated_on_a_run(tmp_path: Path) -> None:
     table.write_text("\n".join(rows) + "\n")
     params = api.BBEParams(tau=TAU, delta=DELTA, alpha=None, verify=1000)
     res = api.bbe(
-        params=params, scores=table, scale=(0, 10), judge="j", calibrate_from=run, plot=False
+        api.BBERequest(params=params, scores=table, scale=(0, 10), judge="j", calibrate_from=run, plot=False)
     ).result
     cal = res.calibrations[0]
     assert cal.feasible and cal.d == 500 and cal.certificate in ("exact_ucb", "range", "quantile", "markov")

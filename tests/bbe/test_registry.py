@@ -68,7 +68,7 @@ def _radius(d: int, delta_noise: float) -> float:
 def test_a_toy_certificate_registered_once_is_used_end_to_end(tmp_path: Path, toys: None) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.1}, items=60)
     params = api.BBEParams(tau=TAU, delta=DELTA, alpha=0.3, certificate=HalfRange.name, verify=1000)
-    res = api.bbe(params=params, run=run, plot=False).result
+    res = api.bbe(api.BBERequest(params=params, run=run, plot=False)).result
     cal = res.calibrations[0]
     assert cal.certificate == HalfRange.name and cal.carries_over is True
     assert cal.sigma == pytest.approx((TAU - 0.3) / _radius(cal.d, DELTA / 2), rel=1e-12)
@@ -94,7 +94,9 @@ def test_a_toy_certificate_registered_once_is_used_end_to_end(tmp_path: Path, to
 
 def test_registration_decides_auto_scope_and_verification(tmp_path: Path, toys: None) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.1}, items=60)
-    auto = api.bbe(params=api.BBEParams(tau=TAU, delta=DELTA, alpha=None), run=run, plot=False)
+    auto = api.bbe(
+        api.BBERequest(params=api.BBEParams(tau=TAU, delta=DELTA, alpha=None), run=run, plot=False)
+    )
     cal = auto.result.calibrations[0]
     rows = {r.name: r for r in cal.certificates}
     # the in-sample toy applies and allows every alpha (auto would take alpha 1 with it), but auto
@@ -103,7 +105,7 @@ def test_registration_decides_auto_scope_and_verification(tmp_path: Path, toys: 
     assert all(r.alpha_max is not None for n, r in rows.items() if n != LooseListed.name)
     assert cal.certificate != LooseListed.name and cal.carries_over is True and cal.alpha < 1
     named = api.BBEParams(tau=TAU, delta=DELTA, alpha=0.3, certificate=LooseListed.name, verify=1000)
-    cal = api.bbe(params=named, run=run, plot=False).result.calibrations[0]
+    cal = api.bbe(api.BBERequest(params=named, run=run, plot=False)).result.calibrations[0]
     assert cal.certificate == LooseListed.name and cal.carries_over is False and cal.in_sample
     v = cal.verify
     assert v is not None and "Monte Carlo" in v.check and v.holdout is None

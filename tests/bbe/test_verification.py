@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from judgebench import api
 from judgebench.bbe.verify import power
-from judgebench.errors import ConfigError
 from tests.bbe.helpers import write_run
 from tests.bbe.test_certificates import _changes
 
@@ -53,7 +53,7 @@ def test_power_is_the_exact_binomial_at_the_fail_threshold() -> None:
 
 def test_quantile_release_is_verified_as_quantile_at_its_sigma(tmp_path: Path) -> None:
     params = api.BBEParams(tau=TAU, delta=DELTA, alpha=1.0, certificate="quantile", verify=2000)
-    res = api.bbe(params=params, scores=_table(tmp_path), scale=(0.0, 1.0), plot=False).result
+    res = api.bbe(api.BBERequest(params=params, scores=_table(tmp_path), scale=(0.0, 1.0), plot=False)).result
     cal = res.calibrations[0]
     v = cal.verify
     assert cal.certificate == "quantile" and v is not None and cal.sigma is not None
@@ -75,7 +75,11 @@ def test_the_counted_draws_use_the_released_sigma(tmp_path: Path) -> None:
     exact violation probability at that sigma (scipy's ncx2), and not with it at the half-calibration's."""
     run = write_run(tmp_path / "run", judges={"j": 0.25}, items=120)
     draws = 40_000
-    cal = api.bbe(params=api.BBEParams(tau=TAU, delta=DELTA, alpha=0.4, verify=draws), run=run, plot=False)
+    cal = api.bbe(
+        api.BBERequest(
+            params=api.BBEParams(tau=TAU, delta=DELTA, alpha=0.4, verify=draws), run=run, plot=False
+        )
+    )
     block = cal.result.calibrations[0]
     v = block.verify
     assert block.certificate == "exact_ucb" and v is not None and block.sigma is not None
@@ -94,13 +98,13 @@ def test_the_counted_draws_use_the_released_sigma(tmp_path: Path) -> None:
 def test_exact_is_verified_by_its_own_monte_carlo_and_fresh_is_refused(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.2}, items=60)
     params = api.BBEParams(tau=TAU, delta=DELTA, alpha=None, certificate="exact", verify=2000)
-    cal = api.bbe(params=params, run=run, plot=False).result.calibrations[0]
+    cal = api.bbe(api.BBERequest(params=params, run=run, plot=False)).result.calibrations[0]
     v = cal.verify
     assert cal.in_sample and v is not None and v.certificate == "exact" and v.sigma == cal.sigma
     assert v.holdout is None and v.note is not None and "listed neighbours only" in v.note
     fresh = params.model_copy(update={"verify_kind": "fresh"})
-    with pytest.raises(ConfigError, match="certifies only the listed ones"):
-        api.bbe(params=fresh, run=run, plot=False)
+    with pytest.raises(ValidationError, match="certifies only the listed ones"):  # the request refuses it
+        api.BBERequest(params=fresh, run=run, plot=False)
 
 
 def test_a_certificate_that_does_not_apply_to_half_the_items_is_not_replaced(tmp_path: Path) -> None:
@@ -108,7 +112,9 @@ def test_a_certificate_that_does_not_apply_to_half_the_items_is_not_replaced(tmp
     with the reason, never run with another certificate."""
     table = _table(tmp_path, units=2000)
     params = api.BBEParams(tau=TAU, delta=DELTA, alpha=1.0, certificate="quantile", verify=500)
-    cal = api.bbe(params=params, scores=table, scale=(0.0, 1.0), plot=False).result.calibrations[0]
+    cal = api.bbe(
+        api.BBERequest(params=params, scores=table, scale=(0.0, 1.0), plot=False)
+    ).result.calibrations[0]
     assert cal.certificate == "quantile"
     # 2000 items: r exists; 1000: Pr(Binomial(1000, 1 - 0.0045) >= 1000) = 0.011 > 0.001, none does
     assert stats.binom.sf(1999, 2000, 1 - 0.0045) <= 0.001 < stats.binom.sf(999, 1000, 1 - 0.0045)

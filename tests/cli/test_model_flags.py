@@ -35,7 +35,7 @@ def test_every_model_flag_a_command_declares_is_one_call_options_from_picks() ->
 def test_judge_flags_travel_to_the_calls(tmp_path: Path) -> None:
     """--base-url reaches the server, --max-answer-chars cuts the stored answer, --no-cache asks again."""
     run = tmp_path / "run"
-    api.translate(run, dataset="sample", variants_file=sample_variants_path(), limit=2)
+    api.translate(run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path(), limit=2))
     reply = json.dumps({"winner": "A", "confidence": 0.9, "reason": "x" * 200})
     with OpenAIServer(text=reply) as server:
         args = ["judge", "--run", str(run), "--model", "openai-compatible:flags", "--conditions", "en"]

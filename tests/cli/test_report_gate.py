@@ -18,8 +18,10 @@ runner = CliRunner()
 
 def _run(tmp_path: Path, judge: str, limit: int | None = None) -> Path:
     run = tmp_path / f"{judge.replace(':', '_').replace('/', '_')}-{limit}"
-    api.translate(run, dataset="sample", variants_file=sample_variants_path(), limit=limit)
-    api.judge(run, models=[judge], options=api.CallOptions(use_cache=False), limit=limit)
+    api.translate(
+        run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path(), limit=limit)
+    )
+    api.judge(run, api.JudgeRequest(models=[judge], limit=limit), options=api.CallOptions(use_cache=False))
     return run
 
 
@@ -69,9 +71,11 @@ def test_an_interrupted_run_is_marked_incomplete_everywhere(tmp_path: Path) -> N
     assert 'class="banner"' in html and "INCOMPLETE RUN" in html
     assert "INCOMPLETE RUN" in (run / "report.md").read_text()
     # resuming makes only the missing calls and the run is complete again
-    again = api.judge(run, models=["sim:selftest-unbiased"], options=api.CallOptions(use_cache=False))
+    again = api.judge(
+        run, api.JudgeRequest(models=["sim:selftest-unbiased"]), options=api.CallOptions(use_cache=False)
+    )
     assert again.outcomes["sim:selftest-unbiased"].requested == 50
-    assert api.report(run, html=False).readiness.complete
+    assert api.report(run, api.ReportRequest(html=False)).readiness.complete
 
 
 def test_a_bare_gate_before_another_flag_is_the_plain_gate(runs: dict[str, Path]) -> None:

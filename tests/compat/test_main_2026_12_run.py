@@ -83,7 +83,7 @@ def test_the_manifest_loads_as_written(run: Path) -> None:
 def test_report_gives_the_same_metrics_and_readiness(run: Path) -> None:
     before = _metrics(run / "metrics.json")
     readiness = json.loads((run / "readiness.json").read_text())
-    api.report(run, html=False)
+    api.report(run, api.ReportRequest(html=False))
     after = _metrics(run / "metrics.json")
     assert after.keys() == before.keys()
     for key, old in before.items():
@@ -100,7 +100,7 @@ def test_bbe_gives_the_same_release_without_a_call(run: Path) -> None:
     assert BBEResult.model_validate(before).calibrations[0].in_sample  # migrated from its rows
     params = api.BBEParams(tau=0.5, delta=0.01, certificate="exact")
     perturb = api.PerturbRequest(kind="formatting", model="sim:default", units=4)
-    outcome = api.bbe(params=params, run=run, perturb=perturb, plot=False)
+    outcome = api.bbe(api.BBERequest(params=params, run=run, perturb=perturb, plot=False))
     assert outcome.perturbation is not None and outcome.perturbation.failed_calls == 0
     assert not outcome.infeasible and outcome.kept is None  # written, not kept beside an older one
     assert _lines(run / "bbe_neighbours.jsonl") == neighbours  # every neighbour was already answered
@@ -129,7 +129,7 @@ def test_judge_resumes_only_what_is_missing(run: Path) -> None:
     lines = (run / "judgments.jsonl").read_text().splitlines(keepends=True)
     kept, dropped = lines[:-10], lines[-10:]
     (run / "judgments.jsonl").write_text("".join(kept))
-    result = api.judge(run, models=JUDGES, limit=6)
+    result = api.judge(run, api.JudgeRequest(models=JUDGES, limit=6))
     asked = {name: o.requested for name, o in result.outcomes.items()}
     assert sum(asked.values()) == 10 and result.planned == 96
     new_lines = _lines(run / "judgments.jsonl")[len(kept) :]
@@ -142,7 +142,9 @@ def test_until_settled_on_the_finished_run_asks_nothing_and_stops_as_recorded(ru
     recorded = RunDir(run).manifest().stages.judge
     assert recorded is not None
     size = (run / "judgments.jsonl").stat().st_size
-    result = api.judge(run, models=["sim:biased"], limit=6, until_settled=True, round_items=3)
+    result = api.judge(
+        run, api.JudgeRequest(models=["sim:biased"], limit=6, until_settled=True, round_items=3)
+    )
     assert (run / "judgments.jsonl").stat().st_size == size
     assert result.outcomes["sim:biased"].requested == 0
     assert result.stops["sim:biased"] == recorded.stops["sim:biased"]

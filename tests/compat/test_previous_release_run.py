@@ -48,7 +48,7 @@ def test_the_old_manifest_is_read_and_lifted_to_this_schema(old_run: Path) -> No
 
 def test_it_reports_the_same_numbers(old_run: Path) -> None:
     before = _records(old_run / "metrics.json")
-    api.report(old_run, html=False)
+    api.report(old_run, api.ReportRequest(html=False))
     after = _records(old_run / "metrics.json")
     # every number 0.1.0 reported is reported again; what is new is only the metrics added since
     assert before.keys() <= after.keys()
@@ -65,7 +65,7 @@ def test_it_calibrates_the_same_release(old_run: Path) -> None:
     # 0.1.0's release: the Markov certificate and each judge's mean as the centre (now named: the
     # defaults became the tightest certificate and the label-neutral centre 0.5, PROTOCOL §5b)
     params = api.BBEParams(tau=0.5, delta=0.01, alpha=None, certificate="markov", centre="mean")
-    api.bbe(params=params, run=old_run, plot=False)
+    api.bbe(api.BBERequest(params=params, run=old_run, plot=False))
     after = json.loads((old_run / "bbe.json").read_text())
     fields = ("judge", "d", "units", "sensitivity", "sensitivity_plugin", "alpha", "sigma", "feasible")
     for old, new in zip(before["calibrations"], after["calibrations"], strict=True):
@@ -85,7 +85,7 @@ def test_it_resumes_only_what_is_missing(old_run: Path) -> None:
     lines = (old_run / "judgments.jsonl").read_text().splitlines(keepends=True)
     kept, dropped = lines[:-10], lines[-10:]
     (old_run / "judgments.jsonl").write_text("".join(kept))
-    result = api.judge(old_run, models=["sim:default"], limit=6)
+    result = api.judge(old_run, api.JudgeRequest(models=["sim:default"], limit=6))
     outcome = result.outcomes["sim:default"]
     assert (outcome.planned, outcome.already_done, outcome.requested) == (48, 38, 10)
     new_lines = (old_run / "judgments.jsonl").read_text().splitlines()[len(kept) :]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judgebench.api import JudgeRequest, judge, translate
+from judgebench.api import JudgeRequest, TranslateRequest, judge, translate
 from judgebench.data import load_dataset
 from judgebench.data.dataset import items_checksum
 from judgebench.errors import InputError
@@ -127,8 +127,10 @@ def test_a_run_that_skipped_bad_rows_skips_them_in_every_later_stage(snapshot: P
     write_parquet(language_file(snapshot, "ja"), rows)
     run = tmp_path / "run"
     with pytest.raises(InputError, match="row 4"):
-        translate(run, dataset=LANGS, data_dir=str(snapshot), conditions="zh,ja")
-    done = translate(run, dataset=LANGS, data_dir=str(snapshot), conditions="zh,ja", skip_bad_rows=True)
+        translate(run, TranslateRequest(dataset=LANGS, data_dir=str(snapshot), conditions="zh,ja"))
+    done = translate(
+        run, TranslateRequest(dataset=LANGS, data_dir=str(snapshot), conditions="zh,ja", skip_bad_rows=True)
+    )
     n = len(FIXTURE_IDS) - 1
     assert done.imported == n + (n - 2)  # ja lacks FIXTURE_NOT_IN_JA and the skipped row
     manifest = RunDir(run).manifest()

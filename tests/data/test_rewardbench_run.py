@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from judgebench.api import JudgeRequest, judge, run_pipeline, translate
+from judgebench.api import JudgeRequest, PipelineRequest, TranslateRequest, judge, run_pipeline, translate
 from judgebench.api.report import analyze_run
 from judgebench.data.rewardbench import language_configs
 from judgebench.errors import ConfigError, InputError
@@ -41,7 +41,9 @@ def lines(path: Path) -> list[dict[str, object]]:
 
 def test_translate_imports_the_dataset_variants_without_a_translator(snapshot: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    result = translate(run, dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de")
+    result = translate(
+        run, TranslateRequest(dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de")
+    )
     assert result.outcome is None  # no translator was called
     assert result.imported == sum(PER_LANGUAGE.values())
     variants = lines(run / VARIANTS)
@@ -54,7 +56,9 @@ def test_translate_imports_the_dataset_variants_without_a_translator(snapshot: P
     assert manifest.dataset is not None and manifest.dataset.spec == "m-rewardbench"
     assert len(manifest.dataset.files) == 24  # RewardBench and every language of the snapshot
     assert set(manifest.dataset.conditions) == {"en", *language_configs()}
-    again = translate(run, conditions="zh,ja,de")  # the manifest's dataset; nothing new to import
+    again = translate(
+        run, TranslateRequest(conditions="zh,ja,de")
+    )  # the manifest's dataset; nothing new to import
     assert again.imported == 0
     assert len(lines(run / VARIANTS)) == len(variants)
 
@@ -63,7 +67,9 @@ def test_the_audit_still_runs_and_flags_dataset_variants(snapshot: Path, tmp_pat
     rows = language_rows("zh", english_rows())
     rows[0] = {**rows[0], "chosen": "水果很健康。"}  # the numbers of the English text are gone
     write_parquet(language_file(snapshot, "zh"), rows)
-    result = translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh")
+    result = translate(
+        tmp_path / "run", TranslateRequest(dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh")
+    )
     flags = lines(tmp_path / "run" / AUDIT)
     assert result.flags >= 1
     assert {f["item_id"] for f in flags} == {f"rewardbench/{rows[0]['id']}"}
@@ -73,12 +79,16 @@ def test_the_audit_still_runs_and_flags_dataset_variants(snapshot: Path, tmp_pat
 def test_a_language_the_copy_lacks_is_a_clear_error(tmp_path: Path) -> None:
     snapshot = write_snapshot(tmp_path / "hub", languages=("zh", "ja", "de"))
     with pytest.raises(InputError, match=r"ko \(kor_Hang\)") as info:
-        translate(tmp_path / "run", dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ko")
+        translate(
+            tmp_path / "run",
+            TranslateRequest(dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ko"),
+        )
     assert "m-rewardbench:de,ja,zh" in str(info.value)  # what the copy holds
     assert not (tmp_path / "run").exists()
     with pytest.raises(ConfigError, match="ko: not asked for") as config:
         translate(
-            tmp_path / "run", dataset="m-rewardbench:zh,ja,de", data_dir=str(snapshot), conditions="zh,ko"
+            tmp_path / "run",
+            TranslateRequest(dataset="m-rewardbench:zh,ja,de", data_dir=str(snapshot), conditions="zh,ko"),
         )
     assert "holds de, ja, zh" in str(config.value)
     assert not (tmp_path / "run").exists()
@@ -88,16 +98,15 @@ def test_a_condition_the_dataset_lacks_still_needs_a_translator(snapshot: Path, 
     with pytest.raises(ConfigError, match="cannot translate"):
         translate(
             tmp_path / "run",
-            dataset="m-rewardbench",
-            data_dir=str(snapshot),
-            conditions="zh,ls",
-            translator="sim:unbiased",
+            TranslateRequest(
+                dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ls", translator="sim:unbiased"
+            ),
         )
 
 
 def test_judge_dry_run_plans_pairs_and_tie_probes_per_language(snapshot: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    translate(run, dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de")
+    translate(run, TranslateRequest(dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de"))
     estimates = judge(run, JudgeRequest(models=["sim:unbiased"], dry_run=True)).estimates
     pairs = 2 * (N + sum(PER_LANGUAGE.values()))
     probes = 2 * sum(PER_LANGUAGE.values())
@@ -110,11 +119,13 @@ def test_run_dry_run_plans_the_whole_study_exactly_before_anything_exists(
     run = tmp_path / "run"
     result = run_pipeline(
         run,
-        dataset="m-rewardbench",
-        data_dir=str(snapshot),
-        models=["openai:gpt-4.1-mini"],
-        conditions="zh,ja,de",
-        dry_run=True,
+        PipelineRequest(
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            models=["openai:gpt-4.1-mini"],
+            conditions="zh,ja,de",
+            dry_run=True,
+        ),
     )
     pairs = 2 * (N + sum(PER_LANGUAGE.values()))
     probes = 2 * sum(PER_LANGUAGE.values())
@@ -129,10 +140,12 @@ def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
     run = tmp_path / "run"
     result = run_pipeline(
         run,
-        dataset="m-rewardbench",
-        data_dir=str(snapshot),
-        models=["sim:biased", "sim:unbiased"],
-        conditions="zh,ja,de",
+        PipelineRequest(
+            dataset="m-rewardbench",
+            data_dir=str(snapshot),
+            models=["sim:biased", "sim:unbiased"],
+            conditions="zh,ja,de",
+        ),
     )
     assert result.report_html is not None and result.report_html.exists()
     analysis = analyze_run(run)
@@ -177,10 +190,12 @@ def test_twenty_three_languages_stay_legible(tmp_path: Path) -> None:
         warnings.simplefilter("always")
         run_pipeline(
             run,
-            dataset="m-rewardbench",
-            data_dir=str(snapshot),
-            models=["sim:biased", "sim:unbiased"],
-            conditions=",".join(configs),
+            PipelineRequest(
+                dataset="m-rewardbench",
+                data_dir=str(snapshot),
+                models=["sim:biased", "sim:unbiased"],
+                conditions=",".join(configs),
+            ),
         )
     assert not [w for w in caught if "constrained_layout" in str(w.message)]
     analysis = analyze_run(run)
@@ -200,15 +215,12 @@ def test_twenty_three_languages_stay_legible(tmp_path: Path) -> None:
 
 def test_run_on_the_llmbar_part_only(snapshot: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    common = {
-        "dataset": "m-rewardbench",
-        "data_dir": str(snapshot),
-        "conditions": "zh,ja,de",
-        "subset": "llmbar",
-    }
-    dry = run_pipeline(run, models=["openai:gpt-4.1-mini"], dry_run=True, **common)
+    common = PipelineRequest(
+        dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de", subset="llmbar"
+    )
+    dry = run_pipeline(run, common.model_copy(update={"models": ["openai:gpt-4.1-mini"], "dry_run": True}))
     assert [e.calls for e in dry.estimates] == [2 * 10 + 4 * 3 * 10]  # the five LLMBar subsets, 2 items each
-    run_pipeline(run, models=["sim:unbiased"], **common)
+    run_pipeline(run, common.model_copy(update={"models": ["sim:unbiased"]}))
     judged = {j["item_id"] for j in lines(run / "judgments.jsonl")}
     assert len(judged) == 10
     assert all(v["item_id"] in judged for v in lines(run / VARIANTS))
@@ -225,10 +237,9 @@ def test_ls_is_still_translated_on_top_of_the_dataset(snapshot: Path, tmp_path: 
         options = CallOptions(base_url=server.base_url, timeout=5, max_retries=1, progress=False)
         result = translate(
             run,
-            dataset="m-rewardbench",
-            data_dir=str(snapshot),
-            conditions="zh,ls",
-            translator=SPEC,
+            TranslateRequest(
+                dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ls", translator=SPEC
+            ),
             options=options,
         )
         asked = [r.body["messages"][1]["content"] for r in server.requests]

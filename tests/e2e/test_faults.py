@@ -26,7 +26,7 @@ JUDGE = "openai-compatible:e2e-judge"
 def _judge_and_report(
     run: Path, items: Path, variants: Path, responder: DeterministicJudge, timeout: float
 ) -> tuple[api.JudgeResult, int]:
-    api.translate(run, dataset=str(items), variants_file=variants)
+    api.translate(run, api.TranslateRequest(dataset=str(items), variants_file=variants))
     server = OpenAIServer(responder)
     with server:
         options = api.CallOptions(
@@ -37,7 +37,7 @@ def _judge_and_report(
             backoff_max=0.05,
             progress=False,
         )
-        result = api.judge(run, models=[JUDGE], options=options)
+        result = api.judge(run, api.JudgeRequest(models=[JUDGE]), options=options)
         requests = len(server.chat_requests())
     api.report(run)
     return result, requests

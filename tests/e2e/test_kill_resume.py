@@ -83,17 +83,17 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path, monkeypatch: pytes
     # the clean reference, in process
     monkeypatch.setenv("JUDGEBENCH_CACHE_DIR", str(tmp_path / "cache-clean"))
     clean = tmp_path / "clean"
-    api.translate(clean, dataset=str(items), variants_file=variants)
+    api.translate(clean, api.TranslateRequest(dataset=str(items), variants_file=variants))
     server = OpenAIServer(DeterministicJudge())
     with server:
         options = api.CallOptions(base_url=server.base_url, timeout=10, progress=False)
-        api.judge(clean, models=[FAST_JUDGE], options=options)
+        api.judge(clean, api.JudgeRequest(models=[FAST_JUDGE]), options=options)
     api.report(clean)
 
     cache = tmp_path / "cache-killed"
     monkeypatch.setenv("JUDGEBENCH_CACHE_DIR", str(cache))
     run = tmp_path / "killed"
-    api.translate(run, dataset=str(items), variants_file=variants)
+    api.translate(run, api.TranslateRequest(dataset=str(items), variants_file=variants))
     rng = random.Random(7)
     targets = sorted(rng.sample(range(10, PLANNED - 30), KILLS))
     judge = DeterministicJudge(delay=0.03)

@@ -163,7 +163,11 @@ def test_candidate_outputs_cannot_steer_the_verdict(tmp_path: Path, reply: str) 
 
     with server:
         options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=1, progress=False)
-        api.judge(tmp_path / "run", models=["openai-compatible:fixed"], dataset=str(data), options=options)
+        api.judge(
+            tmp_path / "run",
+            api.JudgeRequest(models=["openai-compatible:fixed"], dataset=str(data)),
+            options=options,
+        )
         assert len(server.chat_requests()) == 2 * len(rows)
     records = last_per_key(
         read_jsonl(tmp_path / "run" / "judgments.jsonl", Judgment), key=lambda j: j.call_key()
@@ -217,7 +221,11 @@ def test_run_path_with_dotdot_is_refused(
 def _outside_run(tmp_path: Path) -> Path:
     """A real, judged run folder outside the working folder (the target of an escape)."""
     outside = tmp_path / "x"
-    api.judge(outside, models=["sim:default"], dataset="sample", options=api.CallOptions(progress=False))
+    api.judge(
+        outside,
+        api.JudgeRequest(models=["sim:default"], dataset="sample"),
+        options=api.CallOptions(progress=False),
+    )
     return outside
 
 

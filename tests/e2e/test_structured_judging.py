@@ -47,12 +47,14 @@ def test_a_structured_judge_stage_records_the_schema_and_its_short_replies_cost_
         options = api.CallOptions(base_url=server.base_url, timeout=30, max_retries=2, concurrency=8)
         for name, template in (("schema", SCHEMA_TEMPLATE), ("default", None)):
             run = tmp_path / name
-            api.translate(run, dataset="sample", variants_file=sample_variants_path())
-            result = api.judge(run, models=[model], options=options, template_path=template)
+            api.translate(run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path()))
+            result = api.judge(run, api.JudgeRequest(models=[model], template_path=template), options=options)
             assert all(o.missing == 0 for o in result.outcomes.values())
             runs[name] = run
         asked = len(server.requests)
-        again = api.judge(runs["schema"], models=[model], options=options, template_path=SCHEMA_TEMPLATE)
+        again = api.judge(
+            runs["schema"], api.JudgeRequest(models=[model], template_path=SCHEMA_TEMPLATE), options=options
+        )
         assert len(server.requests) == asked and all(o.missing == 0 for o in again.outcomes.values())
     judged = list(read_jsonl(runs["schema"] / "judgments.jsonl", Judgment))
     assert judged and all(j.template == "judge-verdict-schema-v1" for j in judged)
@@ -63,7 +65,9 @@ def test_a_structured_judge_stage_records_the_schema_and_its_short_replies_cost_
     # each run's own replies cost the same design: 14 tokens a reply against 96
     plans = {
         name: api.plan_study(
-            models=[model], dataset="sample", sim_seeds=1, from_run=run, template_path=template
+            api.PlanRequest(
+                models=[model], dataset="sample", sim_seeds=1, from_run=run, template_path=template
+            )
         )
         for name, run, template in (
             ("schema", runs["schema"], SCHEMA_TEMPLATE),

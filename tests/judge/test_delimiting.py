@@ -81,7 +81,11 @@ def test_the_prompt_sent_is_the_one_recorded(tmp_path: Path) -> None:
     data.write_text(json.dumps({**row, "label": 2}) + "\n", encoding="utf-8")
     with OpenAIServer(text='{"winner": "B"}') as server:
         options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=0, progress=False)
-        api.judge(tmp_path / "run", models=["openai-compatible:m"], dataset=str(data), options=options)
+        api.judge(
+            tmp_path / "run",
+            api.JudgeRequest(models=["openai-compatible:m"], dataset=str(data)),
+            options=options,
+        )
         sent = {
             prompt_hash(ModelRequest(messages=[Message(**m) for m in r.body["messages"]])): r.body["messages"]
             for r in server.chat_requests()

@@ -63,15 +63,14 @@ def test_batch_run_equals_live_run(
     with server_cls() as server:
         base = server.base_url if hasattr(server, "base_url") else server.url
         options = api.CallOptions(base_url=base, timeout=10, max_retries=2, concurrency=32)
-        api.judge(tmp_path / "live", models=[spec], dataset=str(data), options=options)
+        api.judge(tmp_path / "live", api.JudgeRequest(models=[spec], dataset=str(data)), options=options)
         live_calls = server.live_calls()
         assert live_calls == 2 * N_ITEMS
         # a fresh cache: the batch run must really go through the Batch API
         monkeypatch.setenv("JUDGEBENCH_CACHE_DIR", str(tmp_path / "batch-cache"))
         result = api.judge(
             tmp_path / "batch",
-            models=[spec],
-            dataset=str(data),
+            api.JudgeRequest(models=[spec], dataset=str(data)),
             options=options,
             execution=Execution(batch=True, poll_interval=0),
         )
@@ -124,7 +123,7 @@ def test_killed_while_polling_then_resumed_submits_nothing_again(tmp_path: Path)
         options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
         result = api.judge(
             run,
-            models=["openai:gpt-4.1-mini"],
+            api.JudgeRequest(models=["openai:gpt-4.1-mini"]),
             options=options,
             execution=Execution(batch=True, poll_interval=0),
         )
@@ -143,7 +142,9 @@ def test_max_cost_stops_the_run_and_keeps_what_was_done(tmp_path: Path) -> None:
         options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=1, concurrency=4)
         # each live call reserves its worst case (900 output tokens) until its answer is priced
         first = api.judge(
-            run, models=["openai:gpt-4.1-mini"], dataset=str(data), limit=50, options=options, max_cost=0.01
+            run,
+            api.JudgeRequest(models=["openai:gpt-4.1-mini"], dataset=str(data), limit=50, max_cost=0.01),
+            options=options,
         )
         outcome = first.outcomes["openai:gpt-4.1-mini"]
         paid = server.live_calls()
@@ -152,7 +153,9 @@ def test_max_cost_stops_the_run_and_keeps_what_was_done(tmp_path: Path) -> None:
         refused = [j for j in read_jsonl(run / "judgments.jsonl", Judgment) if j.verdict is None]
         assert refused and all("budget" in (j.error or "").lower() for j in refused)
         # a rerun with room in the budget pays only for what was refused
-        second = api.judge(run, models=["openai:gpt-4.1-mini"], options=options, limit=50, max_cost=1.0)
+        second = api.judge(
+            run, api.JudgeRequest(models=["openai:gpt-4.1-mini"], limit=50, max_cost=1.0), options=options
+        )
         assert server.live_calls() - paid == outcome.missing
     assert second.outcomes["openai:gpt-4.1-mini"].missing == 0
     assert len(_verdicts(run)) == 100
@@ -174,9 +177,7 @@ def test_failed_batch_lines_can_run_live_instead(tmp_path: Path) -> None:
         options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
         result = api.judge(
             run,
-            models=["openai:gpt-4.1-mini"],
-            dataset=str(data),
-            limit=30,
+            api.JudgeRequest(models=["openai:gpt-4.1-mini"], dataset=str(data), limit=30),
             options=options,
             execution=Execution(batch=True, poll_interval=0, batch_failed="live"),
         )

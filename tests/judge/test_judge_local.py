@@ -20,8 +20,8 @@ pytestmark = pytest.mark.local_model
 
 def test_local_model_judges_two_sample_items_in_every_condition(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    api.translate(run, dataset="sample", variants_file=sample_variants_path(), limit=2)
-    result = api.judge(run, models=["local"], limit=2)
+    api.translate(run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path(), limit=2))
+    result = api.judge(run, api.JudgeRequest(models=["local"], limit=2))
     outcome = result.outcomes["local"]
     assert result.planned == 16 and outcome.missing == 0 and outcome.provider_calls == 16
     records = list(read_jsonl(run / "judgments.jsonl", Judgment))
@@ -33,5 +33,5 @@ def test_local_model_judges_two_sample_items_in_every_condition(tmp_path: Path) 
         if rec.winner in {"A", "B"}:  # the letter written is the likelier of the two
             assert (rec.prob_a >= rec.prob_b) == (rec.winner == "A")
         assert rec.params.get("temperature") == 0.0 and rec.usage is not None and rec.usage.input_tokens > 100
-    again = api.judge(run, models=["local"], limit=2)
+    again = api.judge(run, api.JudgeRequest(models=["local"], limit=2))
     assert again.outcomes["local"].requested == 0

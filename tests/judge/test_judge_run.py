@@ -83,7 +83,7 @@ def test_two_judges_swap_mapping_invalid_missing_and_resume(
     run = tmp_path / "run"
     options = api.CallOptions(base_url=judge_server.base_url, timeout=5, max_retries=2)
     models = ["openai-compatible:judge-one", "openai-compatible:judge-two"]
-    result = api.judge(run, models=models, dataset=str(data), options=options)
+    result = api.judge(run, api.JudgeRequest(models=models, dataset=str(data)), options=options)
 
     records = _records(run)
     assert len(records) == 6 * 2 * 2  # en only (no translate stage): 6 items x 2 orders x 2 judges
@@ -116,14 +116,14 @@ def test_two_judges_swap_mapping_invalid_missing_and_resume(
     # rerun: only the 4 failed calls are asked again, and now succeed
     judge_server.script.failing = False  # type: ignore[attr-defined]
     before = len(judge_server.chat_requests())
-    again = api.judge(run, models=models, options=options)
+    again = api.judge(run, api.JudgeRequest(models=models), options=options)
     assert len(judge_server.chat_requests()) - before == 4
     assert all(o.missing == 0 and o.already_done == 10 for o in again.outcomes.values())
     assert _records(run)[(models[1], "Natural/4", "pair", "en", "swap")].verdict == "1"
 
     # a third run has nothing to do and makes zero calls
     before = len(judge_server.chat_requests())
-    third = api.judge(run, models=models, options=options)
+    third = api.judge(run, api.JudgeRequest(models=models), options=options)
     assert len(judge_server.chat_requests()) == before
     assert all(o.requested == 0 for o in third.outcomes.values())
 
@@ -151,9 +151,9 @@ def test_translated_run_has_eight_calls_per_item_and_cache_makes_a_new_run_free(
             )
     variants.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = tmp_path / "run"
-    api.translate(run, dataset=str(data), variants_file=variants, limit=4)
+    api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=variants, limit=4))
     options = api.CallOptions(base_url=judge_server.base_url, timeout=5, max_retries=1)
-    result = api.judge(run, models=["openai-compatible:j"], options=options, limit=4)
+    result = api.judge(run, api.JudgeRequest(models=["openai-compatible:j"], limit=4), options=options)
     assert result.planned == 4 * 8
     records = _records(run)
     probes = [r for r in records.values() if r.kind == "tie_probe"]
@@ -163,8 +163,8 @@ def test_translated_run_has_eight_calls_per_item_and_cache_makes_a_new_run_free(
     # the same plan in a new run folder is answered from the cache: zero provider requests
     before = len(judge_server.requests)
     run2 = tmp_path / "run2"
-    api.translate(run2, dataset=str(data), variants_file=variants, limit=4)
-    again = api.judge(run2, models=["openai-compatible:j"], options=options, limit=4)
+    api.translate(run2, api.TranslateRequest(dataset=str(data), variants_file=variants, limit=4))
+    again = api.judge(run2, api.JudgeRequest(models=["openai-compatible:j"], limit=4), options=options)
     assert len(judge_server.requests) == before
     assert again.outcomes["openai-compatible:j"].cache_hits == 32
 
@@ -173,7 +173,9 @@ def test_dry_run_calls_nothing(tmp_path: Path, judge_server: OpenAIServer) -> No
     data = _items(tmp_path / "items.jsonl")
     options = api.CallOptions(base_url=judge_server.base_url)
     result = api.judge(
-        tmp_path / "run", models=["openai:gpt-4.1-mini"], dataset=str(data), dry_run=True, options=options
+        tmp_path / "run",
+        api.JudgeRequest(models=["openai:gpt-4.1-mini"], dataset=str(data), dry_run=True),
+        options=options,
     )
     assert judge_server.requests == []
     (estimate,) = result.estimates
@@ -197,15 +199,15 @@ def test_reask_is_opt_in_and_each_reask_is_a_recorded_call(tmp_path: Path) -> No
     with OpenAIServer(judge) as server:
         options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=1)
         plain = api.judge(
-            tmp_path / "plain", models=["openai-compatible:j"], dataset=str(data), limit=2, options=options
+            tmp_path / "plain",
+            api.JudgeRequest(models=["openai-compatible:j"], dataset=str(data), limit=2),
+            options=options,
         )
         assert plain.outcomes["openai-compatible:j"].invalid == 4 and len(server.chat_requests()) == 4
         run = tmp_path / "reask"
         result = api.judge(
             run,
-            models=["openai-compatible:j"],
-            dataset=str(data),
-            limit=2,
+            api.JudgeRequest(models=["openai-compatible:j"], dataset=str(data), limit=2),
             options=options,
             execution=Execution(reask=1),
         )

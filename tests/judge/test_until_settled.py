@@ -45,13 +45,13 @@ def _run(tmp: Path, name: str) -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
     data, var = _dataset(tmp)
     run = tmp / name
-    api.translate(run, dataset=str(data), variants_file=var)
+    api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=var))
     return run
 
 
 def test_each_judge_stops_where_its_verdict_is_known(tmp_path: Path) -> None:
     run = _run(tmp_path, "run")
-    result = api.judge(run, models=JUDGES, until_settled=True, round_items=10)
+    result = api.judge(run, api.JudgeRequest(models=JUDGES, until_settled=True, round_items=10))
     stops = result.stops
     assert stops["sim:bench-always-a"].reason == "settled"
     assert stops["sim:bench-always-a"].items == 10  # position inconsistency 100%: one round
@@ -65,7 +65,7 @@ def test_each_judge_stops_where_its_verdict_is_known(tmp_path: Path) -> None:
     planned = list(read_jsonl(RunDir(run).file(PLAN), PlannedKey))
     assert len(planned) == manifest.planned == sum(s.calls for s in stops.values())
     assert len({p.item_id for p in planned if p.judge == "sim:bench-always-a"}) == 10
-    readiness = api.report(run, html=False).readiness
+    readiness = api.report(run, api.ReportRequest(html=False)).readiness
     assert readiness.complete is True and set(readiness.stops) == set(JUDGES)
     by = {(v["judge"], v["condition"]): v for v in readiness.verdicts}
     assert by[("sim:bench-always-a", "zh")]["verdict"] == "fail"
@@ -79,7 +79,7 @@ def test_a_killed_run_is_incomplete_and_resumes_to_the_same_stop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reference = api.judge(
-        _run(tmp_path / "a", "run"), models=JUDGES, until_settled=True, round_items=10
+        _run(tmp_path / "a", "run"), api.JudgeRequest(models=JUDGES, until_settled=True, round_items=10)
     ).stops
     run = _run(tmp_path / "b", "run")
     real = seq_api.execute_plan
@@ -93,19 +93,19 @@ def test_a_killed_run_is_incomplete_and_resumes_to_the_same_stop(
 
     monkeypatch.setattr(seq_api, "execute_plan", dying)
     with pytest.raises(KeyboardInterrupt):
-        api.judge(run, models=JUDGES, until_settled=True, round_items=10)
+        api.judge(run, api.JudgeRequest(models=JUDGES, until_settled=True, round_items=10))
     stage = RunDir(run).manifest().stages.judge
     assert stage is not None  # always-A settled in round 1, the unbiased judge was killed in round 3
     assert stage.stops["sim:bench-always-a"].reason == "settled"
     assert stage.stops["sim:bench-unbiased"].reason == "running"
     assert stage.stops["sim:bench-unbiased"].items == 20
-    assert api.report(run, html=False).readiness.complete is False
+    assert api.report(run, api.ReportRequest(html=False)).readiness.complete is False
     monkeypatch.setattr(seq_api, "execute_plan", real)
-    again = api.judge(run, models=JUDGES, until_settled=True, round_items=10).stops
+    again = api.judge(run, api.JudgeRequest(models=JUDGES, until_settled=True, round_items=10)).stops
     assert {n: (s.reason, s.items, s.verdicts) for n, s in again.items()} == {
         n: (s.reason, s.items, s.verdicts) for n, s in reference.items()
     }
-    assert api.report(run, html=False).readiness.complete is True
+    assert api.report(run, api.ReportRequest(html=False)).readiness.complete is True
 
 
 @pytest.mark.slow
@@ -117,11 +117,9 @@ def test_a_batch_round_is_one_provider_batch(tmp_path: Path, monkeypatch: pytest
         options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2, concurrency=8)
         result = api.judge(
             run,
-            models=["openai:gpt-4.1-mini"],
+            api.JudgeRequest(models=["openai:gpt-4.1-mini"], until_settled=True, round_items=20),
             options=options,
             execution=Execution(batch=True, poll_interval=0),
-            until_settled=True,
-            round_items=20,
         )
         assert server.live_calls() == 0
         stop = result.stops["openai:gpt-4.1-mini"]

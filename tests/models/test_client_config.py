@@ -13,7 +13,7 @@ from rich.console import Console
 from judgebench.errors import ConfigError
 from judgebench.models import SettingsOverrides, build_client
 from judgebench.models.base import ProviderSettings
-from judgebench.models.config import JudgeConfig, load_judges, resolve_judge, resolve_judge_full
+from judgebench.models.config import JudgeConfig, Judges, load_judges
 from judgebench.models.pricing import (
     PriceTable,
     estimate_tokens,
@@ -93,43 +93,63 @@ def test_token_estimates_fall_back_to_a_stated_heuristic() -> None:
 def test_bundled_judges_resolve() -> None:
     judges = load_judges()
     assert "gpt41mini" in judges
-    spec, settings, name = resolve_judge("gpt41mini")
-    assert spec.text == "openai:gpt-4.1-mini" and name == "gpt41mini"
-    assert settings.concurrency == 16 and settings.rpm == 500
-    assert resolve_judge_full("gpt41mini").request_defaults == {"temperature": 0}
+    judge = Judges.load().resolve("gpt41mini")
+    assert judge.spec.text == "openai:gpt-4.1-mini" and judge.name == "gpt41mini"
+    assert judge.settings.concurrency == 16 and judge.settings.rpm == 500
+    assert judge.request.given() == {"temperature": 0}
+    assert judge.price is not None and judge.price == PriceTable.load().price("openai", "gpt-4.1-mini")
+    assert judge.traits.batch_backend is not None and judge.configured_in is not None
+    assert judge.description and "GPT-4.1 mini" in judge.description
 
 
 def test_a_spec_resolves_to_itself_and_flags_override(tmp_path: Path) -> None:
-    spec, settings, name = resolve_judge("deepseek:deepseek-v4-flash", timeout=30, rpm=None)
-    assert (spec.provider, spec.model, name) == (
+    judge = Judges.load(SettingsOverrides(timeout=30, rpm=None)).resolve("deepseek:deepseek-v4-flash")
+    assert (judge.provider, judge.model, judge.name) == (
         "deepseek",
         "deepseek-v4-flash",
         "deepseek:deepseek-v4-flash",
     )
+    settings = judge.settings
     assert (
         settings.timeout == 30
         and settings.rpm is None
         and settings.max_retries == ProviderSettings().max_retries
     )
+    assert judge.configured_in is None and judge.request.given() == {}
     path = tmp_path / "judges.toml"
     path.write_text('[judges.fast]\nspec = "openai:gpt-4.1-mini"\nconcurrency = 4\nrpm = 60\n')
-    _, s, n = resolve_judge("fast", path=path, concurrency=32)
-    assert n == "fast" and s.concurrency == 32 and s.rpm == 60
+    fast = Judges.load(SettingsOverrides(concurrency=32), path=path).resolve("fast")
+    assert fast.name == "fast" and fast.settings.concurrency == 32 and fast.settings.rpm == 60
+
+
+def test_a_resolved_judge_is_frozen_and_resolved_once_per_command(tmp_path: Path) -> None:
+    path = tmp_path / "judges.toml"
+    path.write_text('[judges.fast]\nspec = "openai:gpt-4.1-mini"\n')
+    judges = Judges.load(path=path, prices=PriceTable({}))
+    fast = judges.resolve("fast")
+    path.write_text('[judges.fast]\nspec = "anthropic:claude-haiku-4-5"\n')  # read once: not seen
+    assert judges.resolve("fast") is fast and fast.provider == "openai" and fast.price is None
+    with pytest.raises(ValidationError):
+        fast.name = "other"  # type: ignore[misc]
+    assert judges.same_model("fast", "openai:gpt-4.1-mini")
+    assert not judges.same_model("fast", "openai:gpt-4.1")
+    assert not judges.same_model("fast", "no-such-judge")  # a name that resolves to none matches none
+    assert list(judges.resolve_all(["fast", "local", "fast"])) == ["fast", "local"]
 
 
 def test_unknown_judge_keys_name_file_and_key(tmp_path: Path) -> None:
     path = tmp_path / "judges.toml"
     path.write_text('[judges.typo]\nspec = "openai:gpt-4.1-mini"\nconcurency = 4\n')
     with pytest.raises(ConfigError, match=r"judges\.toml: judges\.typo: unknown key 'concurency'"):
-        resolve_judge("typo", path=path)
+        Judges.load(path=path)
     path.write_text('[judges.bad]\nspec = "nope:x"\n')
     with pytest.raises(ConfigError, match=r"judges\.bad\.spec.*unknown provider 'nope'"):
-        resolve_judge("bad", path=path)
+        Judges.load(path=path).resolve("bad")
     path.write_text('[judges.bad]\nspec = "openai:m"\nrpm = "fast"\n')
     with pytest.raises(ConfigError, match=r"judges\.bad\.rpm"):
         load_judges(path)
-    with pytest.raises(ConfigError, match="unknown provider"):
-        resolve_judge("not-a-judge")
+    with pytest.raises(ConfigError, match=r"unknown provider.*or a judge named in"):
+        Judges.load().resolve("not-a-judge")
 
 
 # --- settings overrides and the client builder ----------------------------------------------------
@@ -166,11 +186,14 @@ def test_overrides_read_any_object_with_the_setting_names() -> None:
     assert SettingsOverrides.model_validate(Options(), from_attributes=True).given() == {"timeout": 7.0}
 
 
-def test_build_client_resolves_names_and_puts_overrides_on_top(tmp_path: Path) -> None:
+def test_build_client_builds_a_resolved_judge_with_overrides_on_top(tmp_path: Path) -> None:
     path = tmp_path / "judges.toml"
-    path.write_text('[judges.fast]\nspec = "openai:gpt-4.1-mini"\nconcurrency = 4\nrpm = 60\n')
+    path.write_text(
+        '[judges.fast]\nspec = "openai:gpt-4.1-mini"\nconcurrency = 4\nrpm = 60\nmax_tokens = 99\n'
+    )
     prices = PriceTable({})
-    client = build_client("fast", SettingsOverrides(rpm=30), use_cache=False, prices=prices, judges=path)
+    judge = Judges.load(SettingsOverrides(rpm=30), path=path, prices=prices).resolve("fast")
+    client = build_client(judge, use_cache=False, prices=prices)
     assert (client.name, client.spec.text, client.use_cache, client.prices) == (
         "fast",
         "openai:gpt-4.1-mini",
@@ -178,7 +201,8 @@ def test_build_client_resolves_names_and_puts_overrides_on_top(tmp_path: Path) -
         prices,
     )
     assert (client.settings.concurrency, client.settings.rpm) == (4, 30)
-    plain = build_client("anthropic:claude-haiku-4-5")
+    assert client.request_defaults == {"max_tokens": 99}
+    plain = build_client(Judges.load().resolve("anthropic:claude-haiku-4-5"))
     assert plain.name == "anthropic:claude-haiku-4-5" and plain.settings == ProviderSettings()
     assert plain._provider is None  # nothing built, no key read yet
 

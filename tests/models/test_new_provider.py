@@ -98,7 +98,7 @@ def test_the_judge_stage_runs_a_new_provider(
     monkeypatch.setenv("JUDGEBENCH_CONFIGS", str(configs))
     data = _dataset(tmp_path / "items.jsonl", 6)
 
-    result = api.judge(tmp_path / "run", models=["toy:m"], dataset=str(data))
+    result = api.judge(tmp_path / "run", api.JudgeRequest(models=["toy:m"], dataset=str(data)))
     outcome = result.outcomes["toy:m"]
     assert result.planned == 12 and len(toy.sent) == 12  # 6 items x 2 orders, en only
     assert (outcome.verdicts, outcome.invalid, outcome.missing, outcome.provider_calls) == (12, 0, 0, 12)
@@ -108,6 +108,8 @@ def test_the_judge_stage_runs_a_new_provider(
     assert outcome.cost_usd == pytest.approx(sum(j.cost_usd or 0.0 for j in judgments), abs=1e-6)
 
     # a second run of the same judge and items is answered from the store
-    second = api.judge(tmp_path / "run2", models=["toy:m"], dataset=str(data)).outcomes["toy:m"]
+    second = api.judge(tmp_path / "run2", api.JudgeRequest(models=["toy:m"], dataset=str(data))).outcomes[
+        "toy:m"
+    ]
     assert len(toy.sent) == 12
     assert (second.cache_hits, second.provider_calls, second.verdicts) == (12, 0, 12)

@@ -115,7 +115,7 @@ def test_a_hostile_judge_name_in_a_paragraph_stays_text_in_both_files(tmp_path: 
     name = "<img src=x onerror=alert(1)>*bold*_it_[link](http://x)"
     doc["judges_skipped"] = {name: "fewer than 2 units"}
     (run / "bbe.json").write_text(json.dumps(doc))
-    api.report(run, html=True)
+    api.report(run, api.ReportRequest(html=True))
     md = (run / "report.md").read_text()
     assert f"`{name}` is not calibrated" in md
     html_text = (run / "report.html").read_text()

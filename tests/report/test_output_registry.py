@@ -23,8 +23,12 @@ NO_BOOTSTRAP = {"bootstrap_samples": 0}
 @pytest.fixture(scope="module")
 def sim_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("registry") / "run"
-    api.translate(run, dataset="sample", variants_file=sample_variants_path(), limit=6)
-    api.judge(run, models=["sim:selftest-unbiased"], options=api.CallOptions(use_cache=False), limit=6)
+    api.translate(run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path(), limit=6))
+    api.judge(
+        run,
+        api.JudgeRequest(models=["sim:selftest-unbiased"], limit=6),
+        options=api.CallOptions(use_cache=False),
+    )
     return run
 
 
@@ -43,7 +47,7 @@ def toy_tsv() -> Iterator[str]:
 
 
 def test_a_registered_output_is_written_by_the_report(sim_run: Path, toy_tsv: str) -> None:
-    result = api.report(sim_run, settings=NO_BOOTSTRAP, html=False)
+    result = api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
     tsv = sim_run / "metrics.tsv"
     assert result.paths.get(toy_tsv) == tsv
     lines = tsv.read_text(encoding="utf-8").splitlines()
@@ -58,13 +62,13 @@ def test_a_registered_output_is_written_by_the_report(sim_run: Path, toy_tsv: st
 
 def test_without_the_registration_no_such_file(sim_run: Path, tmp_path: Path) -> None:
     assert "tsv" not in OUTPUTS
-    result = api.report(sim_run, settings=NO_BOOTSTRAP, html=False)
+    result = api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
     assert result.paths.get("tsv") is None
     assert [p.name for p in result.paths.all()][:3] == ["metrics.json", "metrics.csv", "report.md"]
 
 
 def test_a_failing_output_leaves_the_previous_set_whole(sim_run: Path) -> None:
-    api.report(sim_run, settings=NO_BOOTSTRAP, html=False)
+    api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
     before = {name: (sim_run / name).read_bytes() for name in ("metrics.json", "metrics.csv", "report.md")}
 
     @register_output("broken", "broken.txt", needs=[Need.ROWS])
@@ -73,7 +77,9 @@ def test_a_failing_output_leaves_the_previous_set_whole(sim_run: Path) -> None:
 
     try:
         with pytest.raises(RuntimeError, match="renderer crashed"):
-            api.report(sim_run, settings={"bootstrap_samples": 0, "confidence": 0.9}, html=False)
+            api.report(
+                sim_run, api.ReportRequest(settings={"bootstrap_samples": 0, "confidence": 0.9}, html=False)
+            )
     finally:
         unregister("broken")
     after = {name: (sim_run / name).read_bytes() for name in before}

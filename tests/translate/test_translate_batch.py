@@ -58,8 +58,7 @@ def test_translate_by_batch_in_rounds(tmp_path: Path, monkeypatch: pytest.Monkey
         options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
         result = api.translate(
             run,
-            dataset=str(data),
-            translator="openai:gpt-4.1-mini",
+            api.TranslateRequest(dataset=str(data), translator="openai:gpt-4.1-mini"),
             options=options,
             execution=Execution(batch=True, poll_interval=0),
         )
@@ -73,7 +72,7 @@ def test_translate_by_batch_in_rounds(tmp_path: Path, monkeypatch: pytest.Monkey
         assert not (run / "translation_failures.jsonl").read_text().strip()
         again = api.translate(
             run,
-            translator="openai:gpt-4.1-mini",
+            api.TranslateRequest(translator="openai:gpt-4.1-mini"),
             options=options,
             execution=Execution(batch=True, poll_interval=0),
         )

@@ -26,7 +26,9 @@ def _han_share(text: str) -> float | None:
 
 def test_local_model_translates_two_sample_items_and_the_audit_tells_the_truth(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    result = api.translate(run, dataset="sample", translator="local", conditions="zh", limit=2)
+    result = api.translate(
+        run, api.TranslateRequest(dataset="sample", translator="local", conditions="zh", limit=2)
+    )
     assert result.outcome is not None
     variants = list(read_jsonl(run / "variants.jsonl", Variant))
     failures = list(read_jsonl(run / "translation_failures.jsonl", TranslationFailure))

@@ -202,7 +202,9 @@ def _item_requests(server: OpenAIServer, marker: str) -> list[dict[str, Any]]:
 def test_translate_reask_failure_audit_and_resume(tmp_path: Path, server: OpenAIServer) -> None:
     data = _dataset(tmp_path / "items.jsonl")
     run = tmp_path / "run"
-    result = api.translate(run, dataset=str(data), translator=SPEC, options=_options(server))
+    result = api.translate(
+        run, api.TranslateRequest(dataset=str(data), translator=SPEC), options=_options(server)
+    )
 
     variants = _variants(run)
     good = [r[0] for r in ROWS if r[0] != "Natural/2"]
@@ -241,7 +243,9 @@ def test_translate_reask_failure_audit_and_resume(tmp_path: Path, server: OpenAI
 
     # a rerun asks again for the failed item only: live, not replaying the invalid answers from the cache
     before = len(server.chat_requests())
-    again = api.translate(run, dataset=str(data), translator=SPEC, options=_options(server))
+    again = api.translate(
+        run, api.TranslateRequest(dataset=str(data), translator=SPEC), options=_options(server)
+    )
     new = server.chat_requests()[before:]
     assert len(new) == 3 and all("[always-bad]" in r.body["messages"][1]["content"] for r in new)
     assert again.outcome is not None and again.outcome.already_done == 4
@@ -251,7 +255,9 @@ def test_translate_reask_failure_audit_and_resume(tmp_path: Path, server: OpenAI
     # the translator recovers: one live call and the item is done; the failures file is cleared
     _script(server).broken = False
     before = len(server.chat_requests())
-    third = api.translate(run, dataset=str(data), translator=SPEC, options=_options(server))
+    third = api.translate(
+        run, api.TranslateRequest(dataset=str(data), translator=SPEC), options=_options(server)
+    )
     assert len(server.chat_requests()) - before == 1
     assert third.outcome is not None and third.outcome.translated == 1 and third.outcome.failed == []
     assert {("Natural/2", "zh"), ("Natural/2", "ls")} <= set(_variants(run))
@@ -259,7 +265,9 @@ def test_translate_reask_failure_audit_and_resume(tmp_path: Path, server: OpenAI
 
     # everything is done: a rerun makes zero calls
     before = len(server.requests)
-    fourth = api.translate(run, dataset=str(data), translator=SPEC, options=_options(server))
+    fourth = api.translate(
+        run, api.TranslateRequest(dataset=str(data), translator=SPEC), options=_options(server)
+    )
     assert len(server.requests) == before
     assert fourth.outcome is not None
     assert (fourth.outcome.already_done, fourth.outcome.provider_calls, fourth.outcome.cache_hits) == (
@@ -269,7 +277,9 @@ def test_translate_reask_failure_audit_and_resume(tmp_path: Path, server: OpenAI
     )
 
     # a new run folder is answered from the cache: zero requests, one cache hit per item
-    fresh = api.translate(tmp_path / "run2", dataset=str(data), translator=SPEC, options=_options(server))
+    fresh = api.translate(
+        tmp_path / "run2", api.TranslateRequest(dataset=str(data), translator=SPEC), options=_options(server)
+    )
     assert len(server.requests) == before
     assert fresh.outcome is not None and fresh.outcome.provider_calls == 0
     assert fresh.outcome.translated == 5 and fresh.outcome.cache_hits >= 5
@@ -279,20 +289,28 @@ def test_translate_reask_failure_audit_and_resume(tmp_path: Path, server: OpenAI
 def test_limit_subset_and_dry_run(tmp_path: Path, server: OpenAIServer) -> None:
     data = _dataset(tmp_path / "items.jsonl")
     run = tmp_path / "run"
-    dry = api.translate(run, dataset=str(data), translator=SPEC, dry_run=True, options=_options(server))
+    dry = api.translate(
+        run, api.TranslateRequest(dataset=str(data), translator=SPEC, dry_run=True), options=_options(server)
+    )
     assert server.requests == [] and not (run / "variants.jsonl").exists()
     assert dry.estimate is not None and dry.outcome is None
     assert dry.estimate.calls == len(ROWS) and dry.estimate.already_done == 0
     assert dry.estimate.input_tokens > 0 and dry.estimate.output_tokens > 0
 
-    api.translate(run, dataset=str(data), translator=SPEC, conditions="zh", limit=1, options=_options(server))
+    api.translate(
+        run,
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh", limit=1),
+        options=_options(server),
+    )
     assert set(_variants(run)) == {("Natural/0", "zh")}
     assert len(server.chat_requests()) == 1
     # the audit covers what the run holds
     assert _flags(run) == []
 
     dry = api.translate(
-        run, dataset=str(data), translator=SPEC, conditions="zh", dry_run=True, options=_options(server)
+        run,
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh", dry_run=True),
+        options=_options(server),
     )
     assert dry.estimate is not None and (dry.estimate.calls, dry.estimate.already_done) == (4, 1)
     assert len(server.chat_requests()) == 1
@@ -300,10 +318,7 @@ def test_limit_subset_and_dry_run(tmp_path: Path, server: OpenAIServer) -> None:
     sub = tmp_path / "sub"
     result = api.translate(
         sub,
-        dataset=str(data),
-        translator=SPEC,
-        subset="Adversarial",
-        conditions="zh",
+        api.TranslateRequest(dataset=str(data), translator=SPEC, subset="Adversarial", conditions="zh"),
         options=_options(server),
     )
     assert set(_variants(sub)) == {("Adversarial/Neighbor/0", "zh"), ("Adversarial/GPTInst/0", "zh")}
@@ -322,10 +337,14 @@ def test_conditions_added_later_keep_the_earlier_audit(tmp_path: Path, server: O
     }
     variants.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     run = tmp_path / "run"
-    api.translate(run, dataset=str(data), variants_file=variants, conditions="zh")
+    api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=variants, conditions="zh"))
     assert {(f.condition, f.rule) for f in _flags(run)} == {("zh", "empty")}
     # translating another condition later must not drop the zh flag the report filters on
-    api.translate(run, dataset=str(data), translator=SPEC, conditions="ja", options=_options(server))
+    api.translate(
+        run,
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="ja"),
+        options=_options(server),
+    )
     assert {(f.condition, f.rule) for f in _flags(run)} == {("zh", "empty")}
 
 
@@ -333,13 +352,17 @@ def test_extra_condition_ja_end_to_end(tmp_path: Path, server: OpenAIServer) -> 
     rows = [r for r in ROWS if "[" not in r[2]]
     data = _dataset(tmp_path / "items.jsonl", rows)
     run = tmp_path / "run"
-    result = api.translate(run, dataset=str(data), translator=SPEC, conditions="ja", options=_options(server))
+    result = api.translate(
+        run,
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="ja"),
+        options=_options(server),
+    )
     assert result.flags == 0
     assert set(_variants(run)) == {(r[0], "ja") for r in rows}
     prompt = server.chat_requests()[0].body["messages"][1]["content"]
     assert '- "ja": Japanese.' in prompt and '"zh"' not in prompt
 
-    judged = api.judge(run, models=["sim:default"], options=api.CallOptions(progress=False))
+    judged = api.judge(run, api.JudgeRequest(models=["sim:default"]), options=api.CallOptions(progress=False))
     records = last_per_key(read_jsonl(run / "judgments.jsonl", Judgment), key=lambda j: j.call_key())
     assert {(r.kind, r.condition, r.order) for r in records.values()} == {
         ("pair", c, o) for c in ("en", "ja") for o in ("orig", "swap")
@@ -371,11 +394,8 @@ def test_long_field_is_translated_in_pieces_around_code(tmp_path: Path, server: 
     settings = TranslatorSettings(piece_chars=2500)
     result = api.translate(
         run,
-        dataset=str(data),
-        translator=SPEC,
-        conditions="zh,ls",
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh,ls", settings=settings),
         options=_options(server),
-        settings=settings,
     )
 
     pieces = _script(server).pieces
@@ -407,7 +427,11 @@ def test_cut_off_reply_falls_back_to_pieces(tmp_path: Path, server: OpenAIServer
     rows = [("Natural/0", "Natural", "Explain the 2 steps. [cutoff]", out1, "Divide by 2.")]
     data = _dataset(tmp_path / "items.jsonl", rows)
     run = tmp_path / "run"
-    result = api.translate(run, dataset=str(data), translator=SPEC, conditions="zh", options=_options(server))
+    result = api.translate(
+        run,
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh"),
+        options=_options(server),
+    )
     whole = [r for r in server.chat_requests() if "Source item (JSON)" in r.body["messages"][1]["content"]]
     assert len(whole) == 1  # a cut-off reply is not re-asked with the same budget
     assert _script(server).pieces == ["Explain the 2 steps. [cutoff]", out1, "Divide by 2."]
@@ -417,7 +441,9 @@ def test_cut_off_reply_falls_back_to_pieces(tmp_path: Path, server: OpenAIServer
     # another run folder replays everything from the cache, the stored cut-off included
     before = len(server.requests)
     api.translate(
-        tmp_path / "run2", dataset=str(data), translator=SPEC, conditions="zh", options=_options(server)
+        tmp_path / "run2",
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh"),
+        options=_options(server),
     )
     assert len(server.requests) == before and _variants(tmp_path / "run2") == _variants(run)
 
@@ -440,14 +466,22 @@ def test_transport_failure_is_recorded_and_retried(tmp_path: Path, server: OpenA
     ]
     data = _dataset(tmp_path / "items.jsonl", rows)
     run = tmp_path / "run"
-    result = api.translate(run, dataset=str(data), translator=SPEC, conditions="zh", options=_options(server))
+    result = api.translate(
+        run,
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh"),
+        options=_options(server),
+    )
     assert result.outcome is not None
     [failure] = result.outcome.failed
     assert failure.item_id == "Natural/7" and "refused by the test server" in failure.reason
     assert [f.item_id for f in _failures(run)] == ["Natural/7"] and ("Natural/7", "zh") not in _variants(run)
     _script(server).broken = False
     before = len(server.chat_requests())
-    again = api.translate(run, dataset=str(data), translator=SPEC, conditions="zh", options=_options(server))
+    again = api.translate(
+        run,
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh"),
+        options=_options(server),
+    )
     assert len(server.chat_requests()) - before == 1
     assert again.outcome is not None and again.outcome.translated == 1 and _failures(run) == []
 
@@ -458,15 +492,15 @@ def test_more_targets_make_smaller_pieces(tmp_path: Path, server: OpenAIServer) 
     rows = [("Natural/0", "Natural", "Describe the plan.", text, "No plan.")]
     data = _dataset(tmp_path / "items.jsonl", rows)
     api.translate(
-        tmp_path / "one", dataset=str(data), translator=SPEC, conditions="zh", options=_options(server)
+        tmp_path / "one",
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh"),
+        options=_options(server),
     )
     assert len(server.chat_requests()) == 1 and _script(server).pieces == []
     # four targets share one answer: each piece covers half the two-target budget
     api.translate(
         tmp_path / "four",
-        dataset=str(data),
-        translator=SPEC,
-        conditions="zh,ls,ja,de",
+        api.TranslateRequest(dataset=str(data), translator=SPEC, conditions="zh,ls,ja,de"),
         options=_options(server),
     )
     pieces = _script(server).pieces
@@ -548,7 +582,9 @@ def _audit_fixture(tmp_path: Path) -> tuple[Path, Path]:
 def test_every_audit_rule_through_import(tmp_path: Path) -> None:
     data, variants = _audit_fixture(tmp_path)
     run = tmp_path / "run"
-    result = api.translate(run, dataset=str(data), variants_file=variants, conditions="zh,ls,de")
+    result = api.translate(
+        run, api.TranslateRequest(dataset=str(data), variants_file=variants, conditions="zh,ls,de")
+    )
     assert result.outcome is None and result.imported == 2 * (len(PLANTED) + 1) + 1
     # flagged variants are kept, not refused
     assert len(_variants(run)) == result.imported
@@ -575,7 +611,7 @@ def _bad_import(tmp_path: Path, lines: list[str]) -> InputError:
     variants = tmp_path / "bad.jsonl"
     variants.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(InputError) as info:
-        api.translate(tmp_path / "run", dataset=str(data), variants_file=variants)
+        api.translate(tmp_path / "run", api.TranslateRequest(dataset=str(data), variants_file=variants))
     assert not (tmp_path / "run" / "variants.jsonl").exists()
     return info.value
 
@@ -613,14 +649,16 @@ def test_import_accepts_bom_and_crlf_and_refuses_an_empty_file(tmp_path: Path) -
     data = _dataset(tmp_path / "items.jsonl")
     variants = tmp_path / "windows.jsonl"
     variants.write_bytes(b"\xef\xbb\xbf" + "\r\n".join([_line(), _line("Natural/1")]).encode() + b"\r\n")
-    result = api.translate(tmp_path / "run", dataset=str(data), variants_file=variants, conditions="zh")
+    result = api.translate(
+        tmp_path / "run", api.TranslateRequest(dataset=str(data), variants_file=variants, conditions="zh")
+    )
     assert (
         result.imported == 2 and _variants(tmp_path / "run")[("Natural/1", "zh")].output_2 == "红、黄、蓝。"
     )
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n\n", encoding="utf-8")
     with pytest.raises(InputError, match="empty"):
-        api.translate(tmp_path / "run2", dataset=str(data), variants_file=empty)
+        api.translate(tmp_path / "run2", api.TranslateRequest(dataset=str(data), variants_file=empty))
 
 
 # --- the CLI ------------------------------------------------------------------------------------
@@ -731,7 +769,9 @@ def test_llmbar_import_flags_exactly_the_planted_items(tmp_path: Path, llmbar: P
     variants.write_text("\n".join(rows) + "\n", encoding="utf-8")
 
     run = tmp_path / "run"
-    result = api.translate(run, dataset="llmbar", data_dir=str(llmbar), variants_file=variants)
+    result = api.translate(
+        run, api.TranslateRequest(dataset="llmbar", data_dir=str(llmbar), variants_file=variants)
+    )
     assert result.imported == 838
     flags = _flags(run)
     assert {f.item_id for f in flags} == set(planted), [

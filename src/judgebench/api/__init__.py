@@ -13,7 +13,6 @@ from judgebench.analysis import ReportSettings
 from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
 from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
 from judgebench.api.datasets import open_dataset, run_folder
-from judgebench.api.estimate import Estimate
 from judgebench.api.imports import import_llmbar_results
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions
@@ -25,6 +24,7 @@ from judgebench.api.selftest import Check, SelftestResult, run_selftest
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams, JitterSpec
 from judgebench.bbe.mechanism import Centre
+from judgebench.costing.estimate import Estimate
 from judgebench.data import Dataset
 from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution

@@ -12,11 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from judgebench import defaults
 from judgebench.api.datasets import open_dataset, run_folder
-from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions
-from judgebench.api.output_tokens import run_figures
-from judgebench.api.requests import build_request
 from judgebench.bbe import registry
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import PerturbKind, perturb_unit
@@ -33,12 +31,13 @@ from judgebench.bbe.sources import (
     with_repeats,
 )
 from judgebench.bbe.verify import VerifySpec, fresh_block
+from judgebench.costing.estimate import Estimate, estimate_judging
+from judgebench.costing.output_tokens import run_figures
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution, pending_calls, rejudge
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
 from judgebench.judge.units import is_repeat, repeat_calls, repeats_held, unit_call, unit_item
-from judgebench.models.pricing import PriceTable
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
@@ -52,7 +51,7 @@ class PerturbRequest(BaseModel):
 
     kind: PerturbKind
     model: str
-    units: int | None = Field(default=200, ge=1)  # None: every en unit
+    units: int | None = Field(default=defaults.PERTURB_UNITS, ge=1)  # None: every en unit
     dataset: str | None = None  # default: the run's
     data_dir: str | None = None
     template_path: str | None = None  # default: the template the run's judge stage used
@@ -75,7 +74,9 @@ class BBERequest(BaseModel):
     neighbours: list[str] | None = None
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
-    fresh_units: int | None = Field(default=200, ge=1)  # --verify-kind fresh: units to re-judge (None: all)
+    fresh_units: int | None = Field(
+        default=defaults.PERTURB_UNITS, ge=1
+    )  # --verify-kind fresh: units to re-judge (None: all)
     repeats: int | None = Field(default=None, ge=1)  # re-ask sampled en units K times: the jitter
     out: Path | None = None
     plot: bool = True
@@ -178,8 +179,7 @@ def _rejudge(
 ) -> tuple[list[Judgment], int]:
     """Judge `calls` of one judge into the run's neighbours file (execution.rejudge)."""
     template = load_template(template_path)
-    client = options.client(judge, PriceTable.load())
-    client.name = judge
+    client = options.client(judge)
     sink = run.neighbours()
     return rejudge(calls, client, template, sink, execution=execution, progress=options.progress)
 
@@ -265,7 +265,9 @@ def record_repeats(
     each a recorded call the cache does not answer, into the neighbours file, where `bbe` reads them
     as the repeat jitter it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
     loaded = load_run(run)
-    req = BBERequest(params=BBEParams(tau=0.5, delta=0.01), run=run.path, repeats=repeats)
+    # the re-asks do not depend on the release's tolerance: any valid parameters plan them
+    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA)
+    req = BBERequest(params=params, run=run.path, repeats=repeats)
     planned = 0
     with run.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
         for ss in loaded.sets:
@@ -295,7 +297,7 @@ def _with_repeats(
         units = list(dict.fromkeys(UnitKey(c.item_id, c.order) for c in calls))
         if not calls:
             return ss
-    fresh_options = dataclasses.replace(options, use_cache=False)
+    fresh_options = options.without_cache()
     answers, _failed = _rejudge(
         run, calls, judge=ss.name, template_path=template, options=fresh_options, execution=execution
     )
@@ -335,10 +337,11 @@ def _fresh_verify(
     block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
 
 
-def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estimate]:
+def bbe_estimate(request: BBERequest, *, options: CallOptions | None = None) -> list[Estimate]:
     """`bbe --dry-run`: the calls `--perturb`, `--verify-kind fresh` and `--repeats` would make, with
     their tokens and cost (nothing is called or written). Without them, nothing: bbe makes no calls."""
-    req = build_request(BBERequest, request, fields)
+    req = request
+    judges = (options or CallOptions()).judges()
     if req.run is None:
         return []
     run = run_folder(req.run)
@@ -368,23 +371,24 @@ def bbe_estimate(request: BBERequest | None = None, **fields: Any) -> list[Estim
         todo = pending_calls(calls, run.neighbours().latest())
         out += [
             e.model_copy(update={"stage": "bbe"})
-            for e in estimate_judging(calls, todo, template, [judge_name], observed=observed)
+            for e in estimate_judging(
+                calls, todo, template, [judges.resolve(judge_name)], catalog=judges, observed=observed
+            )
         ]
     return out
 
 
 def bbe(
-    request: BBERequest | None = None,
+    request: BBERequest,
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> BBEOutcome:
     """Calibrate and release (PROTOCOL §5); writes bbe.json, `<stem>_scores.csv` and `<stem>.png`.
 
     An infeasible calibration still writes bbe.json (feasible false) and is listed in `infeasible`:
     the caller decides what that means for its exit code."""
-    req = build_request(BBERequest, request, fields)
+    req = request
     if req.out is not None and req.out.is_dir():  # checked before any work: nothing written, then refused
         raise ConfigError(f"--out {req.out} is a folder; give the path of the bbe.json to write")
     outcome = None

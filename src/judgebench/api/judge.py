@@ -5,26 +5,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.estimate import Estimate, estimate_judging
 from judgebench.api.options import CallOptions, require_keys
-from judgebench.api.output_tokens import run_figures
-from judgebench.api.requests import build_request
 from judgebench.api.sequential import Rounds, judge_until_settled
-from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.conditions import SOURCE, select_conditions
+from judgebench.costing.estimate import Estimate, estimate_judging
+from judgebench.costing.output_tokens import run_figures
+from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge_full
-from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import PlannedKey
 from judgebench.records.manifest import (
@@ -45,7 +43,7 @@ class JudgeRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] = Field(default_factory=lambda: ["local"])
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     # the dataset of a run with no translate stage (en only); else the run's own
     dataset: str | None = None
     data_dir: str | None = None
@@ -64,7 +62,7 @@ class JudgeRequest(BaseModel):
     # re-ask K times the identical en input of sampled units (each a recorded call the cache does
     # not answer): the repeat jitter bbe reports beside the sensitivity (PROTOCOL §5)
     repeats: int | None = Field(default=None, ge=1)
-    round_items: int = Field(default=20, ge=1)
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
     settle_seed: int = 0
 
 
@@ -168,23 +166,22 @@ def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
                 out.append(PlannedKey(**call.key._asdict()))
 
 
-def _check_models(models: Sequence[str]) -> None:
+def _resolve_models(models: Sequence[str], options: CallOptions) -> dict[str, JudgeSpec]:
+    """Each `--model` resolved, once for the command: a bad spec is the error, not a dataset that
+    fails to load after it."""
     if not models:
         raise ConfigError("no judge given: pass --model PROVIDER:MODEL (e.g. local or openai:gpt-4.1-mini)")
     if len(set(models)) != len(models):
         raise ConfigError("the same --model is given twice")
-    for name in models:  # a bad spec is the error, not a dataset that fails to load after it
-        resolve_judge_full(name)
+    return options.judges().resolve_all(models)
 
 
 def _clients(
-    request: JudgeRequest, options: CallOptions, execution: Execution, prices: PriceTable
+    judges: Mapping[str, JudgeSpec], request: JudgeRequest, options: CallOptions, execution: Execution
 ) -> dict[str, ModelClient]:
     """One client per judge, checked for batch support and armed with the shared budget. Records
     name the judge by what the user typed (a configured name resolves to its spec)."""
-    clients = {name: options.client(name, prices) for name in request.models}
-    for name, client in clients.items():
-        client.name = name
+    clients = {name: options.client(judge) for name, judge in judges.items()}
     if execution.batch:
         refuse_batch(list(clients.values()))
     arm_budget(list(clients.values()), request.max_cost)
@@ -201,7 +198,7 @@ def _run_plan(
     progress: bool | None,
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
-    defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
+    defaults = {name: client.request_defaults for name, client in clients.items()}
     total = len(pending_calls(plan, run.judgments().latest()))
 
     async def go() -> dict[str, JudgeOutcome]:
@@ -315,16 +312,15 @@ def judge(
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> JudgeResult:
     """Judge every planned (item, condition, order) and tie-probe for each model; resumable.
 
     `execution` chooses live calls, the provider Batch API, a vLLM batch file to write, or a batch
     output to import; `max_cost` (USD, shared by all judges) stops scheduling paid calls before the
     budget would be exceeded, leaving a resumable run."""
-    req = build_request(JudgeRequest, request, fields)
-    _check_models(req.models)
+    req = request or JudgeRequest()
     options = options or CallOptions()
+    judges = _resolve_models(req.models, options)
     execution = execution or Execution()
     run = run_folder(run_dir)
     template = load_template(req.template_path)
@@ -333,7 +329,9 @@ def judge(
         todo = pending_calls(plan.calls, run.judgments().latest())
         # a resumed run's replies so far are the best guess at the rest of its replies
         observed = run_figures(run.path) if run.judgments().path.exists() else None
-        estimates = estimate_judging(plan.calls, todo, template, req.models, observed=observed)
+        estimates = estimate_judging(
+            plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed
+        )
         return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
@@ -341,8 +339,8 @@ def judge(
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     calls_made = execution.import_file is None and execution.write_requests is None
     if calls_made and pending_calls(plan.calls, run.judgments().latest()):
-        require_keys(req.models)  # before the run folder is touched
-    clients = _clients(req, options, execution, PriceTable.load())
+        require_keys(judges.values())  # before the run folder is touched
+    clients = _clients(judges, req, options, execution)
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):
         run.init(dataset=plan.dataset)

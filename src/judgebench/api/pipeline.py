@@ -5,27 +5,26 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
 from judgebench.api.datasets import run_folder
-from judgebench.api.estimate import Estimate
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.report import ReadinessDoc, report
-from judgebench.api.requests import build_request
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
+from judgebench.costing.estimate import Estimate
 from judgebench.data import load_dataset
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
-from judgebench.models.config import resolve_judge_full
+from judgebench.models import JudgeSpec
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import read_variants
 
@@ -37,24 +36,24 @@ class PipelineRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    dataset: str = "sample"
+    dataset: str = defaults.DATASET
     data_dir: str | None = None
     skip_bad_rows: bool = False  # hub rows with a null or empty text: left out and counted
-    models: list[str] = Field(default_factory=lambda: ["local"])
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     translator: str | None = None  # default: the first judge
     # machine-translate the sample instead of using its bundled variants
     machine_translate: bool = False
-    conditions: str = "zh,ls"
+    conditions: str = defaults.CONDITIONS
     # one subset and those below it (`llmbar`: RewardBench's LLMBar part), in every stage
     subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
-    tau: float = 0.5
-    delta: float = 0.01
+    tau: float = defaults.TAU
+    delta: float = defaults.DELTA
     max_cost: float | None = None
     template_path: Path | None = None
     dry_run: bool = False
     until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)
-    round_items: int = Field(default=20, ge=1)
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
 
 
 class PipelineResult(BaseModel):
@@ -169,10 +168,21 @@ def _judgeable(path: Path, translated: TranslateResult) -> list[str] | None:
     return [SOURCE, *(stage.condition_names() if stage else [])]
 
 
-def _check_models(req: PipelineRequest, translator: str) -> None:
-    """Every spec (or judges.toml name) resolves: before anything is loaded or estimated."""
-    for name in dict.fromkeys([*req.models, *([] if _bundled(req) else [translator])]):
-        resolve_judge_full(name)
+def _resolve_models(req: PipelineRequest, translator: str, options: CallOptions) -> dict[str, JudgeSpec]:
+    """Every spec (or judges.toml name) resolved, once for the whole run: before anything is loaded
+    or estimated. The stages below resolve from the same `options.judges()`, reading no file again."""
+    return options.judges().resolve_all([*req.models, *([] if _bundled(req) else [translator])])
+
+
+def _to_call(
+    estimates: Sequence[Estimate], judges: Mapping[str, JudgeSpec], translator: str
+) -> list[JudgeSpec]:
+    """The judges (and the translator) that still have calls to make."""
+    out = []
+    for e in estimates:
+        if e.calls > 0:
+            out.append(judges[translator] if e.stage == "translate" else judges[e.model])
+    return out
 
 
 def run_pipeline(
@@ -182,7 +192,6 @@ def run_pipeline(
     options: CallOptions | None = None,
     execution: Execution | None = None,
     confirm: Confirm | None = None,
-    **fields: Any,
 ) -> PipelineResult:
     """translate -> judge -> bbe -> report (bbe reads only the judgments, so the report can show it).
 
@@ -190,17 +199,17 @@ def run_pipeline(
     paid call, `confirm(estimates)` must return True (the CLI asks; --yes skips). `dry_run` stops after
     the estimates of the whole study: nothing is called and no run folder is made. `run_dir` None:
     a new folder under ./runs/."""
-    req = build_request(PipelineRequest, request, fields)
+    req = request or PipelineRequest()
     options = options or CallOptions()
     execution = execution or Execution()
     path = run_folder(run_dir).path if run_dir else default_run_dir(req.dataset)
     translator = req.translator or req.models[0]
-    _check_models(req, translator)  # a bad spec or a missing key: before anything is estimated or asked
+    judges = _resolve_models(req, translator, options)  # a bad spec: before anything is estimated
     result = PipelineResult(run_dir=path, estimates=_estimates(path, req, options, translator))
     if req.dry_run:
         return result
     # every model with calls still to make has its key, before the question and the run folder
-    require_keys(e.model for e in result.estimates if e.calls > 0)
+    require_keys(_to_call(result.estimates, judges, translator))
     paid = [e for e in result.estimates if e.cost_live_usd is None or e.cost_live_usd > 0]
     if paid and confirm is not None and not confirm(result.estimates):
         raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")

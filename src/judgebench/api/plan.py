@@ -17,24 +17,21 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.analysis import stats
 from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
-from judgebench.api.estimate import Estimate, estimate_judging
-from judgebench.api.output_tokens import run_figures
+from judgebench.api.options import CallOptions
 from judgebench.conditions import SOURCE, select_conditions
+from judgebench.costing.estimate import Estimate
+from judgebench.costing.output_tokens import run_figures
+from judgebench.costing.templates import TemplateCost, template_costs
 from judgebench.data.dataset import load_dataset
-from judgebench.judge.plan import PlannedCall, plan_calls
-from judgebench.judge.templates import load_template
+from judgebench.judge.plan import plan_calls
 from judgebench.models.sim import load_scenario, pair_letter
-from judgebench.paths import configs_dir
 from judgebench.records import Item, Variant
-
-# The bundled templates whose replies `plan` costs beside the chosen one: with a reason, the verdict
-# only, the verdict held to a schema (structured output).
-COMPARED_TEMPLATES = ("judge_default.toml", "judge_verdict_only.toml", "judge_verdict_schema.toml")
 
 # The judge behaviours whose --until-settled cost `plan` states (configs/sim.toml scenarios).
 BEHAVIOURS = {
@@ -48,10 +45,10 @@ BEHAVIOURS = {
 class PlanRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] = Field(default_factory=lambda: ["local"])
-    dataset: str = "sample"
+    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
+    dataset: str = defaults.DATASET
     data_dir: str | None = None
-    conditions: str = "zh,ls"
+    conditions: str = defaults.CONDITIONS
     subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
     tie_probes: bool = True
@@ -59,15 +56,17 @@ class PlanRequest(BaseModel):
     # a finished run whose judgments' recorded output tokens cost the replies (per judge and template)
     from_run: Path | None = None
     mde: float | None = Field(default=None, gt=0.0, lt=1.0)  # the target difference: items needed
-    power: float = Field(default=0.8, gt=0.0, lt=1.0)
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    power: float = Field(default=defaults.PLAN_POWER, gt=0.0, lt=1.0)
+    alpha: float = Field(default=defaults.PLAN_ALPHA, gt=0.0, lt=1.0)
     # assumed share of discordant units (a flip in one condition and not the other): the MDE's psi
-    discordant: float = Field(default=0.2, gt=0.0, le=1.0)
+    discordant: float = Field(default=defaults.PLAN_DISCORDANT, gt=0.0, le=1.0)
     rpm: float | None = Field(default=None, gt=0.0)
-    concurrency: int = Field(default=8, ge=1)
-    latency_s: float = Field(default=2.0, gt=0.0)  # assumed seconds per call
-    round_items: int = Field(default=20, ge=1)
-    sim_seeds: int = Field(default=5, ge=1)  # seeds per behaviour for the --until-settled figures
+    concurrency: int = Field(default=defaults.CONCURRENCY, ge=1)
+    latency_s: float = Field(default=defaults.PLAN_LATENCY_S, gt=0.0)  # assumed seconds per call
+    round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
+    sim_seeds: int = Field(
+        default=defaults.PLAN_SIM_SEEDS, ge=1
+    )  # seeds per behaviour for the --until-settled figures
 
 
 class Detectable(BaseModel):
@@ -87,15 +86,6 @@ class Settling(BaseModel):
     calls_share: float  # mean over seeds of the calls used / the full design's
     calls: int  # per judge
     decided: float  # share of seeds whose verdicts were all decided before the items ran out
-
-
-class TemplateCost(BaseModel):
-    """The fixed design's calls with one template: what its replies cost, per judge."""
-
-    template: str
-    file: str
-    chosen: bool
-    estimates: list[Estimate]
 
 
 class PlanResult(BaseModel):
@@ -199,41 +189,12 @@ def expected_settling(
     return out
 
 
-def template_costs(
-    calls: Sequence[PlannedCall],
-    models: Sequence[str],
-    chosen_path: Path | None,
-    observed: dict[tuple[str, str], tuple[float, int]] | None,
-) -> list[TemplateCost]:
-    """The design's cost with the chosen template and with each bundled one it is compared with."""
-    chosen = load_template(chosen_path)
-    shown = str(chosen_path) if chosen_path is not None else "configs/templates/judge_default.toml"
-    out = [
-        TemplateCost(
-            template=chosen.name,
-            file=shown,
-            chosen=True,
-            estimates=estimate_judging(calls, calls, chosen, models, observed=observed),
-        )
-    ]
-    for name in COMPARED_TEMPLATES:
-        other = load_template(configs_dir() / "templates" / name)
-        if other.name == chosen.name:
-            continue
-        out.append(
-            TemplateCost(
-                template=other.name,
-                file=f"configs/templates/{name}",
-                chosen=False,
-                estimates=estimate_judging(calls, calls, other, models, observed=observed),
-            )
-        )
-    return out
-
-
-def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResult:
-    """The cost, power, duration and --until-settled savings of a study; makes no call."""
-    req = request or PlanRequest.model_validate(fields)
+def plan_study(request: PlanRequest | None = None, *, options: CallOptions | None = None) -> PlanResult:
+    """The cost, power, duration and --until-settled savings of a study; makes no call (`options`:
+    the command's judges, resolved once)."""
+    req = request or PlanRequest()
+    judges = (options or CallOptions()).judges()
+    resolved = judges.resolve_all(req.models)  # a bad spec first, before the dataset loads
     ds = load_dataset(req.dataset, data_dir=req.data_dir)
     items = pick_items(ds.items, req.subset, req.limit, ds.spec)
     wanted = [c.strip() for c in req.conditions.split(",") if c.strip() and c.strip() != SOURCE]
@@ -252,7 +213,7 @@ def plan_study(request: PlanRequest | None = None, **fields: object) -> PlanResu
     }
     calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)
     observed = run_figures(req.from_run) if req.from_run is not None else None
-    templates = template_costs(calls, req.models, req.template_path, observed)
+    templates = template_costs(calls, resolved.values(), req.template_path, observed, catalog=judges)
     estimates = next(t.estimates for t in templates if t.chosen)
     per_judge = {m: sum(1 for c in calls if c.judge == m) for m in req.models}
     rate = req.concurrency / req.latency_s

@@ -13,7 +13,6 @@ from rich.console import Console
 from judgebench.analysis import Analysis, ReportSettings, analyze
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.api.datasets import load_run_dataset, run_folder
-from judgebench.api.requests import build_request
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
@@ -229,11 +228,10 @@ def report(
     request: ReportRequest | None = None,
     *,
     console: Console | None = None,
-    **fields: Any,
 ) -> ReportResult:
     """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html;
     with a console, print the terminal tables there too."""
-    req = build_request(ReportRequest, request, fields)
+    req = request or ReportRequest()
     run = run_folder(run_dir)
     if not run.path.is_dir():
         raise RunDirError(f"run folder {run.path} does not exist")

@@ -1,7 +1,8 @@
 """Each stage takes one typed request: built by the CLI from its flags, or by a library user.
 
-`api.judge(run, JudgeRequest(models=[...]))` and `api.judge(run, models=[...])` are the same call:
-keyword fields build (or update) the request, validated, so a misspelt option is an error, not a no-op.
+`api.judge(run, JudgeRequest(models=[...]))`: the request model forbids unknown fields, so a misspelt
+option is an error, not a no-op. `build_request` is how the CLI builds one from its flags: a field
+that does not validate becomes a ConfigError naming the flag.
 """
 
 from __future__ import annotations

@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judgebench import defaults
 from judgebench.analysis import ReadinessVerdict, ReportSettings
-from judgebench.api.bbe import bbe
+from judgebench.api.bbe import BBERequest, bbe
 from judgebench.api.datasets import run_folder
-from judgebench.api.judge import judge
+from judgebench.api.judge import JudgeRequest, judge
 from judgebench.api.options import CallOptions
-from judgebench.api.report import report
-from judgebench.api.translate import translate
+from judgebench.api.report import ReportRequest, report
+from judgebench.api.translate import TranslateRequest, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.data.llmbar import LLMBAR_SUBSETS
 from judgebench.models.sim import SimScenario, load_scenario
@@ -228,12 +229,16 @@ def _selftest(seed: int, items: int, base: Path, verify: int) -> SelftestResult:
     data, variants = base / "selftest_items.jsonl", base / "selftest_variants.jsonl"
     synthetic_items(items, data, variants)
     run = base / "run"
-    translate(run, dataset=str(data), variants_file=variants)
+    translate(run, TranslateRequest(dataset=str(data), variants_file=variants))
     judges = {BIASED: f"sim:{BIASED}/{seed * 2 + 1}", UNBIASED: f"sim:{UNBIASED}/{seed * 2 + 2}"}
     judges.update({name: f"sim:{name}/{seed + 100 + i}" for i, name in enumerate(DEGENERATE)})
-    judge(run, models=list(judges.values()), options=CallOptions(use_cache=False, concurrency=64))
+    judge(
+        run,
+        JudgeRequest(models=list(judges.values())),
+        options=CallOptions(use_cache=False, concurrency=64),
+    )
     settings = ReportSettings(confidence=CONFIDENCE, bootstrap_samples=200, seed=seed)
-    analysis = report(run, settings=settings).analysis
+    analysis = report(run, ReportRequest(settings=settings)).analysis
     result = SelftestResult(run_dir=run)
     calibrated = {name: judges[name] for name in (BIASED, UNBIASED)}
     result.checks += _recovery_checks(analysis.records, calibrated)
@@ -254,14 +259,15 @@ def _bridge_check(run: Path, judges: dict[str, str], seed: int, verify: int) -> 
     for k, rate in enumerate((0.8, 0.7, 0.6, 0.5, 0.4)):
         rows += [f"system-{k},prompt-{u},base,{1 if (u * 37 % 100) < rate * 100 else 0}" for u in range(100)]
     table.write_text("\n".join(rows) + "\n")
-    params = BBEParams(tau=0.5, delta=0.01, seed=seed, verify=verify, alpha=None)
+    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA, seed=seed, verify=verify, alpha=None)
     sensitivity: dict[str, float] = {}
     for name in (BIASED, UNBIASED):
         spec = judges[name]
         out = run.parent / f"selftest_leaderboard_{name}.json"
-        res = bbe(
+        request = BBERequest(
             params=params, scores=table, scale=(0, 1), judge=spec, calibrate_from=run, out=out, plot=False
         )
+        res = bbe(request)
         block = res.result.calibrations[0]
         v, u = block.verify, res.result.utility
         ok = (
@@ -287,8 +293,8 @@ def _bridge_check(run: Path, judges: dict[str, str], seed: int, verify: int) -> 
 
 
 def _bbe_check(run: Path, seed: int, verify: int, judges: Sequence[str]) -> Check:
-    params = BBEParams(tau=0.5, delta=0.01, seed=seed, verify=verify, alpha=None)
-    outcome = bbe(params=params, run=run).result
+    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA, seed=seed, verify=verify, alpha=None)
+    outcome = bbe(BBERequest(params=params, run=run)).result
     worst: Check | None = None
     for block in outcome.calibrations:
         if block.judge not in judges:

@@ -28,7 +28,6 @@ from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge_full
 from judgebench.progress import ProgressReporter
 from judgebench.records.manifest import SequentialCheck, SequentialStop
 from judgebench.records.outcomes import JudgeOutcome
@@ -119,7 +118,7 @@ def judge_until_settled(
     for call in plan:
         by_item.setdefault((call.judge, call.item_id), []).append(call)
     full = {name: sum(1 for c in plan if c.judge == name) for name in clients}
-    defaults = {name: resolve_judge_full(name).request_defaults for name in clients}
+    defaults = {name: client.request_defaults for name, client in clients.items()}
     judgments = run.judgments()  # read once; each round's answers join it as they are appended
     stops: dict[str, SequentialStop] = {}
     outcomes: dict[str, JudgeOutcome] = {}

@@ -9,20 +9,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench import defaults
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.estimate import Estimate, estimate_translation
 from judgebench.api.options import CallOptions, require_keys
-from judgebench.api.requests import build_request
-from judgebench.api.spending import arm_budget, refuse_batch
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
+from judgebench.costing.estimate import Estimate, estimate_translation
+from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.data import Dataset
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution
-from judgebench.models import traits_of
 from judgebench.models.client import ModelClient
-from judgebench.models.config import resolve_judge_full
-from judgebench.models.pricing import PriceTable
 from judgebench.progress import ProgressReporter
 from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import TranslateStage
@@ -48,7 +45,7 @@ class TranslateRequest(BaseModel):
     data_dir: str | None = None
     # leave out (and count) hub rows with a null or empty text; recorded, so later stages do too
     skip_bad_rows: bool = False
-    translator: str = "local"
+    translator: str = defaults.MODEL
     # comma-separated or a list; None: zh, ls
     conditions: str | list[str] | None = None
     # import ready-made variants instead of calling a translator (the audit still runs)
@@ -213,13 +210,12 @@ def translate(
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
-    **fields: Any,
 ) -> TranslateResult:
     """Make (or import) the zh/ls/... variants of the run's items and audit them.
 
     With `execution.batch` every call goes through the provider's Batch API in rounds (a re-ask or a
     piece depends on an earlier answer); `max_cost` stops scheduling paid calls at the budget."""
-    req = build_request(TranslateRequest, request, fields)
+    req = request or TranslateRequest()
     options = options or CallOptions()
     mode = execution or Execution()
     run = run_folder(run_dir)
@@ -237,7 +233,8 @@ def translate(
         variants = _dataset_lines(run, ds, items, provided)
     # a translator as before unless the dataset carries every chosen condition (or a file is imported)
     use_translator = req.variants_file is None and (bool(to_translate) or not provided)
-    if use_translator and not traits_of(resolve_judge_full(req.translator).spec).translates:
+    translator_spec = options.resolve(req.translator) if use_translator else None
+    if translator_spec is not None and not translator_spec.traits.translates:
         raise ConfigError(
             f"{req.translator}: this provider only judges, it cannot translate; pass --translator MODEL "
             "(e.g. local) or --variants FILE"
@@ -247,16 +244,16 @@ def translate(
         result = result.model_copy(
             update={"imported": len(variants), "imported_from": source if variants else None}
         )
-        if not use_translator:
+        if translator_spec is None:
             return result
         todo = _untranslated(run, items, to_translate)
         estimate = estimate_translation(
-            todo, to_translate, req.translator, len(items) - len(todo), req.settings
+            todo, to_translate, translator_spec, len(items) - len(todo), req.settings
         )
         return result.model_copy(update={"estimate": estimate})
-    if use_translator and _untranslated(run, items, to_translate):
-        require_keys([req.translator])  # before the run folder is touched
-    client = options.client(req.translator, PriceTable.load()) if use_translator else None
+    if translator_spec is not None and _untranslated(run, items, to_translate):
+        require_keys([translator_spec])  # before the run folder is touched
+    client = options.client(translator_spec) if translator_spec is not None else None
     if client is not None:
         if mode.batch:
             refuse_batch([client])

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, handle_errors
@@ -220,7 +221,7 @@ def bbe_command(
             "--perturb-units",
             help="How many en units to perturb, for --perturb and --verify-kind fresh (by --seed; 0 = all).",
         ),
-    ] = 200,
+    ] = defaults.PERTURB_UNITS,
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Dataset SPEC for --perturb (default: the run's).")
     ] = None,
@@ -241,7 +242,7 @@ def bbe_command(
     batch: Annotated[
         bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
     ] = False,
-    poll_interval: opt.PollIntervalOpt = 30.0,
+    poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     repeats: Annotated[
         int | None,
         typer.Option(
@@ -291,8 +292,9 @@ def bbe_command(
             "data_dir": data_dir,
             "template_path": template,
         }
-    request: dict[str, Any] = {
-        "params": api.build_request(api.BBEParams, None, fields, flags=_FLAGS),
+    params = api.build_request(api.BBEParams, None, fields, flags=_FLAGS)
+    given: dict[str, Any] = {
+        "params": params,
         "run": run,
         "scores": scores,
         "scale": scale,
@@ -309,17 +311,17 @@ def bbe_command(
         "out": out,
         "plot": plot,
     }
+    request = api.build_request(api.BBERequest, None, given, flags=_FLAGS)
+    options = opt.call_options_from(locals())
     if dry_run:
-        rows = api.bbe_estimate(**request)
+        rows = api.bbe_estimate(request, options=options)
         if rows:
             render.estimates(rows)
         else:
             render.note("dry run: this bbe makes no calls (only --perturb, --verify-kind fresh, --repeats)")
         return
     outcome = api.bbe(
-        **request,
-        options=opt.call_options_from(locals()),
-        execution=opt.execution(batch=batch, poll_interval=poll_interval),
+        request, options=options, execution=opt.execution(batch=batch, poll_interval=poll_interval)
     )
     render.bbe(outcome)
     if outcome.infeasible:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, console, handle_errors
@@ -46,7 +47,7 @@ def judge_command(
     tpm: opt.TpmOpt = None,
     no_cache: opt.NoCacheOpt = False,
     batch: opt.BatchOpt = False,
-    poll_interval: opt.PollIntervalOpt = 30.0,
+    poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     reask: Annotated[
         int, typer.Option("--reask", min=0, help="Re-ask an unreadable answer up to N times (each recorded).")
     ] = 0,
@@ -75,7 +76,7 @@ def judge_command(
             "answered by the cache): the repeat jitter `bbe` reports beside the sensitivity.",
         ),
     ] = None,
-    round_items: opt.RoundItemsOpt = 20,
+    round_items: opt.RoundItemsOpt = defaults.ROUND_ITEMS,
 ) -> None:
     """Judge every item in every condition in both orders, plus tie-probes; writes RUN/judgments.jsonl.
 

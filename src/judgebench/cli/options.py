@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from judgebench import defaults
 from judgebench.cli.app import err_console
 from judgebench.errors import ConfigError
 
@@ -50,18 +51,24 @@ TemplateOpt = Annotated[
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Override the provider endpoint.")]
 TimeoutOpt = Annotated[
     float | None,
-    typer.Option("--timeout", min=0.1, help="Per-request timeout in seconds. \\[default: 120]"),
+    typer.Option(
+        "--timeout", min=0.1, help=f"Per-request timeout in seconds. \\[default: {defaults.TIMEOUT_S:g}]"
+    ),
 ]
 MaxRetriesOpt = Annotated[
     int | None,
     typer.Option(
         "--max-retries",
         min=0,
-        help="Retries after the first attempt on 429/5xx/timeouts/malformed bodies; 0 = none. \\[default: 8]",
+        help="Retries after the first attempt on 429/5xx/timeouts/malformed bodies; 0 = none. "
+        f"\\[default: {defaults.MAX_RETRIES}]",
     ),
 ]
 ConcurrencyOpt = Annotated[
-    int | None, typer.Option("--concurrency", min=1, help="Concurrent requests per judge. \\[default: 8]")
+    int | None,
+    typer.Option(
+        "--concurrency", min=1, help=f"Concurrent requests per judge. \\[default: {defaults.CONCURRENCY}]"
+    ),
 ]
 RpmOpt = Annotated[
     float | None, typer.Option("--rpm", min=0.001, help="Requests-per-minute limit per judge.")
@@ -80,7 +87,9 @@ WaitLockOpt = Annotated[
 MaxAnswerCharsOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-answer-chars", min=1, help="Cut each stored answer to N characters. \\[default: 65536]"
+        "--max-answer-chars",
+        min=1,
+        help=f"Cut each stored answer to N characters. \\[default: {defaults.MAX_ANSWER_CHARS}]",
     ),
 ]
 BatchOpt = Annotated[
@@ -119,7 +128,7 @@ def _log(message: str) -> None:
 def execution(
     *,
     batch: bool = False,
-    poll_interval: float = 30.0,
+    poll_interval: float = defaults.POLL_INTERVAL_S,
     batch_failed: str = "resubmit",
     reask: int = 0,
     write_batch: Path | None = None,

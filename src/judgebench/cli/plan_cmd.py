@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render_plan
 from judgebench.cli.app import app, console, handle_errors
@@ -20,10 +21,12 @@ def plan_command(
         list[str] | None,
         typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several."),
     ] = None,
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset: sample, llmbar, a file.")] = "sample",
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset: sample, llmbar, a file.")] = (
+        defaults.DATASET
+    ),
     data_dir: opt.DataDirOpt = None,
     conditions: Annotated[str, typer.Option("--conditions", help="Target conditions (comma-separated).")] = (
-        "zh,ls"
+        defaults.CONDITIONS
     ),
     subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
@@ -42,12 +45,18 @@ def plan_command(
     ] = None,
     discordant: Annotated[
         float, typer.Option("--discordant", help="Assumed share of discordant units for the MDE.")
-    ] = 0.2,
+    ] = defaults.PLAN_DISCORDANT,
     rpm: opt.RpmOpt = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent calls.")] = 8,
-    latency: Annotated[float, typer.Option("--latency", help="Assumed seconds per call.")] = 2.0,
-    round_items: opt.RoundItemsOpt = 20,
-    sim_seeds: Annotated[int, typer.Option("--sim-seeds", min=1, help="Seeds per simulated behaviour.")] = 5,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent calls.")] = (
+        defaults.CONCURRENCY
+    ),
+    latency: Annotated[float, typer.Option("--latency", help="Assumed seconds per call.")] = (
+        defaults.PLAN_LATENCY_S
+    ),
+    round_items: opt.RoundItemsOpt = defaults.ROUND_ITEMS,
+    sim_seeds: Annotated[int, typer.Option("--sim-seeds", min=1, help="Seeds per simulated behaviour.")] = (
+        defaults.PLAN_SIM_SEEDS
+    ),
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """Before a run: calls, tokens and cost (live and batch) of the fixed design, the minimum detectable
@@ -56,7 +65,7 @@ def plan_command(
 
     result = api.plan_study(
         api.PlanRequest(
-            models=model or ["local"],
+            models=model or [defaults.MODEL],
             dataset=dataset,
             data_dir=data_dir,
             conditions=conditions,

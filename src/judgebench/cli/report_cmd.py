@@ -142,14 +142,14 @@ def report_command(
     if gate not in (None, "fail", "strict"):
         raise ConfigError(f"--gate {gate}: give --gate alone, or --gate strict")
     settings = {k: v for k, v in overrides.items() if v is not None}
-    result = api.report(
-        run,
-        console=console,
-        settings=settings,
-        html=not no_html,
-        export_unstable=export_unstable,
-        wait_lock=wait_lock,
-    )
+    given = {
+        "settings": settings,
+        "html": not no_html,
+        "export_unstable": export_unstable,
+        "wait_lock": wait_lock,
+    }
+    request = api.build_request(api.ReportRequest, None, given)
+    result = api.report(run, request, console=console)
     render.readiness_file(result.readiness, str(result.readiness_json))
     if gate is not None:
         outcome = result.readiness.gate(strict=gate == "strict")

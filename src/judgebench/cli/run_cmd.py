@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, err_console, handle_errors
@@ -31,7 +32,7 @@ def run_command(
             help="sample (bundled), llmbar, llmbar:SET, rewardbench, m-rewardbench (its languages need "
             "no translator; m-rewardbench:zh,ja for some only) or a file.",
         ),
-    ] = "sample",
+    ] = defaults.DATASET,
     data_dir: opt.DataDirOpt = None,
     skip_bad_rows: opt.SkipBadRowsOpt = False,
     model: Annotated[
@@ -47,15 +48,15 @@ def run_command(
             "--translate", help="Machine-translate the sample instead of using its bundled variants."
         ),
     ] = False,
-    conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = "zh,ls",
+    conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = defaults.CONDITIONS,
     subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before spending money.")] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the calls, tokens and cost of every stage; call nothing.")
     ] = False,
-    tau: Annotated[float, typer.Option("--tau", help="A-BB tolerance.")] = 0.5,
-    delta: Annotated[float, typer.Option("--delta", help="A-BB failure probability.")] = 0.01,
+    tau: Annotated[float, typer.Option("--tau", help="A-BB tolerance.")] = defaults.TAU,
+    delta: Annotated[float, typer.Option("--delta", help="A-BB failure probability.")] = defaults.DELTA,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
     wait_lock: opt.WaitLockOpt = False,
@@ -69,13 +70,13 @@ def run_command(
     batch: Annotated[
         bool, typer.Option("--batch", help="Translate and judge through provider Batch APIs.")
     ] = False,
-    poll_interval: opt.PollIntervalOpt = 30.0,
+    poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     max_cost: Annotated[
         float | None,
         typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD in all."),
     ] = None,
     until_settled: opt.UntilSettledOpt = False,
-    round_items: opt.RoundItemsOpt = 20,
+    round_items: opt.RoundItemsOpt = defaults.ROUND_ITEMS,
 ) -> None:
     """The whole pipeline: translate -> judge -> bbe -> report. With no arguments and no key: the
     bundled sample on the embedded model, offline. Prints where report.html is."""
@@ -89,7 +90,7 @@ def run_command(
         dataset=dataset,
         data_dir=data_dir,
         skip_bad_rows=skip_bad_rows,
-        models=model or ["local"],
+        models=model or [defaults.MODEL],
         translator=translator,
         machine_translate=translate,
         conditions=conditions,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, handle_errors
@@ -24,10 +25,10 @@ def translate_command(
     skip_bad_rows: opt.SkipBadRowsOpt = False,
     translator: Annotated[
         str, typer.Option("--translator", help="Model spec or judges.toml name.")
-    ] = "local",
+    ] = defaults.MODEL,
     conditions: Annotated[
         str, typer.Option("--conditions", help="Comma-separated target conditions.")
-    ] = "zh,ls",
+    ] = defaults.CONDITIONS,
     variants: Annotated[
         str | None,
         typer.Option("--variants", help="Import ready-made variants (JSONL) instead of translating."),
@@ -57,7 +58,7 @@ def translate_command(
     batch: Annotated[
         bool, typer.Option("--batch", help="Send the calls through the provider's Batch API, in rounds.")
     ] = False,
-    poll_interval: opt.PollIntervalOpt = 30.0,
+    poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     max_cost: opt.MaxCostOpt = None,
 ) -> None:
     """Translate the run's items into each condition (label-preserving), or import variants; audit them.

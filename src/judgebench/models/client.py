@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -102,14 +102,17 @@ class ModelClient:
         prices: PriceTable | None = None,
         name: str | None = None,
         budget: Budget | None = None,
+        request_defaults: Mapping[str, Any] | None = None,
     ) -> None:
         """`cache=None` opens the user's store (`default_cache()`); `use_cache=False` skips reads
-        (answers are still stored); `prices=None` loads `configs/prices.toml`."""
+        (answers are still stored); `prices=None` loads `configs/prices.toml`; `request_defaults`:
+        the judge's own ModelRequest fields (judges.toml temperature, max_tokens)."""
         self.spec = ModelSpec.parse(spec) if isinstance(spec, str) else spec
         self.settings = settings or ProviderSettings()
         self.name = name or self.spec.text
         self.use_cache = use_cache
         self.budget = budget
+        self.request_defaults: dict[str, Any] = dict(request_defaults or {})
         self.stats = ClientStats()
         self._cache = cache
         self._own_cache = cache is None

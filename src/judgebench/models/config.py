@@ -1,37 +1,31 @@
-"""Named judges from `configs/judges.toml`, and building a client for a name or a spec.
+"""Named judges from `configs/judges.toml`, resolved once per command, and a client for each.
 
 `--model gpt41mini` then means `openai:gpt-4.1-mini` at the configured concurrency and rpm, and the
 records call the judge `gpt41mini`. Anything not a configured name is parsed as a `PROVIDER:MODEL`
 spec with default settings. Flags given on the command line override the file: they arrive as one
-`SettingsOverrides` (`build_client`, the api layer's way to a `ModelClient`).
+`SettingsOverrides`. `Judges` reads the files once and resolves each name to a `JudgeSpec`;
+`build_client` turns a `JudgeSpec` into a `ModelClient` (the api layer's way to a provider).
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from pydantic import ConfigDict, ValidationError
 
-from judgebench.errors import ConfigError
+from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.models.budget import Budget
 from judgebench.models.cache import ResponseCache
 from judgebench.models.client import ModelClient
+from judgebench.models.judge_spec import JudgeSpec, RequestDefaults
 from judgebench.models.pricing import PriceTable
-from judgebench.models.registry import ModelSpec
+from judgebench.models.registry import ModelSpec, provider_class
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
 from judgebench.paths import configs_dir
 
-__all__ = [
-    "JudgeConfig",
-    "ResolvedJudge",
-    "build_client",
-    "judges_path",
-    "load_judges",
-    "resolve_judge",
-    "resolve_judge_full",
-]
+__all__ = ["JudgeConfig", "Judges", "build_client", "judges_path", "load_judges"]
 
 
 class JudgeConfig(SettingsOverrides):
@@ -50,22 +44,8 @@ class JudgeConfig(SettingsOverrides):
         """The table's provider settings alone."""
         return SettingsOverrides.model_validate(self.model_dump(include=set(SettingsOverrides.model_fields)))
 
-    def settings_fields(self) -> dict[str, Any]:
-        return self.overrides().given()
-
-    def request_defaults(self) -> dict[str, Any]:
-        return {
-            k: v
-            for k, v in {"temperature": self.temperature, "max_tokens": self.max_tokens}.items()
-            if v is not None
-        }
-
-
-class ResolvedJudge(NamedTuple):
-    spec: ModelSpec
-    settings: ProviderSettings
-    name: str
-    request_defaults: dict[str, Any]
+    def request_defaults(self) -> RequestDefaults:
+        return RequestDefaults(temperature=self.temperature, max_tokens=self.max_tokens)
 
 
 def judges_path() -> Path:
@@ -104,70 +84,109 @@ def load_judges(path: str | Path | None = None) -> dict[str, JudgeConfig]:
     return judges
 
 
-def resolve_judge_full(
-    name_or_spec: str, *, path: str | Path | None = None, **overrides: Any
-) -> ResolvedJudge:
-    """Like `resolve_judge`, also returning the judge's request defaults (temperature, max_tokens).
+class Judges:
+    """The judges of one command: `configs/judges.toml` (or `path`) and `configs/prices.toml` read
+    once, the command's flag overrides on top, each name resolved once (`resolve`).
 
-    `overrides` are ProviderSettings fields from command-line flags; None values are ignored."""
-    unknown = set(overrides) - set(SettingsOverrides.model_fields)
-    if unknown:
-        raise ConfigError(
-            f"unknown setting(s) {sorted(unknown)}; known: {sorted(ProviderSettings.model_fields)}"
-        )
-    return _resolve(name_or_spec, path, SettingsOverrides(**overrides))
+    The one parser of `--model` values: a configured name, else a `PROVIDER:MODEL` spec."""
 
+    def __init__(
+        self,
+        configured: Mapping[str, JudgeConfig],
+        prices: PriceTable,
+        overrides: SettingsOverrides | None = None,
+        *,
+        source: Path | None = None,
+    ) -> None:
+        self.configured = dict(configured)
+        self.prices = prices
+        self.overrides = overrides or SettingsOverrides()
+        self.source = source or judges_path()
+        self._resolved: dict[str, JudgeSpec] = {}
 
-def _resolve(name_or_spec: str, path: str | Path | None, overrides: SettingsOverrides) -> ResolvedJudge:
-    config = load_judges(path).get(name_or_spec)
-    if config is not None:
-        where = str(Path(path) if path is not None else judges_path())
+    @classmethod
+    def load(
+        cls,
+        overrides: SettingsOverrides | None = None,
+        *,
+        path: str | Path | None = None,
+        prices: PriceTable | None = None,
+    ) -> Judges:
+        """Read the judges file (`path`, default configs/judges.toml) and, unless given, the prices."""
+        source = Path(path) if path is not None else judges_path()
+        return cls(load_judges(path), prices or PriceTable.load(), overrides, source=source)
+
+    def resolve(self, name_or_spec: str) -> JudgeSpec:
+        """The judge a `--model` value names; a bad spec is a ConfigError naming what is known."""
+        found = self._resolved.get(name_or_spec)
+        if found is None:
+            found = self._resolved[name_or_spec] = self._resolve(name_or_spec)
+        return found
+
+    def resolve_all(self, names: Iterable[str]) -> dict[str, JudgeSpec]:
+        """Each distinct name resolved, in order (all checked before anything is built)."""
+        return {name: self.resolve(name) for name in dict.fromkeys(names)}
+
+    def _resolve(self, name_or_spec: str) -> JudgeSpec:
+        config = self.configured.get(name_or_spec)
+        if config is not None:
+            try:
+                spec = ModelSpec.parse(config.spec)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.source}: judges.{name_or_spec}.spec: {exc}") from exc
+            return self._judge(
+                name_or_spec, spec, self.overrides.over(config.overrides()).apply(), config=config
+            )
         try:
-            spec = ModelSpec.parse(config.spec)
+            spec = ModelSpec.parse(name_or_spec)
         except ConfigError as exc:
-            raise ConfigError(f"{where}: judges.{name_or_spec}.spec: {exc}") from exc
-        settings = overrides.over(config.overrides()).apply()
-        return ResolvedJudge(spec, settings, name_or_spec, config.request_defaults())
-    try:
-        spec = ModelSpec.parse(name_or_spec)
-    except ConfigError as exc:
-        names = ", ".join(load_judges(path)) if ":" not in name_or_spec else ""
-        if not names:
-            raise
-        named_in = Path(path) if path is not None else judges_path()
-        raise ConfigError(f"{exc}; or a judge named in {named_in}: {names}") from exc
-    return ResolvedJudge(spec, overrides.apply(), spec.text, {})
+            names = ", ".join(self.configured) if ":" not in name_or_spec else ""
+            if not names:
+                raise
+            raise ConfigError(f"{exc}; or a judge named in {self.source}: {names}") from exc
+        return self._judge(spec.text, spec, self.overrides.apply())
+
+    def _judge(
+        self, name: str, spec: ModelSpec, settings: ProviderSettings, *, config: JudgeConfig | None = None
+    ) -> JudgeSpec:
+        return JudgeSpec(
+            name=name,
+            spec=spec,
+            settings=settings,
+            traits=provider_class(spec.provider).traits,
+            price=self.prices.price(spec.provider, spec.model),
+            request=config.request_defaults() if config is not None else RequestDefaults(),
+            configured_in=str(self.source) if config is not None else None,
+            description=config.description if config is not None else None,
+        )
+
+    def same_model(self, a: str, b: str) -> bool:
+        """Two `--model` values for the same provider and model; a name that resolves to no judge
+        matches nothing."""
+        try:
+            return self.resolve(a).same_model(self.resolve(b))
+        except JudgebenchError:
+            return False
 
 
 def build_client(
-    name_or_spec: str,
-    overrides: SettingsOverrides | None = None,
+    judge: JudgeSpec,
     *,
     use_cache: bool = True,
     prices: PriceTable | None = None,
     cache: ResponseCache | None = None,
     budget: Budget | None = None,
-    judges: str | Path | None = None,
 ) -> ModelClient:
-    """A client for a judges.toml name (`judges`: that file instead of configs/judges.toml) or a
-    `PROVIDER:MODEL` spec: the configured settings with `overrides` on top, named as given.
+    """A client for a resolved judge, named as the user typed it, with its request defaults.
 
     Builds no provider and reads no key yet (that happens on the first uncached call)."""
-    resolved = _resolve(name_or_spec, judges, overrides or SettingsOverrides())
     return ModelClient(
-        resolved.spec,
-        resolved.settings,
+        judge.spec,
+        judge.settings,
         cache=cache,
         use_cache=use_cache,
         prices=prices,
-        name=resolved.name,
+        name=judge.name,
         budget=budget,
+        request_defaults=judge.request.given(),
     )
-
-
-def resolve_judge(
-    name_or_spec: str, *, path: str | Path | None = None, **overrides: Any
-) -> tuple[ModelSpec, ProviderSettings, str]:
-    """A configured judge name or a `PROVIDER:MODEL` spec -> (spec, settings, name for records)."""
-    spec, settings, name, _ = resolve_judge_full(name_or_spec, path=path, **overrides)
-    return spec, settings, name

@@ -111,12 +111,13 @@ def provider_class(name: str) -> type[Provider]:
 def traits_of(spec_or_name: ModelSpec | str) -> ProviderTraits:
     """What the provider of a spec (`ModelSpec`, "PROVIDER:MODEL") or a provider name declares,
     without building it or reading a key. A judges.toml name is not a spec: resolve it first
-    (`resolve_judge_full(name).spec`)."""
+    (`Judges.resolve(name).traits`)."""
     if isinstance(spec_or_name, ModelSpec):
-        name = spec_or_name.provider
-    else:
-        name = spec_or_name.strip().partition(":")[0]
-    return provider_class(name).traits
+        provider = spec_or_name.provider
+    else:  # a provider name as it is, anything else through the one spec parser
+        name = spec_or_name.strip()
+        provider = name if name in _REGISTRY else ModelSpec.parse(name).provider
+    return provider_class(provider).traits
 
 
 def create_provider(spec: ModelSpec, settings: ProviderSettings) -> Provider:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judgebench import defaults
 from judgebench.records.sanitize import mask_url
 
 
@@ -19,15 +20,15 @@ class ProviderSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_url: str | None = None
-    timeout: float = 120.0
-    max_retries: int = Field(default=8, ge=0)  # retries after the first attempt; 0 = one attempt
-    concurrency: int = 8
+    timeout: float = defaults.TIMEOUT_S
+    max_retries: int = Field(default=defaults.MAX_RETRIES, ge=0)  # after the first attempt; 0 = one
+    concurrency: int = defaults.CONCURRENCY
     rpm: float | None = None
     tpm: float | None = None
     backoff_initial: float = 1.0
     backoff_max: float = 60.0
     # the stored answer text is cut to this many characters (the original size is recorded)
-    max_answer_chars: int = Field(default=65536, ge=1)
+    max_answer_chars: int = Field(default=defaults.MAX_ANSWER_CHARS, ge=1)
 
     def for_record(self) -> dict[str, Any]:
         """The settings as the run folder keeps them: a credential in the base URL masked."""

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judgebench.errors import InputError, JudgebenchError
+from judgebench.errors import InputError
 from judgebench.judge.templates import JudgeTemplate
-from judgebench.models.config import resolve_judge
+from judgebench.models import Judges, JudgeSpec
 from judgebench.paths import configs_dir
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, RunDir, last_per_key, read_jsonl
@@ -82,12 +82,6 @@ def load_table(path: Path | None = None) -> OutputTokenTable:
     return table
 
 
-def _model_of(judge: str) -> tuple[str, str]:
-    """(provider, model) of a judge spec or judges.toml name: `local` and `local:gemma3-270m` agree."""
-    spec = resolve_judge(judge)[0]
-    return spec.provider, spec.model
-
-
 def run_figures(run_dir: str | Path) -> dict[tuple[str, str], tuple[float, int]]:
     """(judge, template name) -> (mean output tokens per judgment, judgments) over a run's answered
     judgments. A judgment's tokens are those of its first answer and of every re-ask it took
@@ -112,56 +106,57 @@ def run_figures(run_dir: str | Path) -> dict[tuple[str, str], tuple[float, int]]
     return {key: (statistics.fmean(v), len(v)) for key, v in tokens.items()}
 
 
-def _same_model(a: str, b: str) -> bool:
-    """Two judge names for the same provider and model (`local` and `local:gemma3-270m`, a
-    judges.toml name and its spec); a name that resolves to no judge matches nothing."""
-    try:
-        return _model_of(a) == _model_of(b)
-    except JudgebenchError:
-        return False
+def _same_model(name: str, judge: JudgeSpec, catalog: Judges) -> bool:
+    """A judge name (of a run or of the table) for the judge's provider and model (`local` and
+    `local:gemma3-270m`, a judges.toml name and its spec); a name that resolves to none matches none."""
+    return name == judge.name or catalog.same_model(name, judge.name)
 
 
 def _observed_for(
-    judge: str, template: str, observed: Mapping[tuple[str, str], tuple[float, int]]
+    judge: JudgeSpec, template: str, observed: Mapping[tuple[str, str], tuple[float, int]], catalog: Judges
 ) -> tuple[float, int] | None:
     """The run's figure for this judge and template: its own name first, else the same model's."""
-    if (judge, template) in observed:
-        return observed[(judge, template)]
-    return next((v for (j, t), v in observed.items() if t == template and _same_model(j, judge)), None)
+    if (judge.name, template) in observed:
+        return observed[(judge.name, template)]
+    return next(
+        (v for (j, t), v in observed.items() if t == template and _same_model(j, judge, catalog)), None
+    )
 
 
 def output_tokens_for(
-    judge: str,
+    judge: JudgeSpec,
     template: JudgeTemplate,
     *,
-    completion: bool,
+    catalog: Judges,
     observed: Mapping[tuple[str, str], tuple[float, int]] | None = None,
     table: OutputTokenTable | None = None,
 ) -> OutputTokens:
     """The output tokens one judgment of `judge` with `template` is costed at, and why."""
     table = table or load_table()
-    found = _observed_for(judge, template.name, observed or {})
+    name = judge.name
+    found = _observed_for(judge, template.name, observed or {}, catalog)
     if found is not None:
         mean, n = found
         return OutputTokens(
-            judge=judge, template=template.name, per_judgment=mean, source=f"the run's {n} judgments"
+            judge=name, template=template.name, per_judgment=mean, source=f"the run's {n} judgments"
         )
     for entry in table.measured:
-        if entry.template == template.name and _same_model(entry.judge, judge):
+        if entry.template == template.name and _same_model(entry.judge, judge, catalog):
             return OutputTokens(
-                judge=judge,
+                judge=name,
                 template=template.name,
                 per_judgment=entry.output_tokens,
                 source=f"measured, {entry.judgments} judgments ({entry.measured})".replace(" ()", ""),
             )
-    if completion and template.completion:  # without a completion form a base model gets the chat form
+    # without a completion form a base model gets the chat form
+    if judge.traits.completion_only and template.completion:
         return OutputTokens(
-            judge=judge,
+            judge=name,
             template=template.name,
             per_judgment=COMPLETION_TOKENS,
             source="the completion form's verdict letter",
         )
     figure = table.assumed.get(template.name)
-    name = template.name if figure is not None else "default"
+    basis = template.name if figure is not None else "default"
     per = min(figure if figure is not None else table.assumed["default"], template.max_tokens)
-    return OutputTokens(judge=judge, template=template.name, per_judgment=per, source=f"assumed ({name})")
+    return OutputTokens(judge=name, template=template.name, per_judgment=per, source=f"assumed ({basis})")

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from judgebench.api.output_tokens import output_tokens_for
+from judgebench.costing.output_tokens import OutputTokenTable, load_table, output_tokens_for
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
-from judgebench.models import traits_of
+from judgebench.models import Judges, JudgeSpec
 from judgebench.models.base import ModelRequest
-from judgebench.models.config import resolve_judge
-from judgebench.models.pricing import PriceTable, estimate_tokens_with_method
-from judgebench.models.registry import ModelSpec
+from judgebench.models.pricing import estimate_tokens_with_method
 from judgebench.records import Condition, Item, Usage
 from judgebench.translate.translator import TranslatorSettings, planned_messages
 
@@ -30,7 +28,7 @@ class Estimate(BaseModel):
     cost_live_usd: float | None
     cost_batch_usd: float | None
     already_done: int = 0
-    # where the output tokens per call come from (judging: api/output_tokens.py)
+    # where the output tokens per call come from (judging: costing/output_tokens.py)
     output_source: str | None = None
 
     def scaled(self, calls: int, already_done: int) -> Estimate:
@@ -48,19 +46,18 @@ class Estimate(BaseModel):
         )
 
 
-def priced(stage: str, model: str, usage: Usage, *, calls: int, method: str, done: int) -> Estimate:
-    """An estimate with its live and batch prices from configs/prices.toml (None: unpriced)."""
-    spec = ModelSpec.parse(model)
-    prices = PriceTable.load()
+def priced(stage: str, judge: JudgeSpec, usage: Usage, *, calls: int, method: str, done: int) -> Estimate:
+    """An estimate with the judge's live and batch prices (configs/prices.toml; None: unpriced)."""
+    price = judge.price
     return Estimate(
         stage=stage,
-        model=model,
+        model=judge.name,
         calls=calls,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         token_method=method,
-        cost_live_usd=prices.cost(spec.provider, spec.model, usage),
-        cost_batch_usd=prices.cost(spec.provider, spec.model, usage, batch=True),
+        cost_live_usd=None if price is None else price.cost(usage),
+        cost_batch_usd=None if price is None else price.cost(usage, batch=True),
         already_done=done,
     )
 
@@ -68,13 +65,13 @@ def priced(stage: str, model: str, usage: Usage, *, calls: int, method: str, don
 def estimate_translation(
     items: Sequence[Item],
     conditions: Sequence[Condition],
-    translator: str,
+    translator: JudgeSpec,
     done: int,
     settings: TranslatorSettings | None = None,
 ) -> Estimate:
     """Calls and tokens of translating `items` when every answer is valid (re-asks not counted)."""
     settings = settings or TranslatorSettings()
-    spec, _, _ = resolve_judge(translator)
+    spec = translator.spec
     calls = 0
     usage = Usage()
     method = "heuristic"
@@ -86,7 +83,10 @@ def estimate_translation(
         body = item.instruction + item.output_1 + item.output_2
         # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
         usage.output_tokens += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
-    return priced("translate", spec.text, usage, calls=calls, method=method, done=done)
+    # a translator is named by its spec in the estimate, as the translate stage records it
+    return priced("translate", translator, usage, calls=calls, method=method, done=done).model_copy(
+        update={"model": spec.text}
+    )
 
 
 def _prompt_text(request: ModelRequest) -> str:
@@ -97,18 +97,21 @@ def estimate_judging(
     plan: Sequence[PlannedCall],
     todo: Sequence[PlannedCall],
     template: JudgeTemplate,
-    models: Sequence[str],
+    judges: Iterable[JudgeSpec],
     *,
+    catalog: Judges,
     observed: Mapping[tuple[str, str], tuple[float, int]] | None = None,
+    table: OutputTokenTable | None = None,
 ) -> list[Estimate]:
     """Per judge: the calls of `todo` (the pending part of `plan`) with their tokens and cost. The
-    replies are costed per judge and template (`output_tokens_for`; `observed`: a run's own means)."""
+    replies are costed per judge and template (`output_tokens_for`; `observed`: a run's own means;
+    `catalog`: the command's judges, which name the judges of those figures)."""
+    table = table or load_table()
     out: list[Estimate] = []
-    for name in models:
-        spec, _, _ = resolve_judge(name)
-        completion = traits_of(spec).completion_only
-        mine = [c for c in todo if c.judge == name]
-        reply = output_tokens_for(name, template, completion=completion, observed=observed)
+    for judge in judges:
+        completion = judge.traits.completion_only
+        mine = [c for c in todo if c.judge == judge.name]
+        reply = output_tokens_for(judge, template, catalog=catalog, observed=observed, table=table)
         usage = Usage(output_tokens=round(reply.per_judgment * len(mine)))
         method = "heuristic"
         for call in mine:
@@ -119,9 +122,9 @@ def estimate_judging(
                 language=call.language,
                 completion=completion,
             )
-            n, method = estimate_tokens_with_method(_prompt_text(request), spec)
+            n, method = estimate_tokens_with_method(_prompt_text(request), judge.spec)
             usage.input_tokens += n
-        done = sum(1 for c in plan if c.judge == name) - len(mine)
-        estimate = priced("judge", spec.text, usage, calls=len(mine), method=method, done=done)
-        out.append(estimate.model_copy(update={"model": name, "output_source": reply.source}))
+        done = sum(1 for c in plan if c.judge == judge.name) - len(mine)
+        estimate = priced("judge", judge, usage, calls=len(mine), method=method, done=done)
+        out.append(estimate.model_copy(update={"output_source": reply.source}))
     return out
