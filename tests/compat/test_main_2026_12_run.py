@@ -88,7 +88,11 @@ def test_report_gives_the_same_metrics_and_readiness(run: Path) -> None:
     assert after.keys() == before.keys()
     for key, old in before.items():
         assert after[key] == old, key
-    assert json.loads((run / "readiness.json").read_text()) == readiness
+    got = json.loads((run / "readiness.json").read_text())
+    for verdict in got["verdicts"]:  # issue 32 adds each part's deciding reason; the rest is as written
+        why = verdict.pop("why")
+        assert set(why) <= {"baseline", "invariance"} and set(why.values()) <= set(verdict["reasons"])
+    assert got == readiness
 
 
 def test_bbe_gives_the_same_release_without_a_call(run: Path) -> None:

@@ -177,6 +177,23 @@ def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
     assert f"rewardbench/{FIXTURE_NOT_IN_JA}" not in ja_items and len(ja_items) == N - 1
     report_md = (run / "report.md").read_text(encoding="utf-8")
     assert "Chat Hard" in report_md and "en->ja" in report_md
+    # the leaderboard-comparable scores, with M-RewardBench's own weights, in every output
+    scores = [r for r in json.loads((run / "metrics.json").read_text()) if r["metric"] == "rewardbench_score"]
+    assert {(r["judge"], r["condition"]) for r in scores if r["subset"] == "all"} == {
+        (j, c) for j in ("sim:biased", "sim:unbiased") for c in ("en", *PER_LANGUAGE)
+    }
+    assert {r["weights"] for r in scores} == {"m-rewardbench"}
+    assert all(r["ci_low"] <= r["value"] <= r["ci_high"] for r in scores)
+    drops = {
+        (r.judge, r.condition): r.value
+        for r in analysis.records
+        if r.metric == Metric.REWARDBENCH_SCORE_DROP and r.subset == "all"
+    }
+    assert drops[("sim:biased", "en->zh")] < -0.05  # the planted zh bias costs score
+    assert all(drops[("sim:unbiased", f"en->{t}")] == 0.0 for t in PER_LANGUAGE)
+    assert "RewardBench score (comparable with the leaderboards)" in report_md
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "RewardBench score (comparable with the leaderboards)" in html and "Δ vs en pts" in html
 
 
 @pytest.mark.slow

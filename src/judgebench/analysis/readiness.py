@@ -77,6 +77,17 @@ class _Part:
             return "fail"
         return "pass" if self.passes and all(self.passes) else "inconclusive"
 
+    def deciding(self) -> str | None:
+        """The one reason that decided a part that did not pass: its first failed check, else its
+        first undecided one (what `judgebench run` prints beside FAIL / INCONCLUSIVE)."""
+        for reason, fail in zip(self.reasons, self.fails, strict=True):
+            if fail:
+                return reason
+        for reason, ok in zip(self.reasons, self.passes, strict=True):
+            if not ok:
+                return reason
+        return None
+
 
 def _word(fail: bool, ok: bool, *, above: str = "above", within: str = "within") -> str:
     return above if fail else (within if ok else f"not clearly {within}")
@@ -242,6 +253,11 @@ def assess_readiness(
                     invariance=inv.status(),
                     reasons=reasons,
                     complete=complete,
+                    why={
+                        name: reason
+                        for name, reason in (("baseline", base.deciding()), ("invariance", inv.deciding()))
+                        if reason is not None
+                    },
                 )
             )
     return verdicts

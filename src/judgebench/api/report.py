@@ -7,24 +7,29 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
-from rich.console import Console
 
-from judgebench.analysis import Analysis, ReportSettings, analyze
+from judgebench.analysis import Analysis, ReportSettings
+from judgebench.analysis.pipeline import analyze_table
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.api.datasets import load_run_dataset, run_folder
+from judgebench.api.leaderboard import leaderboard_weights
+from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
-from judgebench.records import AuditFlag, Item, Judgment
+from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
+from judgebench.records import AuditFlag, Item
 from judgebench.records.manifest import ReportStage, SequentialStop
-from judgebench.report.explorer import ExplorerData, ItemTexts, unstable_records
+from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
 from judgebench.rundir import (
     AUDIT,
     JUDGMENTS,
+    PLAN,
     READINESS_JSON,
     RunDir,
     read_jsonl,
@@ -32,38 +37,44 @@ from judgebench.rundir import (
 
 
 class _RunInputs(BaseModel):
-    """What the report reads from a run folder, read once for the analysis and the item explorer."""
+    """What the report reads from a run folder, read once for the analysis and the item explorer:
+    the judgments as columns (whole records are read again only for the rows the page shows)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    judgments: list[Judgment]
+    table: JudgmentTable = Field(default_factory=lambda: judgment_table([]))
     audit: list[AuditFlag]
     order: list[str] | None
-    planned: set[Any] | None
+    planned: pd.DataFrame | None
+    # the dataset spec the manifest recorded (RewardBench-family runs get leaderboard scores)
+    dataset_spec: str | None = None
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
-    judgments = run.judgments()
-    if not judgments.path.exists():
-        raise RunDirError(f"{judgments.path} does not exist: run `judgebench judge --run {run.path}` first")
-    translated = run.manifest().stages.translate
+    path = run.file(JUDGMENTS)
+    if not path.exists():
+        raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
+    manifest = run.manifest()
+    translated = manifest.stages.translate
     order = translated.condition_names() if translated else None
-    planned = run.plan().keys() if run.plan().path.exists() else None
     return _RunInputs(
-        judgments=list(judgments.latest().values()),
+        table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
-        planned=planned,
+        planned=read_plan_table(run.file(PLAN)),
+        dataset_spec=manifest.dataset.spec if manifest.dataset else None,
     )
 
 
 def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
-    return analyze(
-        inputs.judgments,
+    return analyze_table(
+        inputs.table.analysis_frame(),
         flagged_items={flag.item_id for flag in inputs.audit},
         settings=settings,
-        condition_order=inputs.order,
+        # a run with no translate stage (imported results) names its pairs in the config's order
+        condition_order=inputs.order or list(load_conditions()),
         planned=inputs.planned,
+        leaderboard=leaderboard_weights(inputs.dataset_spec),
     )
 
 
@@ -100,7 +111,7 @@ def _run_items(run: RunDir) -> list[Item]:
     return dataset.items
 
 
-def explorer_data(run: RunDir, inputs: _RunInputs) -> ExplorerData:
+def explorer_data(run: RunDir, inputs: _RunInputs, *, every_row: bool = False) -> ExplorerData:
     """The item explorer's inputs: the judgments, the items' texts (en from the run's dataset, the
     others from variants.jsonl) and the audit flags. A dataset that cannot be loaded (an imported
     results file, a moved data folder) leaves the en texts out, never the report."""
@@ -111,7 +122,10 @@ def explorer_data(run: RunDir, inputs: _RunInputs) -> ExplorerData:
         texts[(variant.item_id, variant.condition)] = ItemTexts(
             variant.instruction, variant.output_1, variant.output_2
         )
-    return ExplorerData(inputs.judgments, texts, inputs.audit, inputs.order or ())
+    limit = None if every_row else ROW_LIMIT
+    return ExplorerData(
+        texts=texts, audit=inputs.audit, conditions=inputs.order or (), table=inputs.table, row_limit=limit
+    )
 
 
 def export_unstable(data: ExplorerData, path: Path) -> int:
@@ -177,6 +191,7 @@ class ReadinessDoc(BaseModel):
                 "baseline": v.baseline,
                 "invariance": v.invariance,
                 "reasons": v.reasons,
+                "why": v.why,
             }
             for v in analysis.readiness
         ]
@@ -211,6 +226,9 @@ class ReportRequest(BaseModel):
     export_unstable: Path | None = None
     # another `report` writing this run: wait for it (False: refuse at once)
     wait_lock: bool = False
+    # the item explorer in report.html: "auto" embeds every row up to ROW_LIMIT item x judge rows,
+    # past it the rows that matter (unstable, wrong in en only, audit-flagged); "all" embeds every row
+    explorer: Literal["auto", "all"] = "auto"
 
 
 class ReportResult(BaseModel):
@@ -226,11 +244,9 @@ class ReportResult(BaseModel):
 def report(
     run_dir: str | Path | RunDir,
     request: ReportRequest | None = None,
-    *,
-    console: Console | None = None,
 ) -> ReportResult:
-    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html;
-    with a console, print the terminal tables there too."""
+    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html (every
+    registered output); the result carries the report's sections for a terminal summary."""
     req = request or ReportRequest()
     run = run_folder(run_dir)
     if not run.path.is_dir():
@@ -241,18 +257,12 @@ def report(
     analysis = with_stops(_analyze(inputs, req.settings), stops)
     leave_out = () if req.html else ("html",)
     wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
-    data = explorer_data(run, inputs) if wanted else None
+    data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, console, leave_out=leave_out, explorer=data)
+        paths = write_report(run, analysis, leave_out=leave_out, explorer=data)
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
-            if console is not None:
-                console.print(
-                    f"[bold]Wrote[/] {unstable:,} flipped or position-inconsistent item x judge row(s) to",
-                    highlight=False,
-                )
-                console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
         readiness = ReadinessDoc.of(analysis, stops)
         atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
         if run.exists():

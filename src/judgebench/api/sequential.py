@@ -48,6 +48,7 @@ def merge_outcomes(a: JudgeOutcome | None, b: JudgeOutcome) -> JudgeOutcome:
         input_tokens=a.input_tokens + b.input_tokens,
         output_tokens=a.output_tokens + b.output_tokens,
         cost_usd=round(a.cost_usd + b.cost_usd, 6),
+        unpriced_calls=a.unpriced_calls + b.unpriced_calls,
         failures=b.failures,
         stopped=b.stopped or a.stopped,
     )

@@ -43,6 +43,8 @@ class HubDataset:
     languages: dict[str, str] = field(default_factory=dict)
     # commit -> what is known of it
     revisions: dict[str, RevisionFacts] = field(default_factory=dict)
+    # subset -> its weight in the leaderboard score (the dataset's own EXAMPLE_COUNTS)
+    example_counts: dict[str, int] = field(default_factory=dict)
     # whether `revision` was set by JUDGEBENCH_HF_REVISION_<NAME> rather than the config
     overridden: bool = False
 
@@ -105,6 +107,7 @@ def hub_dataset(name: str) -> HubDataset:
             categories={str(k): [str(s) for s in v] for k, v in dict(body.get("categories", {})).items()},
             languages={str(k): str(v) for k, v in dict(body.get("languages", {})).items()},
             revisions={str(k): _facts(str(k), v) for k, v in dict(body.get("revisions", {})).items()},
+            example_counts={str(k): int(v) for k, v in dict(body.get("example_counts", {})).items()},
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"bad [{name}] table ({type(exc).__name__}: {exc})", path=str(file)) from None

@@ -48,6 +48,12 @@ class Metric(StrEnum):
     TIE_PROBE_TIE = "tie_probe_tie"
     TIE_PROBE_INVALID_RATE = "tie_probe_invalid_rate"
     TIE_PROBE_EN_SHARE = "tie_probe_en_share"
+    # the leaderboards' "RewardBench score" (RewardBench, M-RewardBench): per category (subset = the
+    # category) the mean of its subsets' strict accuracies weighted by the dataset's own example
+    # counts, overall (subset `all`) the mean of the four categories; the drop is per pair en->c,
+    # on the items both conditions hold (analysis/leaderboard.py)
+    REWARDBENCH_SCORE = "rewardbench_score"
+    REWARDBENCH_SCORE_DROP = "rewardbench_score_drop"
     # judge vs judge (judge `J1 vs J2`): first minus second on the units both answered validly
     FLIP_RATE_DIFF = "flip_rate_diff"
     POSITION_INCONSISTENCY_DIFF = "position_inconsistency_diff"
@@ -130,6 +136,11 @@ class MetricRecord(BaseModel):
     ci_low_clustered: float | None = None
     ci_high_clustered: float | None = None
     p_clustered: float | None = None
+    # rewardbench_score*: whose subset weights were used (`rewardbench` or `m-rewardbench`), and how
+    # many of the category's subsets (of `weighted_of`) had judged items
+    weights: str | None = None
+    weighted_subsets: int | None = None
+    weighted_of: int | None = None
 
     @model_serializer(mode="wrap")
     def _only_fields_that_apply(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

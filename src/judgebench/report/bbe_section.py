@@ -167,6 +167,11 @@ def bbe_section(view: BBEView | None) -> Section:
         ]
         for row in res.systems
     ]
+    if len(rows) == 1:  # the default run: one judge, so its release is what there is to show
+        section.paragraphs.append(
+            "One judge in this run: A-BB releases its bias-bounded aggregate (below) and there is no "
+            "ranking to compare; judge with two or more `--model` for rankings before and after."
+        )
     if rows:
         section.tables.append(
             Table(

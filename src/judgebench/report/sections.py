@@ -12,6 +12,7 @@ from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis
 from judgebench.records import Metric
 from judgebench.report.cells import count, judge_cell, n_cell, pct, points, value_cell
 from judgebench.report.index import MetricIndex
+from judgebench.report.leaderboard_section import leaderboard_section
 from judgebench.report.metric_sections import (
     accuracy_section,
     answers_section,
@@ -28,10 +29,12 @@ def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Se
     run's A-BB) before the definitions."""
     index = MetricIndex(analysis.records, [j.judge for j in analysis.judges])
     conditions = list(analysis.conditions)
+    leaderboard = leaderboard_section(index, conditions)
     return [
         _readiness(analysis),
         _judges(analysis),
         accuracy_section(index, conditions),
+        *([leaderboard] if leaderboard is not None else []),
         flips_section(index, conditions, analysis),
         position_section(index, conditions),
         comparisons_section(index, conditions),
@@ -135,8 +138,10 @@ def _judges(analysis: Analysis) -> Section:
                 Cell(count(s.invalid), "warn" if s.invalid else None),
                 Cell(count(s.input_tokens)) if counted else Cell(DASH, "muted"),
                 Cell(count(s.output_tokens)) if counted else Cell(DASH, "muted"),
+                # no price in configs/prices.toml: `unpriced`, as the terminal says; DASH when there
+                # is nothing to price (imported verdicts)
                 Cell(
-                    DASH if s.cost_usd is None else f"{s.cost_usd:,.2f}",
+                    (("unpriced" if counted else DASH) if s.cost_usd is None else f"{s.cost_usd:,.2f}"),
                     "muted" if s.cost_usd is None else None,
                 ),
             ]
