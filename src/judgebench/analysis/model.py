@@ -89,6 +89,9 @@ class ReadinessVerdict(BaseModel):
     invariance: Status = "inconclusive"
     reasons: list[str]
     complete: bool = True
+    # which intervals decided it: the report's fixed-n ones, or (a judge `--until-settled` stopped
+    # as settled) the confidence sequences', valid at the data-dependent stop
+    intervals: Literal["fixed-n", "anytime-valid"] = "fixed-n"
     # per part that did not pass, the one reason that decided it (its first failed, else undecided,
     # check): the terminal's one line per part
     why: dict[str, str] = Field(default_factory=dict)

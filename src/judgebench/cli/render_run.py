@@ -69,17 +69,17 @@ def verdicts(doc: ReadinessDoc, *, report_html: str | None = None) -> None:
     """The readiness verdicts, one line each (the end of `judgebench run`), and under a verdict that
     did not pass the one reason of each part that decided it, and where every reason is."""
     for v in doc.verdicts:
-        style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
+        style = {"pass": "green", "fail": "red"}.get(v.verdict, "yellow")
         console.print(
-            f"[{style}]{v['verdict'].upper()}[/] {escape(str(v['judge']))} on {escape(str(v['condition']))} "
-            f"(baseline {escape(str(v['baseline']))}, invariance {escape(str(v['invariance']))})",
+            f"[{style}]{v.verdict.upper()}[/] {escape(v.judge)} on {escape(v.condition)} "
+            f"(baseline {v.baseline}, invariance {v.invariance})",
             highlight=False,
         )
-        if v["verdict"] == "pass":
+        if v.verdict == "pass":
             continue
-        for part, reason in (v.get("why") or {}).items():
+        for part, reason in v.why.items():
             console.print(f"  {part}: {reason}", highlight=False, soft_wrap=True, markup=False)
-    if any(v["verdict"] != "pass" for v in doc.verdicts):
+    if any(v.verdict != "pass" for v in doc.verdicts):
         where = (
             f"the Readiness verdict of {report_html}#verdict"
             if report_html
