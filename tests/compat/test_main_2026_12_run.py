@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from judgebench import api
+from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import SCHEMA_VERSION
 from judgebench.rundir import RunDir
 
@@ -109,15 +110,24 @@ def _without_stops(doc: dict[str, Any]) -> dict[str, Any]:
 def test_bbe_gives_the_same_release_without_a_call(run: Path) -> None:
     before = json.loads((run / "bbe.json").read_text())
     neighbours = _lines(run / "bbe_neighbours.jsonl")
-    params = api.BBEParams(tau=0.5, delta=0.01)
+    # the stored release used `exact`, auto's pick then; auto now picks only certificates that carry
+    # over (issue 28), so the same release is asked for by name
+    assert before["certificate"] == "exact" and before["parameters"]["certificate"] == "auto"
+    assert BBEResult.model_validate(before).calibrations[0].in_sample  # migrated from its rows
+    params = api.BBEParams(tau=0.5, delta=0.01, certificate="exact")
     perturb = api.PerturbRequest(kind="formatting", model="sim:default", units=4)
     outcome = api.bbe(api.BBERequest(params=params, run=run, perturb=perturb, plot=False))
     assert outcome.perturbation is not None and outcome.perturbation.failed_calls == 0
+    assert not outcome.infeasible and outcome.kept is None  # written, not kept beside an older one
     assert _lines(run / "bbe_neighbours.jsonl") == neighbours  # every neighbour was already answered
     after = json.loads((run / "bbe.json").read_text())
     assert len(after["calibrations"]) == len(before["calibrations"]) == 1
+    added = {"carries_over", "scope", "delta_sensitivity", "delta_noise", "delta_estimate", "guarantee"}
     for old, new in zip(before["calibrations"], after["calibrations"], strict=True):
-        assert new == old
+        assert {k: v for k, v in new.items() if k not in added} == {
+            k: v for k, v in old.items() if k not in added
+        }
+        assert new["carries_over"] is False and "in-sample" in new["guarantee"]
     assert after["systems"] == before["systems"]
     assert after["source"]["repeats"] == before["source"]["repeats"] == 2
     assert after["source"]["perturbation"]["requested"] == before["source"]["perturbation"]["requested"]

@@ -131,8 +131,8 @@ def bbe_command(
         str,
         typer.Option(
             "--certificate",
-            help="Bias bound, one of: auto (the tightest that applies), exact, exact_ucb, range, quantile, "
-            "markov.",
+            help="Bias bound, one of: auto (the tightest that carries over to new items), exact (in-sample: "
+            "the listed neighbours only), exact_ucb, range, quantile, markov.",
         ),
     ] = "auto",
     sensitivity: Annotated[

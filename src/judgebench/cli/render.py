@@ -227,7 +227,8 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 def _verify_text(v: VerifyBlock) -> str:
     verdict = "" if v.passed is None else (" pass" if v.passed else " [red]FAIL[/]")
-    text = f"{v.kind or 'in-sample'}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    kind = "in-sample Monte Carlo" if v.check.startswith("Monte Carlo") else (v.kind or "in-sample")
+    text = f"{kind}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     h = v.holdout
     if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
         text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
