@@ -23,7 +23,7 @@ RECORDED = SimpleNamespace(spec="sample", data_dir=None)
 
 
 def _inputs() -> Any:
-    return api_report._RunInputs(judgments=[], audit=[], order=["en", "zh"], planned=None)
+    return api_report._RunInputs(audit=[], order=["en", "zh"], planned=None)
 
 
 def test_texts_come_from_the_dataset_and_the_variants(

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 
 from judgebench.analysis import Analysis
@@ -146,3 +147,103 @@ def test_html_carries_the_explorer_only_when_given(full_analysis: Analysis) -> N
 def test_empty_run_has_an_empty_payload(judgments: list[Judgment]) -> None:
     payload = explorer_payload(ExplorerData(judgments))
     assert payload["rows"]["start"] == [0] and payload["items"]["id"] == []
+
+
+def test_past_the_row_limit_the_page_keeps_the_rows_that_matter_and_counts_the_rest() -> None:
+    data = _data()
+    every = explorer_rows(data)
+    assert len(every) == 6 and explorer_payload(data)["rows_left_out"] == 0  # under the limit: all
+    limited = ExplorerData(data.judgments, data.texts, data.audit, data.conditions, row_limit=3)
+    payload = explorer_payload(limited)
+    shown = [
+        (payload["items"]["id"][i], payload["judges"][j])
+        for i, j in zip(payload["rows"]["item"], payload["rows"]["judge"], strict=True)
+    ]
+    unstable = [(r.item_id, r.judge) for r in every if r.unstable]
+    assert len(unstable) == 5 and shown == unstable[:3]  # the unstable rows come first
+    assert ("a", "J") not in shown  # the stable row is the first to go
+    assert payload["rows_total"] == 6 and payload["rows_left_out"] == 3
+    assert payload["rows_matter_left_out"] == 2  # e.g. (d, J), wrong in en only, past the limit
+    assert len(payload["judgments"]["cond"]) == payload["rows"]["start"][-1] == 12  # their records only
+    assert {payload["items"]["id"][i] for i in payload["texts"]["item"]} <= {item for item, _ in shown}
+    unlimited = ExplorerData(data.judgments, data.texts, data.audit, data.conditions, row_limit=None)
+    assert explorer_payload(unlimited)["rows_left_out"] == 0
+    assert len(unstable_records(limited)) == 5  # the export is never capped
+
+
+def _reference_rows(judgments: list[Judgment], conditions: list[str]) -> list[tuple[Any, ...]]:
+    """The rules written out one row at a time (as the explorer first did), to check the vectorised
+    rows against on random runs."""
+    latest = {j.call_key(): j for j in judgments}
+    groups: dict[tuple[str, str], list[Judgment]] = {}
+    for key in sorted(latest):
+        j = latest[key]
+        groups.setdefault((j.item_id, j.judge), []).append(j)
+    out = []
+    for (item, judge), js in groups.items():
+        pair = {
+            (j.condition, j.order): (j.verdict.strip().lower() if j.verdict else None)
+            for j in js
+            if j.kind == "pair"
+        }
+        pair = {k: (None if v == "invalid" else v) for k, v in pair.items()}
+        flipped = [
+            c
+            for c in conditions
+            if c != "en"
+            and any(
+                pair.get(("en", o)) is not None
+                and pair.get((c, o)) is not None
+                and pair[("en", o)] != pair[(c, o)]
+                for o in ("orig", "swap")
+            )
+        ]
+        incon = [
+            c
+            for c in conditions
+            if pair.get((c, "orig")) is not None
+            and pair.get((c, "swap")) is not None
+            and pair[(c, "orig")] != pair[(c, "swap")]
+        ]
+        label = js[0].label
+        wrong = False
+        if label is not None:
+            en = [v for (c, _), v in pair.items() if c == "en" and v is not None]
+            targets = [v for (c, _), v in pair.items() if c != "en" and v is not None]
+            wrong = (
+                any(v != str(label) for v in en) and bool(targets) and all(v == str(label) for v in targets)
+            )
+        out.append((item, judge, js[0].subset, label, flipped, incon, wrong))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_agree_with_the_rules_one_row_at_a_time(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    judgments = []
+    for judge in ("J", "K"):
+        for i in range(30):
+            label = None if rng.random() < 0.1 else int(rng.integers(1, 3))
+            for cond in ("en", "zh", "ls"):
+                for order in ("orig", "swap"):
+                    if rng.random() < 0.1:
+                        continue  # never judged
+                    verdict = rng.choice(["1", "2", "tie", "invalid", "Tie ", "none"])
+                    judgments.append(
+                        _j(
+                            f"i{i}",
+                            cond,
+                            order,
+                            None if verdict == "none" else str(verdict),
+                            judge=judge,
+                            label=label,
+                        )
+                    )
+    rows = explorer_rows(ExplorerData(judgments, conditions=["en", "zh", "ls"]))
+    got = [(r.item_id, r.judge, r.subset, r.label, r.flipped, r.inconsistent, r.wrong_en_only) for r in rows]
+    assert got == _reference_rows(judgments, ["en", "zh", "ls"])
+    assert (
+        any(r.flipped for r in rows)
+        and any(r.inconsistent for r in rows)
+        and any(r.wrong_en_only for r in rows)
+    )

@@ -200,3 +200,29 @@ def test_a_full_size_run_opens_fast(tmp_path: Path) -> None:
     assert opened < 2000.0, opened
     last = _dom(paths.report_html, "#explorer?page=17")
     assert len(_rows(last)) == 76
+
+
+def test_a_page_past_its_row_limit_says_what_it_left_out(tmp_path: Path, explorer: ExplorerData) -> None:
+    every = explorer_rows(explorer)
+    limited = ExplorerData(
+        explorer.judgments, explorer.texts, explorer.audit, explorer.conditions, row_limit=10
+    )
+    analysis = analyze(explorer.judgments, settings=ReportSettings(bootstrap_samples=0))
+    paths = write_report(RunDir(tmp_path), analysis, explorer=limited)
+    assert paths.report_html is not None
+    dom = _dom(paths.report_html)
+    assert _attr(dom, "jbx-status", "data-count") == "10"
+    assert _attr(dom, "jbx-left-out", "data-left-out") == str(len(every) - 10)
+    notice = re.search(r'id="jbx-left-out"[^>]*>([^<]*)<', dom)
+    assert (
+        notice is not None and "--explorer all" in notice.group(1) and "--export-unstable" in notice.group(1)
+    )
+    full = _dom(report_html_of(tmp_path / "all", analysis, explorer))
+    assert 'id="jbx-left-out"' not in full  # every row on the page: no notice
+
+
+def report_html_of(folder: Path, analysis: Analysis, explorer: ExplorerData) -> Path:
+    folder.mkdir()
+    paths = write_report(RunDir(folder), analysis, explorer=explorer)
+    assert paths.report_html is not None
+    return paths.report_html

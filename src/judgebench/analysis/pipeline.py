@@ -94,40 +94,55 @@ def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidenc
     return _with_direction(pd.concat(parts, ignore_index=True), layout, units, confidence)
 
 
-def completeness(df: pd.DataFrame, planned: Collection[CallKey] | None) -> Completeness:
+PlanKeys = Collection[CallKey] | pd.DataFrame
+
+
+def plan_frame(planned: PlanKeys) -> pd.DataFrame:
+    """Planned call keys as a de-duplicated table (columns CallKey._fields); a table is taken as is."""
+    if isinstance(planned, pd.DataFrame):
+        return planned[list(CallKey._fields)].drop_duplicates()
+    return pd.DataFrame(list(dict.fromkeys(planned)), columns=list(CallKey._fields), dtype=object)
+
+
+def _never_made(df: pd.DataFrame, plan: pd.DataFrame) -> pd.Series:
+    """Per judge, the planned keys with no record (an anti-join: no set of a million tuples)."""
+    keys = list(CallKey._fields)
+    if plan.empty:
+        return pd.Series(dtype=int)
+    merged = plan.merge(df[keys], on=keys, how="left", indicator=True)
+    missing = merged.loc[merged["_merge"] == "left_only", "judge"]
+    return missing.value_counts()
+
+
+def completeness(df: pd.DataFrame, planned: PlanKeys | None) -> Completeness:
     """Planned calls against the records the run holds (the last line per key)."""
     answered = int(df["verdict"].notna().sum())
+    failed = int(df["verdict"].isna().sum())
     if planned is None:
-        failed = int(df["verdict"].isna().sum())
         return Completeness(plan_known=False, planned=len(df), answered=answered, never_made=0, failed=failed)
-    present = {CallKey(*row) for row in df[list(CallKey._fields)].itertuples(index=False, name=None)}
-    failed = int(df.loc[df["verdict"].isna()].shape[0])
-    never = sum(1 for key in planned if key not in present)
+    never = int(_never_made(df, plan_frame(planned)).sum())
     return Completeness(
         plan_known=True,
-        planned=len(set(planned) | present),
+        planned=len(df) + never,  # planned or present: the records are unique per key
         answered=answered,
         never_made=never,
         failed=failed,
     )
 
 
-def judge_summaries(df: pd.DataFrame, planned: Collection[CallKey] | None = None) -> list[JudgeSummary]:
-    """Call accounting per judge, in first-seen order (judges planned but never answered last)."""
-    plan_by_judge: dict[str, set[CallKey]] = {}
-    for key in planned or ():
-        plan_by_judge.setdefault(key.judge, set()).add(key)
+def judge_summaries(df: pd.DataFrame, planned: PlanKeys | None = None) -> list[JudgeSummary]:
+    """Call accounting per judge, in first-seen order."""
+    never = _never_made(df, plan_frame(planned)) if planned is not None else pd.Series(dtype=int)
     out = []
     for judge, g in df.groupby("judge", sort=False):
         answered = g["verdict"].notna()
         costs = g["cost_usd"].dropna()
-        mine = plan_by_judge.get(str(judge), set())
-        present = {CallKey(*row) for row in g[list(CallKey._fields)].itertuples(index=False, name=None)}
+        mine = int(never.get(str(judge), 0))
         out.append(
             JudgeSummary(
                 judge=str(judge),
-                planned=len(mine | present) if planned is not None else len(g),
-                never_made=len(mine - present),
+                planned=len(g) + mine,
+                never_made=mine,
                 judgments=len(g),
                 answered=int(answered.sum()),
                 missing=int((~answered).sum()),
@@ -146,21 +161,49 @@ def analyze(
     flagged_items: Iterable[str] = (),
     settings: ReportSettings | None = None,
     condition_order: Sequence[str] | None = None,
-    planned: Collection[CallKey] | None = None,
+    planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
     `flagged_items` are left out of the filtered tables; `condition_order` (the run's target
-    conditions, e.g. zh, ls) names pairs zh->ls; without it, configs/conditions.toml's order.
+    conditions, e.g. zh, ls) names pairs zh->ls; without it, the order conditions first appear in
+    `judgments`. Nothing is read here: a caller with a run folder passes the order it recorded.
     `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores."""
     settings = settings or ReportSettings()
+    judgments = list(judgments)
+    if condition_order is None:
+        condition_order = unique([j.condition for j in judgments])
     # one order for every run: sums (and so the last bits of floats) must not depend on the line
     # order in which a faulty or resumed run happened to write its judgments
     df = judgment_frame(sorted(judgments, key=lambda j: j.call_key()))
+    return analyze_table(
+        df,
+        flagged_items=flagged_items,
+        settings=settings,
+        condition_order=condition_order,
+        planned=planned,
+        leaderboard=leaderboard,
+    )
+
+
+def analyze_table(
+    df: pd.DataFrame,
+    *,
+    flagged_items: Iterable[str] = (),
+    settings: ReportSettings | None = None,
+    condition_order: Sequence[str] | None = None,
+    planned: PlanKeys | None = None,
+    leaderboard: Weights | None = None,
+) -> Analysis:
+    """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
+    of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
+    `condition_order`, the conditions in the order the table first has them."""
+    settings = settings or ReportSettings()
     flagged = set(flagged_items)
     layout = Layout(df, flagged)
-    conditions = ordered_conditions(df, condition_order)
+    order = unique(df["condition"].tolist()) if condition_order is None else condition_order
+    conditions = ordered_conditions(df, order)
     judges = unique(df["judge"].tolist())
 
     units = _unit_tables(df, conditions, judges)

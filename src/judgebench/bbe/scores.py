@@ -18,14 +18,16 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from judgebench.errors import InputError
-from judgebench.records import Judgment, UnitKey
-from judgebench.rundir import RunDir
+from judgebench.judgment_table import read_judgment_table
+from judgebench.records import UnitKey
+from judgebench.rundir import JUDGMENTS, RunDir
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -212,11 +214,39 @@ class ScoreSetBuilder:
 # --- Judge-LS runs --------------------------------------------------------------------------------
 
 
-def _has_probs(j: Judgment) -> bool:
+class Scorable(Protocol):
+    """What a pair judgment is scored from: a `Judgment`, or a row of the run's judgment table."""
+
+    @property
+    def verdict(self) -> str | None: ...
+    @property
+    def label(self) -> int | None: ...
+    @property
+    def order(self) -> str: ...
+    @property
+    def prob_a(self) -> float | None: ...
+    @property
+    def prob_b(self) -> float | None: ...
+    @property
+    def prob_tie(self) -> float | None: ...
+
+
+class _Row(NamedTuple):
+    """One pair judgment of the run's table, with just what scoring reads."""
+
+    verdict: str | None
+    label: int | None
+    order: str
+    prob_a: float | None
+    prob_b: float | None
+    prob_tie: float | None
+
+
+def _has_probs(j: Scorable) -> bool:
     return j.prob_a is not None and j.prob_b is not None
 
 
-def unit_score(j: Judgment, *, use_probs: bool) -> float | None:
+def unit_score(j: Scorable, *, use_probs: bool) -> float | None:
     """P(output_1 preferred) of one pair judgment; None when the call failed or the answer is invalid.
 
     With probabilities: E[score] = (P(output_1) + 0.5 P(Tie)) / (P(A) + P(B) + P(Tie)), where
@@ -248,7 +278,7 @@ def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counter.items())) or "no en judgment"
 
 
-def _use_probs(judge: str, valid: list[Judgment], mode: UnitScoreMode) -> bool:
+def _use_probs(judge: str, valid: list[Scorable], mode: UnitScoreMode) -> bool:
     if mode == "prob":
         if not any(_has_probs(j) for j in valid):
             raise InputError(f"judge '{judge}' stored no verdict probabilities (prob_a/prob_b)")
@@ -258,7 +288,7 @@ def _use_probs(judge: str, valid: list[Judgment], mode: UnitScoreMode) -> bool:
     return False
 
 
-JudgeTable = dict[tuple[str, str, str], Judgment]  # (item, condition, order) -> last judgment
+JudgeTable = dict[tuple[str, str, str], Scorable]  # (item, condition, order) -> last judgment
 
 
 def _judge_set(judge: str, table: JudgeTable, mode: UnitScoreMode, base_condition: str) -> ScoreSet | str:
@@ -300,6 +330,31 @@ def _judge_set(judge: str, table: JudgeTable, mode: UnitScoreMode, base_conditio
     )
 
 
+def _nan_none(x: float) -> float | None:
+    return None if x != x else x  # NaN: not stored
+
+
+def _pair_tables(frame: pd.DataFrame) -> dict[str, JudgeTable]:
+    """Each judge's pair judgments by (item, condition, order), from the run's columns (no record
+    objects: a million-judgment run is a few hundred MB here, not several GB)."""
+    pairs = frame[frame["kind"] == "pair"]
+    names = ("judge", "item_id", "condition", "order", "verdict_raw", "label", "prob_a", "prob_b", "prob_tie")
+    by_judge: dict[str, JudgeTable] = {}
+    for judge, item, cond, order, verdict, label, p_a, p_b, p_tie in zip(
+        *(pairs[name].tolist() for name in names), strict=True
+    ):
+        row = _Row(
+            verdict if isinstance(verdict, str) else None,
+            None if label != label else int(label),
+            order,
+            _nan_none(p_a),
+            _nan_none(p_b),
+            _nan_none(p_tie),
+        )
+        by_judge.setdefault(judge, {})[(item, cond, order)] = row
+    return by_judge
+
+
 def load_run(
     run: RunDir | Path,
     *,
@@ -310,17 +365,12 @@ def load_run(
     """One ScoreSet per judge of a Judge-LS run (last line per call key; pair judgments only). A judge
     with no scorable en unit (every answer invalid or missing) is skipped with its reason, so that
     one broken judge does not stop the others; with none scorable, it is an error."""
-    judgments = (run if isinstance(run, RunDir) else RunDir(run)).judgments()
-    path = judgments.path
+    path = (run if isinstance(run, RunDir) else RunDir(run)).file(JUDGMENTS)
     if not path.exists():
         raise InputError("no judgments.jsonl: run `judgebench judge` on this run first", path=str(path))
-    latest = judgments.latest()
-    pairs = [j for j in latest.values() if j.kind == "pair"]
-    if not pairs:
+    by_judge = _pair_tables(read_judgment_table(path).frame)
+    if not by_judge:
         raise InputError("no pair judgments in the run", path=str(path))
-    by_judge: dict[str, JudgeTable] = {}
-    for j in pairs:
-        by_judge.setdefault(j.judge, {})[(j.item_id, j.condition, j.order)] = j
     sets: list[ScoreSet] = []
     skipped: dict[str, str] = {}
     for judge in sorted(by_judge) if judges is None else judges:

@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperCommand
 
 from judgebench.cli import options as opt
-from judgebench.cli import render
+from judgebench.cli import render_report, render_run
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.errors import ConfigError
@@ -122,6 +122,16 @@ def report_command(
             "verdict and raw answer, audit flags) to FILE as JSONL for human review.",
         ),
     ] = None,
+    explorer: Annotated[
+        str,
+        typer.Option(
+            "--explorer",
+            metavar="[auto|all]",
+            help="Rows of the item explorer in report.html: auto = every item x judge row up to 5,000, "
+            "past that the ones that matter (unstable, wrong in en only, audit-flagged); all = every row "
+            "(a large page on a large run).",
+        ),
+    ] = "auto",
     wait_lock: opt.WaitLockOpt = False,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
@@ -139,6 +149,8 @@ def report_command(
         "max_answer_share": max_answer_share,
         "chance": chance,
     }
+    if explorer not in ("auto", "all"):
+        raise ConfigError(f"--explorer {explorer}: give auto or all")
     if gate not in (None, "fail", "strict"):
         raise ConfigError(f"--gate {gate}: give --gate alone, or --gate strict")
     settings = {k: v for k, v in overrides.items() if v is not None}
@@ -146,11 +158,13 @@ def report_command(
         "settings": settings,
         "html": not no_html,
         "export_unstable": export_unstable,
+        "explorer": explorer,
         "wait_lock": wait_lock,
     }
     request = api.build_request(api.ReportRequest, None, given)
-    result = api.report(run, request, console=console)
-    render.readiness_file(result.readiness, str(result.readiness_json))
+    result = api.report(run, request)
+    render_report.print_report(console, result, export_unstable)
+    render_run.readiness_file(result.readiness, str(result.readiness_json))
     if gate is not None:
         outcome = result.readiness.gate(strict=gate == "strict")
         if outcome == "fail":

@@ -18,6 +18,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from judgebench.judgment_table import JudgmentTable, judgment_table
 from judgebench.records import AuditFlag, Judgment
 
 SOURCE = "en"
@@ -37,26 +42,42 @@ class ItemTexts:
         return {"instruction": self.instruction, "output_1": self.output_1, "output_2": self.output_2}
 
 
+# report.html embeds at most this many item x judge rows: past it, only the rows that matter (unstable,
+# wrong in en only, audit-flagged), so the page opens fast at any run size; every number in the page
+# still comes from the whole run, and `report --explorer all` or `--export-unstable` give the rest
+ROW_LIMIT = 5000
+
+
 @dataclass
 class ExplorerData:
-    """What the explorer shows: the run's judgments (last per call key), the items' texts per (item,
-    condition) (en is the item itself, the others its variants) and the audit flags."""
+    """What the explorer shows: the run's judgments (last per call key: `table`, the run's columns, or
+    `judgments` in memory), the items' texts per (item, condition) (en is the item itself, the others
+    its variants), the audit flags, and how many rows the page may embed (None: all)."""
 
-    judgments: Sequence[Judgment]
+    judgments: Sequence[Judgment] = ()
     texts: Mapping[tuple[str, str], ItemTexts] = field(default_factory=dict)
     audit: Sequence[AuditFlag] = ()
     conditions: Sequence[str] = ()  # display order; conditions seen in the judgments are appended
+    table: JudgmentTable | None = None
+    row_limit: int | None = ROW_LIMIT
+    _source: JudgmentTable | None = field(default=None, init=False, repr=False)
+
+    def source(self) -> JudgmentTable:
+        if self._source is None:
+            self._source = self.table if self.table is not None else judgment_table(self.judgments)
+        return self._source
 
 
 @dataclass
 class ExplorerRow:
-    """One item x judge: its pair judgments and tie-probes, and the conditions it is unstable in."""
+    """One item x judge: where its judgments are (lines of the table) and the conditions it is
+    unstable in."""
 
     item_id: str
     judge: str
     subset: str
     label: int | None
-    judgments: list[Judgment]
+    lines: list[int]
     flipped: list[str]  # target conditions whose verdict differs from en in some order
     inconsistent: list[str]  # conditions whose orig and swap verdicts differ
     wrong_en_only: bool  # wrong in en in some order, right in every valid target verdict
@@ -66,62 +87,129 @@ class ExplorerRow:
         return bool(self.flipped or self.inconsistent)
 
 
-def _valid(j: Judgment) -> str | None:
-    return j.verdict if j.verdict is not None and j.verdict != "invalid" else None
-
-
 def condition_order(data: ExplorerData) -> list[str]:
     seen = list(dict.fromkeys(data.conditions))
-    for j in data.judgments:
-        if j.kind == "pair" and j.condition not in seen:
-            seen.append(j.condition)
+    frame = data.source().frame
+    for cond in frame.loc[frame["kind"] == "pair", "condition"].unique().tolist():
+        if cond not in seen:
+            seen.append(cond)
     if SOURCE in seen:
         seen.remove(SOURCE)
         seen.insert(0, SOURCE)
     return seen
 
 
-def _row(item_id: str, judge: str, judgments: list[Judgment], conditions: Sequence[str]) -> ExplorerRow:
-    pair: dict[tuple[str, str], str | None] = {}
-    for j in judgments:
-        if j.kind == "pair":
-            pair[(j.condition, j.order)] = _valid(j)
-    first = judgments[0]
-    flipped = [
-        c
-        for c in conditions
-        if c != SOURCE
-        and any(
-            pair.get((SOURCE, o)) is not None
-            and pair.get((c, o)) is not None
-            and pair[(SOURCE, o)] != pair[(c, o)]
-            for o in PAIR_ORDERS
-        )
-    ]
-    inconsistent = [
-        c
-        for c in conditions
-        if pair.get((c, "orig")) is not None
-        and pair.get((c, "swap")) is not None
-        and pair[(c, "orig")] != pair[(c, "swap")]
-    ]
-    label = first.label
-    wrong_en_only = False
-    if label is not None:
-        gold = str(label)
-        en = [v for (c, _), v in pair.items() if c == SOURCE and v is not None]
-        targets = [v for (c, _), v in pair.items() if c != SOURCE and v is not None]
-        wrong_en_only = any(v != gold for v in en) and bool(targets) and all(v == gold for v in targets)
-    return ExplorerRow(item_id, judge, first.subset, label, judgments, flipped, inconsistent, wrong_en_only)
-
-
 def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
-    """Every item x judge with a judgment, in the judgments' order of first appearance."""
+    """Every item x judge with a judgment, by judge and item (the table's order). A valid verdict is
+    one the analysis counts (PROTOCOL §4): answered and not invalid. Vectorised: the table holds each
+    item x judge's judgments contiguously, so a row is a slice and its verdicts one cube
+    (rows x conditions x orders) of verdict codes, -1 where missing or invalid."""
     conditions = condition_order(data)
-    groups: dict[tuple[str, str], list[Judgment]] = defaultdict(list)
-    for j in data.judgments:
-        groups[(j.item_id, j.judge)].append(j)
-    return [_row(item, judge, js, conditions) for (item, judge), js in groups.items()]
+    f = data.source().frame
+    if f.empty:
+        return []
+    judge_codes, _ = pd.factorize(f["judge"])
+    item_codes, _ = pd.factorize(f["item_id"])
+    change = np.r_[True, (judge_codes[1:] != judge_codes[:-1]) | (item_codes[1:] != item_codes[:-1])]
+    starts = np.flatnonzero(change)
+    row_of = np.cumsum(change) - 1
+    cube, verdicts, orders = _verdict_cube(f, row_of, len(starts), conditions)
+    en = conditions.index(SOURCE) if SOURCE in conditions else -1
+    pair_orders = [orders.index(o) for o in PAIR_ORDERS if o in orders]
+    both = len(pair_orders) == 2
+
+    def differ(a: IntArray, b: IntArray) -> BoolArray:
+        out: BoolArray = (a >= 0) & (b >= 0) & (a != b)
+        return out
+
+    n_rows, n_conds = len(starts), len(conditions)
+    flipped = np.zeros((n_rows, n_conds), dtype=bool)
+    inconsistent = np.zeros((n_rows, n_conds), dtype=bool)
+    if en >= 0:
+        for o in pair_orders:
+            flipped |= differ(cube[:, en : en + 1, o], cube[:, :, o])
+        flipped[:, en] = False
+    if both:
+        inconsistent = differ(cube[:, :, pair_orders[0]], cube[:, :, pair_orders[1]])
+    labels = f["label"].to_numpy(dtype=float)[starts]
+    wrong = _wrong_in_en_only(cube, verdicts, labels, en)
+    subsets = f["subset"].to_numpy(dtype=object)[starts]
+    items = f["item_id"].to_numpy(dtype=object)[starts]
+    judges = f["judge"].to_numpy(dtype=object)[starts]
+    lines = np.split(f["line"].to_numpy(dtype=np.int64), starts[1:])
+    out = []
+    for r in range(n_rows):
+        label = None if np.isnan(labels[r]) else int(labels[r])
+        flips = [conditions[c] for c in np.flatnonzero(flipped[r])] if flipped[r].any() else []
+        incons = [conditions[c] for c in np.flatnonzero(inconsistent[r])] if inconsistent[r].any() else []
+        out.append(
+            ExplorerRow(
+                items[r], judges[r], subsets[r], label, lines[r].tolist(), flips, incons, bool(wrong[r])
+            )
+        )
+    return out
+
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def _verdict_cube(
+    f: pd.DataFrame, row_of: IntArray, n_rows: int, conditions: Sequence[str]
+) -> tuple[IntArray, list[str], list[str]]:
+    """rows x conditions x pair orders of valid verdict codes (-1: missing, invalid or not judged),
+    with the verdicts and the orders the codes stand for."""
+    pair = (f["kind"] == "pair").to_numpy()
+    verdict = f["verdict"].to_numpy(dtype=object)[pair]
+    valid = np.array([isinstance(v, str) and v != "invalid" for v in verdict], dtype=bool)
+    masked = np.asarray([v if ok else None for v, ok in zip(verdict, valid, strict=True)], dtype=object)
+    codes, verdicts = pd.factorize(masked)  # None: code -1
+    order_codes, orders = pd.factorize(f["order"].to_numpy(dtype=object)[pair])
+    cond_no = {c: i for i, c in enumerate(conditions)}
+    conds = np.array([cond_no[c] for c in f["condition"].to_numpy(dtype=object)[pair]], dtype=np.int64)
+    cube = np.full((n_rows, len(conditions), max(len(orders), 1)), -1, dtype=np.int64)
+    cube[row_of[pair], conds, order_codes] = np.where(valid, codes, -1)
+    return cube, [str(v) for v in verdicts], [str(o) for o in orders]
+
+
+def _wrong_in_en_only(
+    cube: IntArray, verdicts: list[str], labels: npt.NDArray[np.float64], en: int
+) -> BoolArray:
+    """Wrong in en in some order, and right in every valid target verdict (there being one)."""
+    if en < 0:
+        return np.zeros(cube.shape[0], dtype=bool)
+    code_of = {v: i for i, v in enumerate(verdicts)}
+    gold = np.array(
+        [code_of.get(str(int(x)), -2) if not np.isnan(x) else -3 for x in labels], dtype=np.int64
+    )[:, None]
+    en_v = cube[:, en, :]
+    targets = np.delete(cube, en, axis=1).reshape(cube.shape[0], -1)
+    en_wrong = ((en_v >= 0) & (en_v != gold)).any(axis=1)
+    some_target = (targets >= 0).any(axis=1)
+    targets_right = ((targets < 0) | (targets == gold)).all(axis=1)
+    out: BoolArray = (gold[:, 0] != -3) & en_wrong & some_target & targets_right
+    return out
+
+
+def page_rows(data: ExplorerData, rows: Sequence[ExplorerRow]) -> list[ExplorerRow]:
+    """The rows report.html embeds: all of them up to `row_limit`, else the ones that matter
+    (unstable first, then wrong in en only, then audit-flagged), at most `row_limit`."""
+    limit = data.row_limit
+    if limit is None or len(rows) <= limit:
+        return list(rows)
+    flagged = {flag.item_id for flag in data.audit}
+
+    def rank(row: ExplorerRow) -> int:
+        return 0 if row.unstable else 1 if row.wrong_en_only else 2 if row.item_id in flagged else 3
+
+    ranked = sorted(range(len(rows)), key=lambda i: rank(rows[i]))
+    kept = {i for i in ranked[:limit] if rank(rows[i]) < 3}
+    return [row for i, row in enumerate(rows) if i in kept]
+
+
+def _verdict_order(conditions: Sequence[str]) -> Any:
+    cond_no = {c: i for i, c in enumerate(conditions)}
+    return lambda j: (j.kind, cond_no.get(j.condition, 99), j.order)
 
 
 def _audit_by_item(flags: Iterable[AuditFlag]) -> dict[str, list[AuditFlag]]:
@@ -140,10 +228,11 @@ def unstable_records(data: ExplorerData) -> list[dict[str, Any]]:
     the item, its texts in every condition, every verdict with the raw answer, and its audit flags."""
     conditions = condition_order(data)
     audit = _audit_by_item(data.audit)
+    rows = [row for row in explorer_rows(data) if row.unstable]
+    records = data.source().records(line for row in rows for line in row.lines)
+    order = _verdict_order(conditions)
     out = []
-    for row in explorer_rows(data):
-        if not row.unstable:
-            continue
+    for row in rows:
         texts = {
             c: data.texts[(row.item_id, c)].as_dict() for c in conditions if (row.item_id, c) in data.texts
         }
@@ -158,7 +247,7 @@ def unstable_records(data: ExplorerData) -> list[dict[str, Any]]:
                 "parse_error": j.parse_error,
                 "error": j.error,
             }
-            for j in row.judgments
+            for j in sorted((records[line] for line in row.lines), key=order)
         ]
         out.append(
             {
@@ -198,7 +287,10 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
     """Columnar arrays for the page: rows (item x judge), their judgments as contiguous ranges, the texts
     and audit flags per item; every string through one table `s`."""
     conditions = condition_order(data)
-    rows = explorer_rows(data)
+    every = explorer_rows(data)
+    rows = page_rows(data, every)
+    records = data.source().records(line for row in rows for line in row.lines)
+    order = _verdict_order(conditions)
     s = _Strings()
     judges = list(dict.fromkeys(r.judge for r in rows))
     items = list(dict.fromkeys(r.item_id for r in rows))
@@ -226,7 +318,7 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
         rcols["incon"].append(mask(row.inconsistent))
         rcols["wrong_en_only"].append(int(row.wrong_en_only))
         rcols["start"].append(len(jcols["cond"]))
-        for j in sorted(row.judgments, key=lambda j: (j.kind, cond_no.get(j.condition, 99), j.order)):
+        for j in sorted((records[line] for line in row.lines), key=order):
             jcols["cond"].append(s(j.condition))
             jcols["kind"].append(0 if j.kind == "pair" else 1)
             jcols["order"].append(s(j.order))
@@ -264,7 +356,17 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
         "texts": tcols,
         "audit": acols,
         "s": s.values,
+        # rows of the run, and those left out of the page by the row limit (0: every row is here)
+        "rows_total": len(every),
+        "rows_left_out": len(every) - len(rows),
+        "rows_matter_left_out": _matter(data, every) - _matter(data, rows),
     }
+
+
+def _matter(data: ExplorerData, rows: Sequence[ExplorerRow]) -> int:
+    """How many of `rows` matter: unstable, wrong in en only, or of an audit-flagged item."""
+    flagged = {flag.item_id for flag in data.audit}
+    return sum(1 for r in rows if r.unstable or r.wrong_en_only or r.item_id in flagged)
 
 
 def payload_json(data: ExplorerData) -> str:

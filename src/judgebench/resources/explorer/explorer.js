@@ -92,7 +92,17 @@
   thead.appendChild(hr);
   table.appendChild(thead); table.appendChild(tbody);
   root.textContent = "";
-  [controls, status, detail, el("div", { "class": "jbx-scroll" }), pager].forEach(function (n) { root.appendChild(n); });
+  // a large run: the page holds the rows that matter, and says how to get the others
+  var leftOut = D.rows_left_out || 0, notice = null;
+  if (leftOut > 0) {
+    notice = el("p", { id: "jbx-left-out", "class": "jbx-status", "data-left-out": String(leftOut) },
+      "This page holds " + nRows.toLocaleString("en") + " of the run's " + (D.rows_total || 0).toLocaleString("en") +
+      " item × judge rows: the unstable, wrong-in-en-only and audit-flagged ones" +
+      (D.rows_matter_left_out ? " (" + D.rows_matter_left_out.toLocaleString("en") + " of those left out too, past the page's limit)" : "") +
+      ". Every number in the report is from all rows. Every row: judgebench report --explorer all; " +
+      "the unstable ones as JSONL: judgebench report --export-unstable FILE.");
+  }
+  [notice, controls, status, detail, el("div", { "class": "jbx-scroll" }), pager].forEach(function (n) { if (n) { root.appendChild(n); } });
   root.children[3].appendChild(table);
 
   // ---- filtering and sorting

@@ -1,0 +1,237 @@
+"""The columnar path (judgments.jsonl through pyarrow into the analysis table) against the record path
+(every line a `Judgment`, then `analyze`): every metric equal on a mid-size run with ties, invalid
+answers, failed calls, superseded lines and calls never made; damaged files take the exact reader."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from judgebench.analysis import ReportSettings, analyze
+from judgebench.analysis.pipeline import analyze_table
+from judgebench.errors import InputError
+from judgebench.judgment_table import cache_path, judgment_table, read_judgment_table, read_plan_table
+from judgebench.records import Judgment, PlannedKey
+from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
+
+SUBSETS = ("Natural", "Adversarial/Neighbor", "Adversarial/GPTInst")
+SETTINGS = ReportSettings(bootstrap_samples=200, seed=7)
+
+
+def _line(
+    judge: str,
+    item: str,
+    subset: str,
+    kind: str,
+    cond: str,
+    order: str,
+    verdict: str | None,
+    label: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    winner = None if verdict is None else {"tie": "Tie", "invalid": "invalid"}.get(verdict, "A")
+    rec: dict[str, Any] = {"judge": judge, "item_id": item, "subset": subset, "kind": kind}
+    rec |= {"condition": cond, "order": order, "verdict": verdict, "winner": winner, "label": label}
+    rec |= {"raw": None if verdict is None else f"answer {verdict}", "confidence": float(rng.random())}
+    rec |= {"usage": {"input_tokens": int(rng.integers(100, 400)), "output_tokens": 12}, "cost_usd": 1e-5}
+    rec["error"] = "HTTP 500" if verdict is None else None
+    if verdict in ("Tie ", " 1"):  # verdicts as an older parser wrote them: normalised on reading
+        rec["winner"] = "Tie" if verdict.strip() == "Tie" else "A"
+    return rec
+
+
+def _write_run(folder: Path, *, items_per_subset: int = 40, seed: int = 11) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    lines: list[dict[str, Any]] = []
+    plan: list[dict[str, str]] = []
+    for judge in ("openai:gpt-4.1-mini", "sim:biased", "local"):
+        for subset in SUBSETS:
+            for i in range(items_per_subset):
+                item, label = f"{subset}/{i}", 1 + i % 2
+                for cond in ("en", "zh", "ls"):
+                    for order in ("orig", "swap"):
+                        u = rng.random()
+                        verdict = (
+                            None
+                            if u < 0.03
+                            else "invalid"
+                            if u < 0.06
+                            else "tie"
+                            if u < 0.14
+                            else "Tie "
+                            if u < 0.16
+                            else " 1"
+                            if u < 0.18
+                            else str(label)
+                            if u < 0.8
+                            else str(3 - label)
+                        )
+                        plan.append(
+                            {
+                                "judge": judge,
+                                "item_id": item,
+                                "kind": "pair",
+                                "condition": cond,
+                                "order": order,
+                            }
+                        )
+                        if u > 0.985:
+                            continue  # planned, never made
+                        lines.append(_line(judge, item, subset, "pair", cond, order, verdict, label, rng))
+                for order in ("en_zh", "zh_en"):
+                    verdict = str(rng.choice(["tie", "en", "zh", "invalid"]))
+                    lines.append(_line(judge, item, subset, "tie_probe", "zh", order, verdict, label, rng))
+    for rec in lines[::37]:  # a resumed run rewrote some calls: the last line per key wins
+        lines.append(rec | {"verdict": "2", "winner": "B", "raw": "rewritten"})
+    judgments, planned = folder / "judgments.jsonl", folder / "plan.jsonl"
+    with open(judgments, "w", encoding="utf-8") as fh:
+        for rec in lines:
+            fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+    with JsonlAppender(planned) as out:
+        for key in plan:
+            out.append(PlannedKey(**key))
+    return judgments, planned
+
+
+def _record_path(judgments: Path, planned: Path) -> list[dict[str, Any]]:
+    records = last_per_key(read_jsonl(judgments, Judgment), lambda j: j.call_key())
+    keys = {p.key() for p in read_jsonl(planned, PlannedKey)}
+    analysis = analyze(list(records.values()), settings=SETTINGS, planned=keys, flagged_items={"Natural/3"})
+    return [r.model_dump() for r in analysis.records] + [j.model_dump() for j in analysis.judges]
+
+
+def _columnar_path(judgments: Path, planned: Path) -> list[dict[str, Any]]:
+    table = read_judgment_table(judgments)
+    analysis = analyze_table(
+        table.analysis_frame(),
+        settings=SETTINGS,
+        planned=read_plan_table(planned),
+        flagged_items={"Natural/3"},
+    )
+    return [r.model_dump() for r in analysis.records] + [j.model_dump() for j in analysis.judges]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b) and type(a) is type(b)
+
+
+def test_every_metric_is_the_same_on_both_paths(tmp_path: Path) -> None:
+    judgments, planned = _write_run(tmp_path)
+    records, columns = _record_path(judgments, planned), _columnar_path(judgments, planned)
+    assert len(records) > 1000
+    mismatched = [(a, b) for a, b in zip(records, columns, strict=True) if not _same(a, b)]
+    assert len(records) == len(columns) and not mismatched, mismatched[:3]
+
+
+def test_a_torn_line_takes_the_exact_reader_and_gives_its_table(tmp_path: Path) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=6)
+    whole = read_judgment_table(judgments).frame
+    data = judgments.read_bytes().split(b"\n")
+    data.insert(10, data[10][:40])  # a killed writer's fragment, then whole lines after it
+    judgments.write_bytes(b"\n".join(data))
+    torn = read_judgment_table(judgments)
+    assert torn.held is not None  # the exact path read it
+    cols = ["judge", "item_id", "kind", "condition", "order", "verdict", "label"]
+    assert torn.frame[cols].equals(whole[cols])
+
+
+def test_a_bad_record_is_named_by_file_and_line(tmp_path: Path) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=3)
+    lines = judgments.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[4]) | {"kind": "triple"}
+    lines[4] = json.dumps(bad)
+    judgments.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_judgment_table(judgments)
+    assert "judgments.jsonl" in str(err.value) and "line 5" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"label": "1"},  # pydantic would refuse or coerce it: never the fast path's guess
+        {"confidence": "0.5"},
+        {"usage": {"input_tokens": 3.0}},
+        {"perturbation": {"field": "output_1"}},
+    ],
+)
+def test_values_the_fast_path_cannot_vouch_for_get_the_exact_reader(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=2)
+    lines = judgments.read_text(encoding="utf-8").splitlines()
+    lines[2] = json.dumps(json.loads(lines[2]) | change)
+    judgments.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        exact = list(last_per_key(read_jsonl(judgments, Judgment), lambda j: j.call_key()).values())
+    except InputError:
+        with pytest.raises(InputError):
+            read_judgment_table(judgments)
+        return
+    table = read_judgment_table(judgments)
+    assert table.held is not None
+    assert table.frame.equals(judgment_table(exact).frame)
+
+
+def test_whole_records_come_back_for_the_rows_shown(tmp_path: Path) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=4)
+    table = read_judgment_table(judgments)
+    assert table.held is None  # the fast path: records are read again only where shown
+    rows = table.frame.iloc[[0, 7, 30]]
+    records = table.records(rows["line"].tolist())
+    for _, row in rows.iterrows():
+        record = records[int(row["line"])]
+        assert (record.judge, record.item_id, record.condition, record.order) == (
+            row["judge"],
+            row["item_id"],
+            row["condition"],
+            row["order"],
+        )
+
+
+def test_the_cached_table_is_used_only_while_the_log_is_unchanged(tmp_path: Path) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=5)
+    first = read_judgment_table(judgments).frame
+    cache = cache_path(judgments)
+    assert cache.exists()
+    assert read_judgment_table(judgments).frame.equals(first)  # read back from the cache
+
+    # appended after the cache was written: stale, rebuilt with the new line
+    line = json.loads(judgments.read_text(encoding="utf-8").splitlines()[0])
+    with open(judgments, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line | {"verdict": "invalid", "winner": "invalid"}, separators=(",", ":")) + "\n")
+    appended = read_judgment_table(judgments).frame
+    key = (appended["judge"] == line["judge"]) & (appended["item_id"] == line["item_id"])
+    key &= (appended["condition"] == line["condition"]) & (appended["order"] == line["order"])
+    assert appended.loc[key & (appended["kind"] == line["kind"]), "verdict"].tolist() == ["invalid"]
+
+    # edited in place, same size, and the modification time set back: the edit is seen all the same
+    stat = judgments.stat()
+    text = judgments.read_bytes()
+    at = text.rindex(b'"verdict":"invalid"')  # the appended line's verdict
+    edited = text[:at] + b'"verdict":"tie"    ' + text[at + len(b'"verdict":"invalid"') :]
+    assert len(edited) == len(text) and edited != text
+    judgments.write_bytes(edited)
+    os.utime(judgments, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    after = read_judgment_table(judgments).frame
+    assert after.loc[key & (after["kind"] == line["kind"]), "verdict"].tolist() == ["tie"]
+
+
+def test_a_damaged_cache_is_rebuilt_and_a_read_only_folder_needs_none(tmp_path: Path) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=3)
+    first = read_judgment_table(judgments).frame
+    cache_path(judgments).write_bytes(b"PAR1 not a parquet file")
+    assert read_judgment_table(judgments).frame.equals(first)
+    assert cache_path(judgments).read_bytes()[:4] == b"PAR1" and cache_path(judgments).stat().st_size > 100
