@@ -1,6 +1,6 @@
 """Which way a pair of target conditions is named (zh->ls or ls->zh): analyze() reads no config, so
-the order is the caller's, else the judgments' own; a run folder gives the order it recorded, or the
-conditions config's when it has no translate stage."""
+the order is the caller's, else the default conditions' (never the order judgments came in); a run
+folder gives the order it recorded, or the conditions config's when it has no translate stage."""
 
 from __future__ import annotations
 
@@ -29,9 +29,11 @@ def _pairs(judgments: list[Judgment], condition_order: list[str] | None = None) 
     return {r.condition for r in analysis.records if r.metric == "flip_rate"}
 
 
-def test_without_an_order_the_judgments_first_seen_order_names_the_pairs() -> None:
+def test_without_an_order_the_default_order_names_the_pairs_whatever_the_line_order() -> None:
     assert _pairs(_judgments(("en", "zh", "ls"))) == {"en->zh", "en->ls", "zh->ls"}
-    assert _pairs(_judgments(("ls", "en", "zh"))) == {"en->zh", "en->ls", "ls->zh"}
+    assert _pairs(_judgments(("ls", "en", "zh"))) == {"en->zh", "en->ls", "zh->ls"}
+    # a target the defaults do not name comes after theirs, by name
+    assert _pairs(_judgments(("ja", "en", "zh"))) == {"en->zh", "en->ja", "zh->ja"}
 
 
 def test_a_given_order_wins_over_the_judgments_order() -> None:

@@ -58,7 +58,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
-    "analysis": {"conditions", "data", "errors", "records", "rundir"},
+    "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "api": {
@@ -105,7 +105,7 @@ STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
 # analysis/ is pure: it reads no file (its callers pass what they read) and takes from other rooms
 # only records, errors and constants.
 PURE_ROOMS = {"analysis"}
-PURE_MAY_TAKE_ANYTHING_FROM = {"analysis", "records", "errors"}
+PURE_MAY_TAKE_ANYTHING_FROM = {"analysis", "records", "errors"}  # and constants from anywhere
 IO_LIBRARIES = {"os", "io", "pathlib", "shutil", "tempfile", "glob", "tomllib", "json", "csv", "pickle"}
 IO_CALLS = {"open", "read_text", "read_bytes", "write_text", "write_bytes", "read_csv", "read_json"}
 

@@ -47,7 +47,10 @@ from judgebench.analysis.position import (
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
+from judgebench.defaults import CONDITIONS
 from judgebench.records import CallKey, Judgment, Metric
+
+DEFAULT_ORDER = tuple(CONDITIONS.split(","))  # pairs read zh->ls unless the caller says otherwise
 
 
 def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
@@ -167,13 +170,11 @@ def analyze(
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
     `flagged_items` are left out of the filtered tables; `condition_order` (the run's target
-    conditions, e.g. zh, ls) names pairs zh->ls; without it, the order conditions first appear in
-    `judgments`. Nothing is read here: a caller with a run folder passes the order it recorded.
+    conditions, e.g. zh, ls) names pairs zh->ls; without it, the default conditions' order (zh, ls:
+    `defaults.CONDITIONS`), then the others by name, whatever order the judgments came in. Nothing
+    is read here: a caller with a run folder passes the order it recorded.
     `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores."""
     settings = settings or ReportSettings()
-    judgments = list(judgments)
-    if condition_order is None:
-        condition_order = unique([j.condition for j in judgments])
     # one order for every run: sums (and so the last bits of floats) must not depend on the line
     # order in which a faulty or resumed run happened to write its judgments
     df = judgment_frame(sorted(judgments, key=lambda j: j.call_key()))
@@ -198,11 +199,11 @@ def analyze_table(
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
-    `condition_order`, the conditions in the order the table first has them."""
+    `condition_order`, the default conditions' order, then the others by name."""
     settings = settings or ReportSettings()
     flagged = set(flagged_items)
     layout = Layout(df, flagged)
-    order = unique(df["condition"].tolist()) if condition_order is None else condition_order
+    order = DEFAULT_ORDER if condition_order is None else condition_order
     conditions = ordered_conditions(df, order)
     judges = unique(df["judge"].tolist())
 
