@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
-"""What `judge --until-settled` saves, and how often it changes the answer (issue 18).
+"""What `judge --until-settled` saves near a limit, and how often it is wrong (issues 18 and 28).
 
-A simulated fleet (configs/sim.toml: bench-biased, bench-unbiased, bench-borderline, bench-always-a)
-judges a synthetic LLMBar-shaped dataset (419 items in LLMBar's five subsets, en plus zh and ls,
-both orders, tie-probes) over many seeds. Per seed and judge, the full protocol's readiness verdicts
-come from `analyze` (the report's own verdict, item-clustered bootstrap), and the sequential ones
-from `analysis.sequential.settle` over the same judgments taken in the seeded, subset-stratified
-order, stopped at the end of the first round (`--round` items) after which every verdict is decided.
-The judgments are those the sim provider would answer (`pair_letter`, `probe_letter`), built here
-directly so that hundreds of seeds take minutes; `tests/judge/test_until_settled.py` runs the real
-`judge --until-settled` stage on the same judges.
+Per readiness metric (flip rate, en position inconsistency, en accuracy) a simulated judge is planted
+with that metric at 0, 2, 5, 10 and 20 points from its limit (either side where the rate exists) and
+every other quantity far inside its limit, so the planted metric is the one that decides. It judges a
+synthetic LLMBar-shaped dataset (419 items in LLMBar's five subsets, random labels, en plus zh and ls,
+both orders, zh tie-probes), a fresh dataset, order and judge per seed. A run stops at the end of the
+first round (`--round` items, the CLI's default 20) after which every verdict is decided, with the
+sequence's verdict; a run that reaches the last item gets the full run's verdict (the report's own,
+fixed-n, `--bootstrap` resamples), as `judge --until-settled` does.
 
-Prints per judge kind: calls used as a ratio of the full protocol (mean, 90th percentile), how often
-a judge stopped early, and the verdict error rate: the share of (seed, target) verdicts the full run
-decided (pass or fail) that the sequential run contradicts or leaves undecided.
-Usage: `python scripts/bench_cost.py --seeds 200` (`--round`, `--bootstrap`, `--json`).
+Verdicts are scored against the PLANTED truth (the rate the judge was built with, not the full run's
+verdict): pass when the planted metric is within its limit (at the limit counts as within for flip
+rate and position inconsistency, as not above chance for accuracy), else fail. A wrong verdict is a
+decided one on the other side; `inconclusive` is counted apart. The pair judgments are drawn with
+numpy by the sim provider's item-level rules (`frame`), so that thousands of runs fit in one process,
+and go through the report's own code (`item_values`, `settle`, `analyze`); tie-probes cost calls but
+decide nothing, so every item costs the same and calls used are items used.
+`tests/judge/test_until_settled.py` runs the real stage on `sim:` judges.
+
+Usage: `python scripts/bench_cost.py --seeds 200` (`--round`, `--bootstrap`, `--json`). Exit 1 when a
+target is missed: wrong verdicts <= 5% at every distance and <= 1% at 5 points or more; calls used
+<= 0.75 of the plan at 10 points and <= 0.5 at 20 points, per metric and side.
 """
 
 from __future__ import annotations
@@ -22,23 +29,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+import time
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from judgebench.analysis.frame import judgment_frame
+from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.pipeline import analyze
 from judgebench.analysis.sequential import item_values, settle, stratified_order
-from judgebench.models.sim import SimScenario, load_scenario, pair_letter, probe_letter
 from judgebench.records import Judgment
 
-KINDS = {
-    "clearly biased": "bench-biased",
-    "clearly unbiased": "bench-unbiased",
-    "borderline": "bench-borderline",
-    "degenerate always-A": "bench-always-a",
-}
 SUBSETS = {
     "Natural": 100,
     "Adversarial/Neighbor": 134,
@@ -47,154 +51,223 @@ SUBSETS = {
     "Adversarial/Manual": 46,
 }
 TARGETS = ["zh", "ls"]
-TARGETS_MET = {"clearly biased": 0.35, "degenerate always-A": 0.35, "clearly unbiased": 0.6}
+DISTANCES = (0, 2, 5, 10, 20)  # points from the limit
+CALLS_GOAL = {10: 0.75, 20: 0.5}
+CHUNK = 20  # seeds (judges) per frame
 
 
-def dataset(seed: int) -> dict[str, tuple[str, int]]:
-    """item id -> (subset, label): LLMBar's subset sizes, labels at random."""
-    rng = np.random.default_rng(seed)
-    out: dict[str, tuple[str, int]] = {}
-    for subset, n in SUBSETS.items():
-        for i in range(n):
-            out[f"{subset}/{i}"] = (subset, int(rng.integers(1, 3)))
-    return out
+@dataclass(frozen=True)
+class Row:
+    metric: str
+    distance: int
+    value: float  # the planted rate
+    truth: str  # pass / fail
 
 
-def _pair_verdict(letter: str, order: str) -> str:
-    if letter in ("invalid", "Tie"):
-        return letter.lower()
-    first, second = ("1", "2") if order == "orig" else ("2", "1")
-    return first if letter == "A" else second
+def _limits(settings: ReportSettings) -> dict[str, float]:
+    return {
+        "flip rate": settings.max_flip_rate,
+        "position inconsistency": settings.max_position_inconsistency,
+        "accuracy": settings.chance,
+    }
 
 
-def judgments(name: str, s: SimScenario, items: dict[str, tuple[str, int]]) -> list[Judgment]:
-    """Every call of the full protocol, answered as the sim provider would."""
+def rows(settings: ReportSettings) -> list[Row]:
     out = []
-    for item, (subset, label) in items.items():
-        for cond in ["en", *TARGETS]:
-            for order in ("orig", "swap"):
-                gold = "A" if (label == 1) == (order == "orig") else "B"
-                letter = pair_letter(s, item, order, cond, gold)
-                out.append(
-                    Judgment(
-                        judge=name,
-                        item_id=item,
-                        subset=subset,
-                        kind="pair",
-                        condition=cond,
-                        order=order,
-                        winner=letter if letter != "invalid" else "invalid",
-                        verdict=_pair_verdict(letter, order),
-                        label=label,
-                    )
-                )
-        for cond in TARGETS[:1]:  # configs/conditions.toml: zh has tie-probes, ls none
-            for order in (f"en_{cond}", f"{cond}_en"):
-                letter = probe_letter(s, item, order, cond)
-                first, second = order.split("_", 1)
-                verdict = "tie" if letter == "Tie" else (first if letter == "A" else second)
-                out.append(
-                    Judgment(
-                        judge=name,
-                        item_id=item,
-                        subset=subset,
-                        kind="tie_probe",
-                        condition=cond,
-                        order=order,
-                        winner=letter,
-                        verdict=verdict,
-                        label=label,
-                    )
-                )
+    for metric, limit in _limits(settings).items():
+        for d in DISTANCES:
+            for side in (-1,) if d == 0 else (-1, 1):
+                value = round(limit + side * d / 100.0, 4)
+                if not 0.0 <= value <= 1.0:
+                    continue
+                if metric == "accuracy":
+                    truth = "pass" if value > limit else "fail"
+                else:
+                    truth = "fail" if value > limit else "pass"
+                out.append(Row(metric, d, value, truth))
     return out
 
 
-def one_seed(seed: int, round_size: int, settings: ReportSettings) -> dict[str, dict[str, object]]:
-    items = dataset(seed)
-    order = stratified_order({i: sub for i, (sub, _) in items.items()}, seed)
-    calls_per_item = 2 * (1 + len(TARGETS)) + 2  # both orders per condition, two zh tie-probes
-    out: dict[str, dict[str, object]] = {}
-    for k, (kind, scenario) in enumerate(KINDS.items()):
-        s = load_scenario(scenario).model_copy(update={"seed": 1000 * seed + k})
-        js = judgments(kind, s, items)
-        analysis = analyze(js, settings=settings, condition_order=TARGETS)
-        full = {v.condition: v.status for v in analysis.readiness}
-        values = item_values(judgment_frame(js), TARGETS)
-        path = settle(values, kind, TARGETS, settings, order, intervals=False)
+def planted(row: Row) -> tuple[float, float, float]:
+    """(accuracy, position bias, flip rate): the row's metric at its planted value, the others far
+    inside their limits."""
+    acc, bias, flip = 0.9, 0.0, 0.0
+    if row.metric == "flip rate":
+        flip = row.value
+    elif row.metric == "position inconsistency":
+        bias = row.value
+    else:
+        acc = row.value
+    return acc, bias, flip
+
+
+def frame(row: Row, seeds: range) -> pd.DataFrame:
+    """The pair judgments (a `judgment_frame`) of one judge per seed, named `s<seed>`, each on its own
+    dataset (LLMBar's subset sizes, random labels). The planted judge (the sim provider's
+    `item_level_errors` and `item_level_flips` rules, drawn with numpy for speed): one merit draw per
+    item, correct with the planted accuracy; in each order, "A" without looking with the planted
+    position bias, which with random labels makes an item order-inconsistent with probability exactly
+    the bias; per target, one flip draw per item, to the other output. No ties, no invalid answers,
+    and the targets share en's other draws (no position-inconsistency increase)."""
+    acc, bias, flip = planted(row)
+    ids = np.array([f"{subset}/{i}" for subset, n in SUBSETS.items() for i in range(n)])
+    subsets = np.array([subset for subset, n in SUBSETS.items() for _ in range(n)])
+    parts = []
+    for seed in seeds:
+        rng = np.random.default_rng([seed, DISTANCES.index(row.distance), int(1000 * row.value)])
+        n = len(ids)
+        label = rng.integers(1, 3, n)
+        correct = rng.random(n) < acc
+        merit = np.where(correct, label, 3 - label)  # the output the judge prefers on merit
+        flips = {c: rng.random(n) < flip for c in TARGETS}
+        for order, a_output in (("orig", 1), ("swap", 2)):
+            blind = rng.random(n) < bias
+            en = np.where(blind, a_output, merit)
+            for cond in ["en", *TARGETS]:
+                out = en if cond == "en" else np.where(flips[cond], 3 - en, en)
+                winner = np.where(out == a_output, "A", "B")
+                parts.append(
+                    pd.DataFrame({
+                        "judge": f"s{seed}", "item_id": ids, "subset": subsets, "kind": "pair",
+                        "condition": cond, "order": order, "verdict": out.astype(str), "winner": winner,
+                        "label": label.astype(float), "confidence": np.nan, "input_tokens": 0,
+                        "output_tokens": 0, "cost_usd": np.nan,
+                    })
+                )  # fmt: skip
+    return pd.concat(parts, ignore_index=True)[COLUMNS]
+
+
+def full_verdicts(df: pd.DataFrame, judges: list[str], settings: ReportSettings) -> dict[str, dict[str, str]]:
+    """The full run's readiness verdicts (the report's own) of the judges whose items ran out."""
+    if not judges:
+        return {}
+    rows = df[df["judge"].isin(judges)]
+    records = [
+        Judgment(
+            judge=r.judge,
+            item_id=r.item_id,
+            subset=r.subset,
+            kind="pair",
+            condition=r.condition,
+            order=r.order,
+            winner=r.winner,
+            verdict=r.verdict,
+            label=int(r.label),
+        )
+        for r in rows.itertuples(index=False)
+    ]
+    out: dict[str, dict[str, str]] = {}
+    for v in analyze(records, settings=settings, condition_order=TARGETS).readiness:
+        out.setdefault(v.judge, {})[v.condition] = v.status
+    return out
+
+
+def run_row(row: Row, seeds: range, round_size: int, settings: ReportSettings) -> list[dict[str, object]]:
+    """Per seed: calls used (a share of the full plan: every item costs the same calls) and verdicts."""
+    df = frame(row, seeds)
+    values = item_values(df, TARGETS)
+    subsets = dict(zip(df["item_id"], df["subset"], strict=False))
+    runs: dict[str, dict[str, object]] = {}
+    exhausted = []
+    for seed in seeds:
+        name = f"s{seed}"
+        order = stratified_order(subsets, seed)
+        path = settle(values, name, TARGETS, settings, order, intervals=False)
         stop = len(order)
         if path.first_settled is not None:
             stop = min(len(order), math.ceil(path.first_settled / round_size) * round_size)
         if stop < len(order):
-            seq = settle(values, kind, TARGETS, settings, order[:stop], intervals=False).verdicts
+            verdicts = settle(values, name, TARGETS, settings, order[:stop], intervals=False).verdicts
+            runs[name] = {"calls": stop / len(order), "verdicts": dict(verdicts)}
         else:
-            seq = full  # the items ran out: the verdict is the full run's
-        out[kind] = {
-            "items": stop,
-            "calls_ratio": stop * calls_per_item / (len(order) * calls_per_item),
-            "full": full,
-            "sequential": seq,
-        }
-    return out
+            runs[name] = {"calls": 1.0, "verdicts": {}}
+            exhausted.append(name)
+    for name, verdicts in full_verdicts(df, exhausted, settings).items():
+        runs[name]["verdicts"] = verdicts
+    return list(runs.values())
 
 
-def summarise(results: list[dict[str, dict[str, object]]]) -> dict[str, dict[str, float]]:
-    table: dict[str, dict[str, float]] = {}
-    for kind in KINDS:
-        rows = [r[kind] for r in results]
-        items = np.array([int(r["items"]) for r in rows])  # type: ignore[call-overload]
-        ratios = np.array([float(r["calls_ratio"]) for r in rows])  # type: ignore[arg-type]
-        decided = wrong = undecided = early_decisive = 0
-        for r in rows:
-            full, seq = r["full"], r["sequential"]
-            assert isinstance(full, dict) and isinstance(seq, dict)
-            for target, status in full.items():
-                if status in ("pass", "fail"):
-                    decided += 1
-                    wrong += int(seq.get(target) not in (status,))
-                    undecided += int(seq.get(target) == "inconclusive")
-                elif seq.get(target) != "inconclusive":
-                    early_decisive += 1
-        table[kind] = {
-            "seeds": len(rows),
-            "calls_ratio_mean": float(ratios.mean()),
-            "calls_ratio_p90": float(np.quantile(ratios, 0.9)),
-            "stopped_early": float(np.mean(ratios < 1.0)),
-            "items_median": float(np.median(items)),
-            "full_decided": decided,
-            "verdict_error_rate": wrong / decided if decided else 0.0,
-            "decided_where_full_inconclusive": early_decisive,
-        }
-    return table
+def summarise(row: Row, runs: list[dict[str, object]]) -> dict[str, object]:
+    calls = np.array([float(r["calls"]) for r in runs])  # type: ignore[arg-type]
+    verdicts = [v for r in runs for v in r["verdicts"].values()]  # type: ignore[attr-defined]
+    wrong = sum(v not in (row.truth, "inconclusive") for v in verdicts)
+    open_ = sum(v == "inconclusive" for v in verdicts)
+    return {
+        "metric": row.metric,
+        "distance": row.distance,
+        "planted": row.value,
+        "truth": row.truth,
+        "runs": len(runs),
+        "verdicts": len(verdicts),
+        "calls_mean": float(calls.mean()),
+        "calls_p90": float(np.quantile(calls, 0.9)),
+        "wrong": wrong / max(1, len(verdicts)),
+        "inconclusive": open_ / max(1, len(verdicts)),
+    }
+
+
+def met(s: dict[str, object]) -> bool:
+    d, wrong, calls = int(s["distance"]), float(s["wrong"]), float(s["calls_mean"])  # type: ignore[arg-type]
+    ok = wrong <= (0.01 if d >= 5 else 0.05)
+    return ok and (d not in CALLS_GOAL or calls <= CALLS_GOAL[d])
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--round", type=int, default=10, help="items per round (default 10)")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=200)
+    ap.add_argument("--round", type=int, default=20, help="items per round (default 20, the CLI's)")
     ap.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples of the full run's verdict")
+    ap.add_argument("--distances", type=int, nargs="+", default=list(DISTANCES), help="points from the limit")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     settings = ReportSettings(bootstrap_samples=args.bootstrap)
-    results = [one_seed(seed, args.round, settings) for seed in range(args.seeds)]
-    table = summarise(results)
+    started = time.perf_counter()
+    if not args.json:
+        print(
+            f"{args.seeds} seeds per row, 419 items, en+zh+ls, rounds of {args.round} items, alpha = 0.05; "
+            "verdicts scored against the planted rate (2 targets per run)"
+        )
+        print(HEADER)
+    table = []
+    # far rows first (cheap: they stop early), each printed as it is done
+    for row in sorted((r for r in rows(settings) if r.distance in args.distances), key=lambda r: -r.distance):
+        runs = []
+        for start in range(0, args.seeds, CHUNK):  # a frame of CHUNK judges at a time: bounded memory
+            runs += run_row(row, range(start, min(args.seeds, start + CHUNK)), args.round, settings)
+        table.append(summarise(row, runs))
+        if not args.json:
+            print(line(table[-1]), flush=True)
+    ok = all(met(s) for s in table)
     if args.json:
         print(json.dumps(table, indent=2))
-        return 0
-    print(f"{args.seeds} seeds, 419 items, en+zh+ls, rounds of {args.round} items, alpha = 0.05")
-    print(f"{'judge kind':<22} {'calls':>7} {'p90':>6} {'items':>6} {'early':>6} {'error':>7}  target")
-    ok = True
-    for kind, row in table.items():
-        goal = TARGETS_MET.get(kind)
-        met = goal is None or row["calls_ratio_mean"] <= goal
-        met = met and row["verdict_error_rate"] <= 0.05
-        ok = ok and met
-        print(
-            f"{kind:<22} {row['calls_ratio_mean']:>7.3f} {row['calls_ratio_p90']:>6.3f} "
-            f"{row['items_median']:>6.0f} "
-            f"{row['stopped_early']:>6.0%} {row['verdict_error_rate']:>7.1%}  "
-            f"{'<= ' + format(goal, '.2f') if goal else 'may use all'} {'ok' if met else 'MISSED'}"
-        )
+        return 0 if ok else 1
+    print("by metric:")
+    print(HEADER)
+    for s in sorted(table, key=lambda s: (METRICS.index(str(s["metric"])), s["distance"], s["planted"])):
+        print(line(s))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    took = time.perf_counter() - started
+    print(f"{'all targets met' if ok else 'some target MISSED'}; {took:.0f} s, load average {load}")
     return 0 if ok else 1
+
+
+HEADER = (
+    f"{'metric':<24}{'points':>7}{'planted':>9}{'truth':>6}{'calls':>7}{'p90':>6}{'wrong':>8}"
+    f"{'inconcl.':>9}  target"
+)
+METRICS = ["flip rate", "position inconsistency", "accuracy"]
+
+
+def line(s: dict[str, object]) -> str:
+    d = int(s["distance"])  # type: ignore[call-overload]
+    goal = f"wrong <= {'1' if d >= 5 else '5'}%"
+    goal += f", calls <= {CALLS_GOAL[d]}" if d in CALLS_GOAL else ""
+    return (
+        f"{s['metric']!s:<24}{d:>7}{float(s['planted']):>9.2f}{s['truth']!s:>6}"  # type: ignore[arg-type]
+        f"{float(s['calls_mean']):>7.3f}{float(s['calls_p90']):>6.2f}"  # type: ignore[arg-type]
+        f"{float(s['wrong']):>8.1%}{float(s['inconclusive']):>9.1%}"  # type: ignore[arg-type]
+        f"  {goal} {'ok' if met(s) else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ import numpy as np
 
 from judgebench.analysis import ReportSettings
 from judgebench.analysis.frame import judgment_frame
-from judgebench.analysis.leaderboard import leaderboard_records, leaderboard_weights
+from judgebench.analysis.leaderboard import leaderboard_records
+from judgebench.api.leaderboard import leaderboard_weights
 from judgebench.records import Judgment
 
 REAL_SIZES = {"math-prm": 447}  # the other subsets hold their M-RewardBench count

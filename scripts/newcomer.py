@@ -1,5 +1,6 @@
-"""A scripted newcomer session (issue 20): the README's commands in a fresh clone, with no API key and
-no terminal, one line per surprise of the issue saying whether it is fixed.
+"""A scripted newcomer session (issues 20 and 32): the README's commands in a fresh clone, with no API
+key and no terminal, one line per surprise of the issues saying whether it is fixed (points 1-9:
+issue 20; 10-14: issue 32's points 1-5).
 
     python scripts/newcomer.py                 # sim judges: about a minute
     python scripts/newcomer.py --quickstart 3  # also the README's quick start on the embedded model,
@@ -115,6 +116,7 @@ def main() -> int:
         s = Session(clone, scratch)
         print(f"clone of {REPO} at {clone}; LLMBar: {llmbar}; no key, no TTY")
         run_points(s, llmbar, base)
+        second_pass(s, llmbar)
         if args.quickstart:
             quickstart(s, args.quickstart)
         left = [p for p in scratch.iterdir()]
@@ -246,6 +248,90 @@ def run_points(s: Session, llmbar: Path, base: Path) -> None:
     s.point(9, ok9 and st.returncode == 0,
             f"selftest exit {st.returncode}, left in temp: {len(left)}; imported report: no audit "
             f"sensitivity, tokens '—': {row.count('—') >= 3}")  # fmt: skip
+
+
+def second_pass(s: Session, llmbar: Path) -> None:
+    """Issue 32, points 1-5 (as points 10-14)."""
+    runs = s.clone / "runs"
+    api = "openai:gpt-4.1-mini"
+    # 32.1 time: a dry run's time column and what it rests on; the line before the first call
+    r = s.jb("run", "--run", str(runs / "t"), "--dry-run")
+    said = "expected time: about" in r.stdout + r.stderr
+    measured = "measured 2026-12-01" in r.stdout + r.stderr
+    timed = s.jb("run", "--run", str(runs / "t1"), "--model", SIM, "--no-cache", "--limit", "5",
+                 env={"JUDGEBENCH_PROGRESS_SECONDS": "0"})  # fmt: skip
+    ahead = [ln for ln in timed.stderr.splitlines() if ", expected " in ln and " calls" in ln]
+    pace = [ln for ln in timed.stderr.splitlines() if "left at that pace" in ln]
+    s.point(
+        10,
+        said and measured and bool(ahead) and len(pace) == 1 and timed.returncode == 0,
+        f"32.1 run --dry-run says the expected time ({said}, from a measurement: {measured}); "
+        f"before judging: '{ahead[0][:70] if ahead else ''}...', then the pace once ({len(pace)})",
+    )
+
+    # 32.2 a modified LLMBar copy: one clean warning line per command
+    toy = toy_llmbar(s.clone.parent / "toy-llmbar")
+    outs = [
+        s.jb("translate", "--run", str(runs / "w"), "--dataset", "llmbar", "--data-dir", str(toy),
+             "--translator", api, "--dry-run"),
+        s.jb("plan", "--dataset", "llmbar", "--data-dir", str(toy), "--model", SIM, "--sim-seeds", "1"),
+    ]  # fmt: skip
+    lines = [sum(ln.startswith("warning: ") for ln in o.stderr.splitlines()) for o in outs]
+    python_format = any("Warning:" in o.stderr or ".py:" in o.stderr for o in outs)
+    s.point(
+        11,
+        lines == [1, 1] and not python_format,
+        f"32.2 modified LLMBar copy: warning lines per command {lines}, Python's format: {python_format}",
+    )
+
+    # 32.3 the README's dry runs in order: translate --dry-run, then judge --dry-run
+    llm = runs / "llmbar"
+    tr = s.jb("translate", "--run", str(llm), "--dataset", "llmbar", "--data-dir", str(llmbar),
+              "--translator", api, "--dry-run")  # fmt: skip
+    jd = s.jb("judge", "--run", str(llm), "--dataset", "llmbar", "--data-dir", str(llmbar), "--conditions",
+              "en,zh,ls", "--model", api, "--model", "anthropic:claude-haiku-4-5", "--dry-run")  # fmt: skip
+    bare = s.jb("judge", "--run", str(llm), "--model", api, "--dry-run")
+    hint = "--conditions en,zh,ls" in bare.stderr
+    s.point(
+        12,
+        tr.returncode == 0
+        and jd.returncode == 0
+        and "not translated yet" in jd.stderr
+        and hint
+        and not llm.exists(),
+        f"32.3 translate --dry-run then judge --dry-run (README's flags): exit {tr.returncode}, "
+        f"{jd.returncode}; without them the error says what to pass: {hint}; nothing written",
+    )
+
+    # 32.4 a FAIL verdict says why, per part, and where to read more
+    r = s.jb("run", "--run", str(runs / "f"), "--model", BIASED, "--limit", "10")
+    out = r.stdout.splitlines()
+    fails = [i for i, ln in enumerate(out) if ln.startswith("FAIL ")]
+    why = bool(fails) and all(out[i + 1].startswith(("  baseline: ", "  invariance: ")) for i in fails)
+    s.point(13, r.returncode == 0 and why and "#verdict" in r.stdout,
+            f"32.4 {len(fails)} FAIL line(s), each followed by its part's reason: {why}; "
+            f"where to read more: {'#verdict' in r.stdout}")  # fmt: skip
+
+    # 32.5 help at 80 columns
+    narrow = {"COLUMNS": "80", "TERM": "dumb"}
+    cut, missing_example = [], []
+    for cmd in (["run"], ["translate"], ["judge"], ["report"], ["bbe"], ["plan"], ["selftest"],
+                ["data", "show"], ["import", "llmbar-results"], ["cache", "info"]):  # fmt: skip
+        text = s.jb(*cmd, "--help", env=narrow).stdout
+        if "…" in text or max(len(ln) for ln in text.splitlines()) > 80:
+            cut.append(" ".join(cmd))
+        if "Example" not in text:
+            missing_example.append(" ".join(cmd))
+    bbe_help = " ".join(s.jb("bbe", "--help", env=narrow).stdout.split())
+    choices = "holdout" in bbe_help and "exact_ucb" in bbe_help and " TEXT " not in bbe_help
+    hub = "hub snapshots" in " ".join(s.jb("run", "--help", env=narrow).stdout.replace("│", " ").split())
+    s.point(
+        14,
+        not cut and not missing_example and choices and hub,
+        f"32.5 --help at 80 columns: cut {cut or 'none'}; "
+        f"without an example {missing_example or 'none'}; "
+        f"fixed-value options list their choices: {choices}; --data-dir names hub snapshots: {hub}",
+    )
 
 
 def quickstart(s: Session, limit: int) -> None:

@@ -35,6 +35,7 @@ from judgebench.records.manifest import (
 )
 from judgebench.records.sanitize import mask_url, replace_surrogates
 from judgebench.runindex import JsonlIndex, Signature, signature
+from judgebench.torn import note_torn, repair_torn_lines, torn_seen
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl
@@ -101,7 +102,10 @@ class JsonlAppender:
         self.path = path
         self._fsync_interval = fsync_interval
         self._last_sync = time.monotonic()
+        torn = torn_seen(path)
         _repair_tail(path)
+        if torn and path.name in _REPAIRABLE:  # its one writer (holding the lock) makes it JSONL again
+            repair_torn_lines(path)
         self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def append(self, record: BaseModel | dict[str, Any]) -> None:
@@ -176,10 +180,11 @@ def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
             if salvaged is not None:
                 yield salvaged
     if torn:
+        note_torn(path)
         shown = ", ".join(map(str, torn[:10])) + (" ..." if len(torn) > 10 else "")
         logger.warning(
-            "warning: %s: skipped %d torn line(s) (line %s): a writer was killed mid-line; "
-            "a rerun of the stage redoes what they held",
+            "warning: %s: skipped %d torn line(s) (line %s): a writer was killed mid-line; the "
+            "stage that writes this file repairs it when it next runs (the fragments kept aside)",
             path,
             len(torn),
             shown,
@@ -383,6 +388,9 @@ class RunDir:
                     fcntl.flock(fd, fcntl.LOCK_EX)
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            for name in _WRITES.get(stage, ()):  # its files a reader found torn: whole JSONL again
+                if torn_seen(self.path / name):
+                    repair_torn_lines(self.path / name)
             yield
         finally:
             if fcntl is not None:
@@ -394,6 +402,15 @@ class RunDir:
         if not path.exists():
             raise RunDirError(f"{path} does not exist: {hint}")
         return path
+
+
+# the JSONL files only one stage writes (under its lock): that stage repairs them (bbe_neighbours.jsonl,
+# written by judge --repeats and by bbe under two locks, is skipped over but never rewritten)
+_WRITES: dict[str, tuple[str, ...]] = {
+    "translate": (VARIANTS, AUDIT, TRANSLATION_FAILURES),
+    "judge": (JUDGMENTS, PLAN),
+}
+_REPAIRABLE = frozenset(name for names in _WRITES.values() for name in names)
 
 
 def _lock_holder(fd: int) -> str:

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from judgebench.analysis import ReportSettings, analyze
-from judgebench.analysis.leaderboard import leaderboard_weights
+from judgebench.api.leaderboard import leaderboard_weights
 from judgebench.records import Judgment, Metric, MetricRecord
 from judgebench.report.sections import build_sections
 from tests.analysis.builders import pair

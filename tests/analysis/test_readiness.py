@@ -78,3 +78,43 @@ def test_an_en_only_judge_gets_its_baseline_and_never_a_pass() -> None:
     (verdict,) = analyze(js, settings=ReportSettings(bootstrap_samples=0)).readiness
     assert (verdict.condition, verdict.baseline, verdict.invariance) == ("en", "pass", "inconclusive")
     assert verdict.status == "inconclusive" and "invariance not assessed" in verdict.reasons[0]
+    assert not any("more items" in r for r in verdict.reasons)
+    assert "more en items cannot give one" in verdict.reasons[0]
+
+
+MORE = "more items (or a less variable judge) are needed to decide"
+
+
+def test_more_items_is_said_only_where_an_interval_straddles_a_limit(verdicts: dict[str, object]) -> None:
+    few, steady = verdicts["few"], verdicts["steady"]
+    assert few.status == "inconclusive" and MORE in few.reasons  # type: ignore[attr-defined]
+    assert MORE not in steady.reasons  # type: ignore[attr-defined]
+
+
+def test_a_judge_with_no_answers_is_told_to_retry_not_to_judge_more_items() -> None:
+    js = judge_run("ok", 60, 0.0)
+    for i in range(60):
+        for cond in ("en", "zh"):
+            js += [pair("dead", f"Natural/{i}", cond, order, None, 1) for order in ("orig", "swap")]
+    by = {v.judge: v for v in analyze(js, settings=ReportSettings(bootstrap_samples=0)).readiness}
+    dead = by["dead"]
+    assert (dead.status, dead.baseline, dead.invariance) == ("inconclusive",) * 3
+    assert dead.reasons[:2] == [
+        f"no answered {c} judgment: all 120 {c} call(s) failed; more items cannot help: rerun "
+        "`judgebench judge` to retry them (and check the judge's key, model and endpoint)"
+        for c in ("zh", "en")
+    ]
+    assert MORE not in dead.reasons
+
+
+def test_a_judge_not_judged_in_a_target_is_told_so() -> None:
+    """One judge judged in en and zh, another in en only: the second one's zh verdict says it was
+    not judged in zh (more items cannot help), not that it needs more items."""
+    js = judge_run("both", 300, 0.0) + [
+        pair("en-only", f"Natural/{i}", "en", order, "1", 1) for i in range(300) for order in ("orig", "swap")
+    ]
+    by = {v.judge: v for v in analyze(js, settings=ReportSettings(bootstrap_samples=0)).readiness}
+    v = by["en-only"]
+    assert (v.condition, v.baseline, v.invariance, v.status) == ("zh", "pass", "inconclusive", "inconclusive")
+    assert v.reasons[0].startswith("no zh judgment of this judge: it was not judged in zh; more items cannot")
+    assert MORE not in v.reasons

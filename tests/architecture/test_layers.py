@@ -4,6 +4,7 @@ here with the README's architecture section."""
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
 from graphlib import CycleError, TopologicalSorter
 
@@ -23,7 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
-    "rundir": {"errors", "fileio", "records", "runindex"},
+    "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
+    "rundir": {"errors", "fileio", "records", "runindex", "torn"},
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
@@ -42,9 +44,20 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
     },
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
-    "execution": {"batch", "defaults", "errors", "judge", "models", "progress", "records", "rundir"},
+    # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
+    "execution": {
+        "analysis",
+        "batch",
+        "defaults",
+        "errors",
+        "judge",
+        "models",
+        "progress",
+        "records",
+        "rundir",
+    },
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
-    "costing": {"batch", "errors", "judge", "models", "paths", "records", "rundir", "translate"},
+    "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
@@ -69,11 +82,32 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
         "translate",
     },
-    # the CLI: the library's public API, its errors and records, and its own modules
-    "cli": {"api", "defaults", "errors", "records"},
+    # the CLI: the library's public API, its errors and records, its own modules, and progress's
+    # clock() (durations are written one way everywhere; progress needs nothing but rich)
+    "cli": {"api", "defaults", "errors", "progress", "records"},
     "__main__": {"cli"},
 }
 MAX_MODULE_LINES = 500
+
+# Rooms a room must never depend on, directly or through another room, type-only imports included:
+# the metrics and the bias bounds are functions of judgments and scores, never of how calls are made;
+# the provider layer knows nothing of what its calls are for.
+NEVER: dict[str, set[str]] = {
+    "analysis": {"api", "execution", "judge", "models"},
+    "bbe": {"api", "execution", "judge", "models"},
+    "models": {"api", "execution", "judge", "translate"},
+}
+# The CLI renders; the library returns typed results and logs. Below the CLI no module imports a
+# terminal library or the CLI, calls print(), or touches sys.stdout / sys.stderr.
+CLI_ROOMS = {"cli", "__main__"}
+TERMINAL_LIBRARIES = ("rich", "typer", "click", "tqdm")
+STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
+# analysis/ is pure: it reads no file (its callers pass what they read) and takes from other rooms
+# only records, errors and constants.
+PURE_ROOMS = {"analysis"}
+PURE_MAY_TAKE_ANYTHING_FROM = {"analysis", "records", "errors"}
+IO_LIBRARIES = {"os", "io", "pathlib", "shutil", "tempfile", "glob", "tomllib", "json", "csv", "pickle"}
+IO_CALLS = {"open", "read_text", "read_bytes", "write_text", "write_bytes", "read_csv", "read_json"}
 
 
 def _crossing(imp: Import) -> bool:
@@ -115,6 +149,101 @@ def test_no_module_below_the_api_imports_it() -> None:
         if room(imp.target) == "api" and room(imp.module) not in ("api", "cli")
     ]
     assert not bad, bad
+    # and the table grants it to no room but the CLI, so no room can reach it through another
+    assert [name for name, rooms in ALLOWED.items() if "api" in rooms] == ["cli"]
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), set()) - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
+
+
+def test_rooms_never_reach_what_they_must_not_know() -> None:
+    """analysis/ and bbe/ reach neither judge/, execution, models/ nor api/; models/ reaches neither
+    judge/, translate/, execution nor api/: not in the table, not through another room, not even for
+    a type."""
+    actual: dict[str, set[str]] = defaultdict(set)
+    for imp in all_imports():
+        if _crossing(imp):  # type-only imports count here
+            actual[room(imp.module)].add(room(imp.target))
+    for name, forbidden in NEVER.items():
+        by_table = _reachable(ALLOWED, name) & forbidden
+        assert not by_table, f"ALLOWED lets {name} reach {sorted(by_table)}"
+        by_code = _reachable(actual, name) & forbidden
+        assert not by_code, f"{name} reaches {sorted(by_code)} through its imports"
+
+
+def _renders(tree: ast.AST) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            found.append((node.lineno, "calls print()"))
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in STREAMS
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "sys"
+        ):
+            found.append((node.lineno, f"uses sys.{node.attr}"))
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys":
+            found += [(node.lineno, f"imports sys.{a.name}") for a in node.names if a.name in STREAMS]
+    return found
+
+
+def test_only_the_cli_renders() -> None:
+    bad = [
+        f"{imp.module}:{imp.line} imports {imp.target}"
+        for imp in all_imports()
+        if room(imp.module) not in CLI_ROOMS
+        and (
+            imp.target.partition(".")[0] in TERMINAL_LIBRARIES
+            or (internal(imp) and room(imp.target) in CLI_ROOMS)
+        )
+    ]
+    for name, path in ALL.items():
+        if room(name) not in CLI_ROOMS:
+            bad += [f"{name}:{line} {what}" for line, what in _renders(ast.parse(path.read_text()))]
+    assert not bad, "\n".join(sorted(set(bad)))  # one line per name a `from rich.x import (...)` takes
+
+
+def _io_in(name: str, tree: ast.AST) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [f"imports {a.name}" for a in node.names if a.name.partition(".")[0] in IO_LIBRARIES]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            top = node.module.partition(".")[0]
+            if top in IO_LIBRARIES:
+                found.append(f"imports {node.module}")
+            elif top == PACKAGE and room(node.module) not in PURE_MAY_TAKE_ANYTHING_FROM:
+                found += [f"takes {a.name} from {node.module}" for a in node.names if not a.name.isupper()]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if called in IO_CALLS:
+                found.append(f"calls {called}() at line {node.lineno}")
+    return [f"{name}: {what}" for what in found]
+
+
+def test_analysis_reads_no_file() -> None:
+    bad = [
+        problem
+        for name, path in ALL.items()
+        if room(name) in PURE_ROOMS
+        for problem in _io_in(name, ast.parse(path.read_text()))
+    ]
+    assert not bad, "\n".join(bad)
 
 
 def test_imports_sit_at_the_top() -> None:

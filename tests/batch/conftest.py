@@ -26,6 +26,11 @@ PRICES = PriceTable(
 )
 
 
+def warned(caplog: pytest.LogCaptureFixture) -> str:
+    """What the batch runner warned (the CLI shows these lines on stderr; the library only logs)."""
+    return "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("judgebench.batch"))
+
+
 def judge_requests(n: int, *, tag: str = "") -> list[ModelRequest]:
     """`n` distinct judge-like calls (system + user, strict JSON, temperature 0)."""
     return [

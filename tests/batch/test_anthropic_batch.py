@@ -17,6 +17,7 @@ from tests.batch.conftest import (
     judge_requests,
     make_client,
     wait_for,
+    warned,
 )
 from tests.servers.anthropic_batch_server import AnthropicBatchServer
 
@@ -80,7 +81,7 @@ async def test_errored_expired_canceled_lines_resubmitted_invalid_not(
 
 
 async def test_restart_mid_poll_resumes_the_same_batch(
-    tmp_path: Path, cache: ResponseCache, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, cache: ResponseCache, caplog: pytest.LogCaptureFixture
 ) -> None:
     requests = judge_requests(25)
     run = tmp_path / "run"
@@ -94,7 +95,7 @@ async def test_restart_mid_poll_resumes_the_same_batch(
             await task
         await client.aclose()
         (batch,) = server.created()
-        assert batch["id"] in capsys.readouterr().err
+        assert batch["id"] in warned(caplog)
         (sub,) = batch_state(run)["submissions"]
         assert sub["batch_id"] == batch["id"] and sub["phase"] == "running"
 

@@ -21,6 +21,7 @@ from tests.batch.conftest import (
     judge_requests,
     make_client,
     wait_for,
+    warned,
 )
 from tests.servers.openai_batch_server import OpenAIBatchServer
 
@@ -127,7 +128,7 @@ async def test_resubmit_failed_false_fails_at_once(tmp_path: Path, cache: Respon
 
 
 async def test_restart_mid_poll_resumes_the_same_batch(
-    tmp_path: Path, cache: ResponseCache, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, cache: ResponseCache, caplog: pytest.LogCaptureFixture
 ) -> None:
     requests = judge_requests(40)
     run = tmp_path / "run"
@@ -142,7 +143,7 @@ async def test_restart_mid_poll_resumes_the_same_batch(
             await task
         await client.aclose()
         (batch,) = server.created()
-        assert "run the same command again" in capsys.readouterr().err
+        assert "run the same command again" in warned(caplog)
         (sub,) = batch_state(run)["submissions"]
         assert sub["batch_id"] == batch["id"] and sub["phase"] == "running" and sub["status"] == "in_progress"
         assert first.calls == []

@@ -63,6 +63,8 @@ def test_fresh_verification_judges_new_neighbours(tmp_path: Path) -> None:
     run = tmp_path / "run"
     made = runner.invoke(app, ["run", "--model", "sim:default", "--run", str(run), "--yes"])
     assert made.exit_code == 0, made.output
+    released = json.loads((run / "bbe.json").read_text())  # `run`'s release: the carry-over default
+    assert released["carries_over"] is True and released["certificate"] != "exact"
     fresh = ("--verify", "500", "--verify-kind", "fresh", "--perturb-units", "20")
     priced = runner.invoke(app, [*COMMON, "--run", str(run), *fresh, "--dry-run"])
     assert priced.exit_code == 0 and "dry run" in priced.output and "20" in priced.output

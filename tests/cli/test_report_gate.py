@@ -46,7 +46,9 @@ def test_gate_fails_on_a_fail_verdict(runs: dict[str, Path]) -> None:
     assert _report(runs["bad"], "--gate", "strict") == 4
     doc = json.loads((runs["bad"] / "readiness.json").read_text())
     assert {v["verdict"] for v in doc["verdicts"]} == {"fail"} and doc["complete"] is True
-    assert set(doc["verdicts"][0]) == {"judge", "condition", "verdict", "baseline", "invariance", "reasons"}
+    keys = {"judge", "condition", "verdict", "baseline", "invariance", "reasons"}  # INTERFACE.md
+    assert set(doc["verdicts"][0]) == keys | {"why"}  # + the deciding reason per part (issue 32)
+    assert set(doc["verdicts"][0]["why"]) <= {"baseline", "invariance"} and doc["verdicts"][0]["why"]
 
 
 def test_strict_gate_also_stops_on_inconclusive(runs: dict[str, Path]) -> None:

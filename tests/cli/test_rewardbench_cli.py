@@ -91,7 +91,9 @@ def test_data_list_shows_the_snapshots(tmp_path: Path) -> None:
     snapshot = write_fixture(tmp_path / "hub", languages=("zh", "ja", "de"))
     result = runner.invoke(app, ["data", "list", "--data-dir", str(snapshot)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "local copy (3 of 23 languages)" in result.stdout
+    assert "local copy (3 of 23 languages; load them as m-rewardbench:de,ja,zh)" in " ".join(
+        result.stdout.split()
+    )
     fresh = runner.invoke(app, ["data", "list"], env={"COLUMNS": "200"})
     assert fresh.exit_code == 0, fresh.output
     assert "m-rewardbench" in fresh.stdout and "downloads on use" in fresh.stdout

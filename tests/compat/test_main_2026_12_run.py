@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from judgebench import api
+from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import SCHEMA_VERSION
 from judgebench.rundir import RunDir
 
@@ -87,21 +88,46 @@ def test_report_gives_the_same_metrics_and_readiness(run: Path) -> None:
     assert after.keys() == before.keys()
     for key, old in before.items():
         assert after[key] == old, key
-    assert json.loads((run / "readiness.json").read_text()) == readiness
+    now = json.loads((run / "readiness.json").read_text())
+    for verdict in now["verdicts"]:  # issue 32 adds each part's deciding reason; the rest is as written
+        why = verdict.pop("why")
+        assert set(why) <= {"baseline", "invariance"} and set(why.values()) <= set(verdict["reasons"])
+    # issue 28 added which intervals decided each judge, and says an exhausted stop's verdict is the
+    # fixed-n one instead of listing the sequence's intervals
+    assert now.pop("intervals") == {"sim:default": "fixed-n", "sim:biased": "fixed-n"}
+    stops = [r for v in now["verdicts"] for r in v["reasons"] if r.startswith("until-settled:")]
+    assert stops and all(r.startswith("until-settled: items exhausted after 6 of 6 items") for r in stops)
+    assert _without_stops(now) == _without_stops(readiness)
+
+
+def _without_stops(doc: dict[str, Any]) -> dict[str, Any]:
+    def kept(reasons: list[str]) -> list[str]:
+        return [r for r in reasons if not r.startswith("until-settled:")]
+
+    return {**doc, "verdicts": [{**v, "reasons": kept(v["reasons"])} for v in doc["verdicts"]]}
 
 
 def test_bbe_gives_the_same_release_without_a_call(run: Path) -> None:
     before = json.loads((run / "bbe.json").read_text())
     neighbours = _lines(run / "bbe_neighbours.jsonl")
-    params = api.BBEParams(tau=0.5, delta=0.01)
+    # the stored release used `exact`, auto's pick then; auto now picks only certificates that carry
+    # over (issue 28), so the same release is asked for by name
+    assert before["certificate"] == "exact" and before["parameters"]["certificate"] == "auto"
+    assert BBEResult.model_validate(before).calibrations[0].in_sample  # migrated from its rows
+    params = api.BBEParams(tau=0.5, delta=0.01, certificate="exact")
     perturb = api.PerturbRequest(kind="formatting", model="sim:default", units=4)
     outcome = api.bbe(api.BBERequest(params=params, run=run, perturb=perturb, plot=False))
     assert outcome.perturbation is not None and outcome.perturbation.failed_calls == 0
+    assert not outcome.infeasible and outcome.kept is None  # written, not kept beside an older one
     assert _lines(run / "bbe_neighbours.jsonl") == neighbours  # every neighbour was already answered
     after = json.loads((run / "bbe.json").read_text())
     assert len(after["calibrations"]) == len(before["calibrations"]) == 1
+    added = {"carries_over", "scope", "delta_sensitivity", "delta_noise", "delta_estimate", "guarantee"}
     for old, new in zip(before["calibrations"], after["calibrations"], strict=True):
-        assert new == old
+        assert {k: v for k, v in new.items() if k not in added} == {
+            k: v for k, v in old.items() if k not in added
+        }
+        assert new["carries_over"] is False and "in-sample" in new["guarantee"]
     assert after["systems"] == before["systems"]
     assert after["source"]["repeats"] == before["source"]["repeats"] == 2
     assert after["source"]["perturbation"]["requested"] == before["source"]["perturbation"]["requested"]
@@ -137,4 +163,11 @@ def test_until_settled_on_the_finished_run_asks_nothing_and_stops_as_recorded(ru
     )
     assert (run / "judgments.jsonl").stat().st_size == size
     assert result.outcomes["sim:biased"].requested == 0
-    assert result.stops["sim:biased"] == recorded.stops["sim:biased"]
+    now, then = result.stops["sim:biased"], recorded.stops["sim:biased"]
+    # issue 28 aimed the sequences' bets at the limits: the same stop, verdicts and estimates, other
+    # interval ends
+    assert now.model_dump(exclude={"checks"}) == then.model_dump(exclude={"checks"})
+    keep = {"name", "condition", "limit", "n", "estimate"}
+    assert [c.model_dump(include=keep) for c in now.checks] == [
+        c.model_dump(include=keep) for c in then.checks
+    ]

@@ -105,6 +105,7 @@ def test_the_checksum_covers_every_language_file(snapshot: Path) -> None:
     }
     entry = after.manifest_entry()
     assert entry.conditions == after.condition_checksums and entry.checksum == after.checksum
+    assert after.describe()["condition_checksums"] == after.condition_checksums  # data show --json
 
 
 def test_a_manifest_of_an_older_release_still_matches_its_items(snapshot: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from judgebench import api
 from judgebench.data.dataset import sample_variants_path
+from judgebench.records.readiness import ReadinessEntry
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_server import OpenAIServer, chat_body
 
@@ -41,15 +42,15 @@ def test_degenerate_judges_over_the_wire_get_no_pass(tmp_path: Path) -> None:
         result = api.judge(run, api.JudgeRequest(models=models), options=options)
     assert all(o.missing == 0 for o in result.outcomes.values())
     readiness = api.report(run, api.ReportRequest(html=False)).readiness
-    by_judge: dict[str, list[dict[str, object]]] = {}
+    by_judge: dict[str, list[ReadinessEntry]] = {}
     for v in readiness.verdicts:
-        by_judge.setdefault(str(v["judge"]), []).append(v)
+        by_judge.setdefault(v.judge, []).append(v)
     assert set(by_judge) == set(models)
     for judge, verdicts in by_judge.items():
         for v in verdicts:
-            assert v["verdict"] != "pass", (judge, v)
-            assert v["baseline"] == "fail", (judge, v)
-    reasons = {judge: " ".join(" ".join(v["reasons"]) for v in vs) for judge, vs in by_judge.items()}  # type: ignore[arg-type]
+            assert v.verdict != "pass", (judge, v)
+            assert v.baseline == "fail", (judge, v)
+    reasons = {judge: " ".join(" ".join(v.reasons) for v in vs) for judge, vs in by_judge.items()}
     assert 'answers "A"' in reasons["openai-compatible:always-a"]
     assert 'answers "Tie"' in reasons["openai-compatible:always-tie"]
     assert "position inconsistency" in reasons["openai-compatible:coin"]

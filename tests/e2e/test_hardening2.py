@@ -100,3 +100,154 @@ def test_one_rejection_among_answers_does_not_stop_the_stage(tmp_path: Path) -> 
     assert sent == 20  # every planned call was sent
     assert "stopped:" not in result.stderr
     assert "call(s) failed" in result.stderr
+
+
+# --- 5. spreadsheet formulas and control characters from data --------------------------------------
+
+HOSTILE_SUBSETS = (
+    '=HYPERLINK("http://x","y")',
+    "+cmd",
+    "-2+3",
+    "@SUM(A1)",
+    "Natural\r# Planted",
+    "Esc\x1b[2J",
+)
+
+
+def _hostile_items(path: Path) -> Path:
+    import json
+
+    items = write_items(path, 24)
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    for i, row in enumerate(rows):
+        row["subset"] = HOSTILE_SUBSETS[i % len(HOSTILE_SUBSETS)]
+        if i == 0:
+            row["id"] = "=1+1"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_formulas_and_control_characters_from_data_are_neutralised(tmp_path: Path) -> None:
+    """Before: subset names starting with = + - @ were live formulas in metrics.csv, a lone carriage
+    return in a subset name misaligned the CSV rows and planted a `# heading` in report.md, an ESC
+    reached the terminal. Now: each is text, in its own cell, row and line."""
+    import csv
+    import io
+    import json
+
+    items = _hostile_items(tmp_path / "items.jsonl")
+    run = tmp_path / "run"
+    judged = runner.invoke(
+        app, ["judge", "--run", str(run), "--dataset", str(items), "--model", "sim:default"]
+    )
+    assert judged.exit_code == 0, judged.stderr
+    report = runner.invoke(app, ["report", "--run", str(run)])
+    assert report.exit_code == 0, report.stderr
+    assert "\x1b" not in report.stdout + report.stderr
+
+    records = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    text = (run / "metrics.csv").read_text(encoding="utf-8")
+    assert "\r" not in text and "\x1b" not in text
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == len(records if isinstance(records, list) else records["metrics"])
+    for row in rows:
+        for value in (row["judge"], row["subset"], row["condition"], row["metric"]):
+            assert not value.startswith(("=", "+", "-", "@", "\t", "\r")), value
+    subsets = {row["subset"] for row in rows}
+    assert '\'=HYPERLINK("http://x","y")' in subsets and "'@SUM(A1)" in subsets
+    assert "Natural\u240d# Planted" in subsets
+    numbers = [float(row["value"]) for row in rows if row["value"]]
+    assert numbers and all(isinstance(v, float) for v in numbers)  # numbers stay numbers
+
+    md = (run / "report.md").read_text(encoding="utf-8")
+    assert "\r" not in md and "\x1b" not in md
+    assert not [line for line in md.splitlines() if line.startswith("# Planted")]
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "\r" not in html and "\x1b" not in html
+
+
+def test_ordinary_names_and_negative_numbers_are_unchanged(tmp_path: Path) -> None:
+    from judgebench.records.sanitize import spreadsheet_cell, visible_controls
+
+    assert spreadsheet_cell("Adversarial/Neighbor") == "Adversarial/Neighbor"
+    assert spreadsheet_cell(-0.25) == -0.25 and spreadsheet_cell(3) == 3
+    assert visible_controls("zh: 你好\n", keep="\n") == "zh: 你好\n"
+    items = write_items(tmp_path / "items.jsonl", 10)
+    run = tmp_path / "run"
+    assert (
+        runner.invoke(
+            app, ["judge", "--run", str(run), "--dataset", str(items), "--model", "sim:default"]
+        ).exit_code
+        == 0
+    )
+    assert runner.invoke(app, ["report", "--run", str(run)]).exit_code == 0
+    text = (run / "metrics.csv").read_text(encoding="utf-8")
+    assert ",Adversarial/Neighbor," in text and "'" not in text
+
+
+# --- 2. a resume that silently mixes settings -----------------------------------------------------
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "configs" / "templates"
+
+
+def _sim_judge(run: Path, items: Path, *extra: str) -> Any:
+    return runner.invoke(
+        app, ["judge", "--run", str(run), "--dataset", str(items), "--model", "sim:default", *extra]
+    )
+
+
+def test_a_resume_with_another_template_is_refused_naming_what_changed(tmp_path: Path) -> None:
+    """Before: the items judged with the old template counted as done, the rest were judged with the
+    new one, and the manifest named only the new template. Now: refused, nothing called or written."""
+    import json
+
+    items = write_items(tmp_path / "items.jsonl", 12)
+    run = tmp_path / "run"
+    first = _sim_judge(run, items, "--limit", "5")
+    assert first.exit_code == 0, first.stderr
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    meaning = manifest["stages"]["judge"]["judges"]["sim:default"]["meaning"]
+    assert meaning["template"] == "judge-default-v1" and meaning["spec"] == "sim:default"  # what was used
+    before = (run / JUDGMENTS).read_bytes()
+
+    other = _sim_judge(run, items, "--template", str(TEMPLATES / "judge_verdict_only.toml"))
+    _no_traceback(other)
+    assert other.exit_code != 0
+    assert "judge sim:default was judged here with other settings" in other.stderr
+    assert "template judge-default-v1 -> " in other.stderr and "new --run folder" in other.stderr
+    assert (run / JUDGMENTS).read_bytes() == before
+
+    same = _sim_judge(run, items)  # the ordinary resume: same settings, the rest judged
+    assert same.exit_code == 0, same.stderr
+    assert len(_verdicts(run)) == 24
+
+
+def test_a_resume_with_another_temperature_in_judges_toml_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configs = tmp_path / "configs"  # the private copy the fixture made
+    judges = configs / "judges.toml"
+    base = judges.read_text(encoding="utf-8")
+    judges.write_text(base + '\n[judges.mine]\nspec = "sim:default"\ntemperature = 0.0\n', encoding="utf-8")
+    monkeypatch.setenv("JUDGEBENCH_CONFIGS", str(configs))
+    items = write_items(tmp_path / "items.jsonl", 8)
+    run = tmp_path / "run"
+    first = runner.invoke(
+        app, ["judge", "--run", str(run), "--dataset", str(items), "--model", "mine", "--limit", "3"]
+    )
+    assert first.exit_code == 0, first.stderr
+    judges.write_text(base + '\n[judges.mine]\nspec = "sim:default"\ntemperature = 0.7\n', encoding="utf-8")
+    again = runner.invoke(app, ["judge", "--run", str(run), "--dataset", str(items), "--model", "mine"])
+    assert again.exit_code != 0 and "temperature 0.0 -> 0.7" in again.stderr, again.stderr
+    # a new name for the new settings is a separate judge: allowed beside the first
+    judges.write_text(
+        base + '\n[judges.mine]\nspec = "sim:default"\ntemperature = 0.0\n'
+        '\n[judges.mine-warm]\nspec = "sim:default"\ntemperature = 0.7\n',
+        encoding="utf-8",
+    )
+    both = runner.invoke(
+        app, ["judge", "--run", str(run), "--dataset", str(items), "--model", "mine", "--model", "mine-warm"]
+    )
+    assert both.exit_code == 0, both.stderr
+    judged = {key[0] for key in _verdicts(run)}
+    assert judged == {"mine", "mine-warm"}

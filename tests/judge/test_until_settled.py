@@ -12,7 +12,7 @@ import pytest
 
 from judgebench import api
 from judgebench.api import Execution
-from judgebench.api import sequential as seq_api
+from judgebench.execution import settling as seq_api
 from judgebench.records import PlannedKey
 from judgebench.rundir import PLAN, RunDir, read_jsonl
 from tests.servers.openai_batch_server import OpenAIBatchServer
@@ -67,12 +67,22 @@ def test_each_judge_stops_where_its_verdict_is_known(tmp_path: Path) -> None:
     assert len({p.item_id for p in planned if p.judge == "sim:bench-always-a"}) == 10
     readiness = api.report(run, api.ReportRequest(html=False)).readiness
     assert readiness.complete is True and set(readiness.stops) == set(JUDGES)
-    by = {(v["judge"], v["condition"]): v for v in readiness.verdicts}
-    assert by[("sim:bench-always-a", "zh")]["verdict"] == "fail"
+    by = {(v.judge, v.condition): v for v in readiness.verdicts}
+    assert by[("sim:bench-always-a", "zh")].verdict == "fail"
     assert any(
-        "until-settled: settled after 10 of 60 items" in r
-        for r in by[("sim:bench-always-a", "zh")]["reasons"]
+        "until-settled: settled after 10 of 60 items" in r for r in by[("sim:bench-always-a", "zh")].reasons
     )
+    for name, stop in stops.items():  # a settled stop reads the sequence's verdict, never inconclusive
+        if stop.reason == "settled":
+            assert {c: by[(name, c)].verdict for c in stop.verdicts} == stop.verdicts
+    assert readiness.intervals == {
+        "sim:bench-always-a": "anytime-valid",
+        "sim:bench-biased": "anytime-valid",
+        "sim:bench-unbiased": "fixed-n",  # every item judged
+    }
+    md = (run / "report.md").read_text(encoding="utf-8")
+    early = "`sim:bench-always-a`, `sim:bench-biased`"
+    assert f"Stopped early by `judge --until-settled` (settled): {early}." in md
 
 
 def test_a_killed_run_is_incomplete_and_resumes_to_the_same_stop(

@@ -1,14 +1,12 @@
-"""Price table, token estimates, named judges, settings overrides and the client builder, progress."""
+"""Price table, token estimates, named judges, settings overrides and the client builder."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from rich.console import Console
 
 from judgebench.errors import ConfigError
 from judgebench.models import SettingsOverrides, build_client
@@ -21,7 +19,6 @@ from judgebench.models.pricing import (
     heuristic_tokens,
 )
 from judgebench.models.registry import ModelSpec
-from judgebench.progress import ProgressReporter
 from judgebench.records import Usage
 
 # --- prices ---------------------------------------------------------------------------------------
@@ -206,26 +203,3 @@ def test_build_client_builds_a_resolved_judge_with_overrides_on_top(tmp_path: Pa
     assert plain.name == "anthropic:claude-haiku-4-5" and plain.settings == ProviderSettings()
     assert plain._provider is None  # nothing built, no key read yet
 
-
-# --- progress -------------------------------------------------------------------------------------
-
-
-def test_progress_is_quiet_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    with ProgressReporter(3, "judge x") as bar:  # stderr is captured: not a terminal
-        bar.advance(tokens=10, cost=0.5)
-        bar.advance(cached=True)
-    assert bar.enabled is False and bar.done == 2 and bar.cost == pytest.approx(0.5)
-    out = capsys.readouterr()
-    assert out.err == "" and out.out == ""
-
-
-def test_progress_renders_counts_tokens_and_cost() -> None:
-    buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, width=150)
-    with ProgressReporter(4, "judge gpt41mini", enabled=True, console=console) as bar:
-        bar.advance(tokens=1200, cost=0.0125)
-        bar.advance(tokens=300, cost=0.0025, failed=True)
-        bar.advance(cached=True)
-    text = buffer.getvalue()
-    assert "judge gpt41mini" in text and "3/4" in text
-    assert "1,500 tok" in text and "$0.0150" in text and "1 cached" in text and "1 failed" in text

@@ -24,7 +24,7 @@ KEY_VAR = {
 
 
 def _client(spec: str, url: str, tmp_path: Path, concurrency: int) -> ModelClient:
-    settings = ProviderSettings(base_url=url, timeout=10.0, max_retries=2, concurrency=concurrency)
+    settings = ProviderSettings(base_url=url, timeout=60.0, max_retries=2, concurrency=concurrency)
     return ModelClient(
         spec, settings, cache=ResponseCache(tmp_path / "responses.sqlite"), prices=PriceTable.load()
     )

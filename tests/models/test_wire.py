@@ -62,7 +62,7 @@ IDS = [p[0].split(":")[0] for p in PROVIDERS]
 
 
 async def one_call(spec: str, url: str, tmp_path: Path, **settings: Any) -> tuple[Any, ModelClient]:
-    opts: dict[str, Any] = {"base_url": url, "timeout": 10.0, "max_retries": 2, "backoff_max": 0.01}
+    opts: dict[str, Any] = {"base_url": url, "timeout": 60.0, "max_retries": 2, "backoff_max": 0.01}
     opts.update(settings)
     client = ModelClient(
         spec,

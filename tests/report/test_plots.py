@@ -185,7 +185,8 @@ def test_a_one_system_ranking_says_so(tmp_path: Path, monkeypatch: pytest.Monkey
     bbe_plot.plot_bbe(tmp_path / "bbe.png", [], [row], title="A-BB")
     ax_r = kept[0].axes[1]
     assert ax_r.get_lines() == []  # no lone dot
-    assert [t.get_text() for t in ax_r.texts] == ["one system: no ranking to compare"]
+    assert [t.get_text().split("\n")[0] for t in ax_r.texts] == ["one judge: nothing to rank"]
+    assert "two\nor more --model for a ranking" in ax_r.texts[0].get_text()
 
 
 def test_the_position_increase_per_subset_spans_zero_and_draws_its_own_limit() -> None:

@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from judgebench.analysis import Analysis
+from judgebench.cli.render_report import print_sections
 from judgebench.records import MetricRecord
 from judgebench.report import build_sections, write_report
 from judgebench.report.plots import PLOT_TITLES
@@ -29,7 +30,8 @@ def _sections(analysis: Analysis) -> list[str]:
 def written(tmp_path_factory: pytest.TempPathFactory, full_analysis: Analysis) -> tuple[Path, str]:
     run = tmp_path_factory.mktemp("run")
     console = Console(record=True, width=220)
-    write_report(RunDir(run), full_analysis, console)
+    paths = write_report(RunDir(run), full_analysis)
+    print_sections(console, paths.sections)  # the terminal summary, as `judgebench report` prints it
     return run, console.export_text()
 
 
@@ -173,7 +175,7 @@ def test_markdown_tables_are_well_formed(written: tuple[Path, str]) -> None:
 
 
 def test_en_only_run_says_not_measured(tmp_path: Path, en_only_analysis: Analysis) -> None:
-    paths = write_report(RunDir(tmp_path), en_only_analysis, Console(record=True, width=200))
+    paths = write_report(RunDir(tmp_path), en_only_analysis)
     assert paths.report_html is not None
     html = paths.report_html.read_text(encoding="utf-8")
     md = paths.report_md.read_text(encoding="utf-8")
@@ -200,7 +202,8 @@ def test_stale_plots_are_removed(tmp_path: Path, full_analysis: Analysis, en_onl
 
 def test_awkward_values_render_safely(tmp_path: Path, awkward_analysis: Analysis) -> None:
     console = Console(record=True, width=200)
-    paths = write_report(RunDir(tmp_path), awkward_analysis, console)
+    paths = write_report(RunDir(tmp_path), awkward_analysis)
+    print_sections(console, paths.sections)
     assert paths.report_html is not None
     html = paths.report_html.read_text(encoding="utf-8")
     assert "<script>alert" not in html and "&lt;script&gt;alert" in html

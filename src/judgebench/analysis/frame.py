@@ -16,10 +16,6 @@ import pandas as pd
 
 from judgebench.analysis.model import SOURCE
 from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
-
-# `analyze` without a condition order falls back to the project's condition config (one read of a
-# bundled file); callers that know the run's recorded order pass it and nothing is read
-from judgebench.conditions import load_conditions
 from judgebench.records import ConditionPair, Judgment
 
 COLUMNS = [
@@ -98,12 +94,10 @@ class Layout:
         )
 
 
-def ordered_conditions(df: pd.DataFrame, order: Sequence[str] | None = None) -> list[str]:
-    """en first, then `order` (the run's recorded conditions), else configs/conditions.toml's order
-    (zh, ls, ...), then any others by name: pairs read zh->ls whatever order judgments were written in."""
+def ordered_conditions(df: pd.DataFrame, order: Sequence[str]) -> list[str]:
+    """en first, then `order` (the run's recorded conditions, or the config's, as the caller read
+    them), then any others by name: pairs read zh->ls whatever order judgments were written in."""
     conds = set(df.loc[df["kind"].isin(["pair", "tie_probe"]), "condition"].tolist())
-    if order is None:
-        order = list(load_conditions())
     rank = {name: i for i, name in enumerate([SOURCE, *order])}
     return sorted(conds, key=lambda c: (rank.get(c, len(rank)), c))
 

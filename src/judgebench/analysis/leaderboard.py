@@ -5,7 +5,8 @@ RewardBench leaderboard (allenai/reward-bench `rewardbench/utils.py` calculate_s
 instead takes each subset's accuracy, averages a category's subsets weighted by its EXAMPLE_COUNTS
 (math-prm's 447 items count as 984, so that math weighs as much as the six code subsets), and the
 overall score is the plain mean of the four categories; M-RewardBench (`analysis/plot_utils.py`)
-does the same with its own counts. The weights are data, in configs/hub_datasets.toml.
+does the same with its own counts. The weights are data, in configs/hub_datasets.toml: the caller
+reads them (`api.leaderboard.leaderboard_weights`) and passes a `Weights`.
 
 A subset's accuracy is that of its judgments (both orders of each item) scored as the official
 script scores a generative judge (`scripts/run_generative.py`): 1 for the chosen response, 0 for the
@@ -31,7 +32,6 @@ import pandas as pd
 
 from judgebench.analysis.frame import pair_flags
 from judgebench.analysis.model import ALL, SOURCE, ReportSettings, pair_name
-from judgebench.data.hubconfig import M_REWARDBENCH_SPEC, REWARDBENCH_SPEC, hub_dataset
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import CIMethod
 
@@ -45,18 +45,6 @@ class Weights:
     scheme: str
     sections: dict[str, list[str]]
     counts: dict[str, int]
-
-
-def leaderboard_weights(spec: str | None) -> Weights | None:
-    """The weights of the dataset a run is about (`rewardbench`, `m-rewardbench[:langs]`), else None."""
-    family = (spec or "").strip().lower().partition(":")[0]
-    if family not in (REWARDBENCH_SPEC, M_REWARDBENCH_SPEC):
-        return None
-    sections = hub_dataset(REWARDBENCH_SPEC).categories
-    counts = hub_dataset(family).example_counts
-    if not counts or not sections:
-        return None
-    return Weights(scheme=family, sections={k: list(v) for k, v in sections.items()}, counts=dict(counts))
 
 
 @dataclass(frozen=True)

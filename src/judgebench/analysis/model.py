@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from judgebench.conditions import SOURCE
 from judgebench.records import ConditionPair, JudgePair, MetricRecord
+from judgebench.records.numbers import USER_NUMBERS, Share
 from judgebench.records.pairs import PAIR_SEP, VS
 
 ALL = "all"  # the subset of every item
@@ -53,18 +54,20 @@ def pair_name(first: str, second: str) -> str:
 class ReportSettings(BaseModel):
     """User-settable thresholds of the report and the readiness verdict (defaults: README)."""
 
+    model_config = USER_NUMBERS
+
     confidence: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.95
     bootstrap_samples: Annotated[int, Field(ge=0)] = 1000
     seed: int = 0
-    max_flip_rate: float = 0.15
-    max_position_increase: float = 0.05
+    max_flip_rate: Share = 0.15
+    max_position_increase: Share = 0.05
     # the baseline part of the readiness verdict (en, per judge): a judge that does not work in en
     # cannot be trusted to be invariant (always "A", always "Tie" and a coin are all "invariant")
     chance: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
     max_position_inconsistency: Annotated[float, Field(ge=0.0, le=1.0)] = 0.20
     max_answer_share: Annotated[float, Field(gt=0.0, le=1.0)] = 0.95  # one raw answer this often: degenerate
     max_invalid_rate: Annotated[float, Field(ge=0.0, le=1.0)] = 0.20
-    min_detectable_effect: float = 0.05
+    min_detectable_effect: Share = 0.05
     power: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
     # which table the readiness verdict reads: the full one (reference) or the audit-filtered one
     readiness_filtered: bool = False
@@ -86,6 +89,12 @@ class ReadinessVerdict(BaseModel):
     invariance: Status = "inconclusive"
     reasons: list[str]
     complete: bool = True
+    # which intervals decided it: the report's fixed-n ones, or (a judge `--until-settled` stopped
+    # as settled) the confidence sequences', valid at the data-dependent stop
+    intervals: Literal["fixed-n", "anytime-valid"] = "fixed-n"
+    # per part that did not pass, the one reason that decided it (its first failed, else undecided,
+    # check): the terminal's one line per part
+    why: dict[str, str] = Field(default_factory=dict)
 
 
 class Completeness(BaseModel):

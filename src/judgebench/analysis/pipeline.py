@@ -167,8 +167,13 @@ def analyze(
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
     `flagged_items` are left out of the filtered tables; `condition_order` (the run's target
-    conditions, e.g. zh, ls) names pairs zh->ls; without it, configs/conditions.toml's order.
+    conditions, e.g. zh, ls) names pairs zh->ls; without it, the order conditions first appear in
+    `judgments`. Nothing is read here: a caller with a run folder passes the order it recorded.
     `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores."""
+    settings = settings or ReportSettings()
+    judgments = list(judgments)
+    if condition_order is None:
+        condition_order = unique([j.condition for j in judgments])
     # one order for every run: sums (and so the last bits of floats) must not depend on the line
     # order in which a faulty or resumed run happened to write its judgments
     df = judgment_frame(sorted(judgments, key=lambda j: j.call_key()))
@@ -192,11 +197,13 @@ def analyze_table(
     leaderboard: Weights | None = None,
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
-    of sorted judgments, or `judgment_table.read_judgment_table` of a run's file)."""
+    of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
+    `condition_order`, the conditions in the order the table first has them."""
     settings = settings or ReportSettings()
     flagged = set(flagged_items)
     layout = Layout(df, flagged)
-    conditions = ordered_conditions(df, condition_order)
+    order = unique(df["condition"].tolist()) if condition_order is None else condition_order
+    conditions = ordered_conditions(df, order)
     judges = unique(df["judge"].tolist())
 
     units = _unit_tables(df, conditions, judges)

@@ -39,6 +39,7 @@ WANTED = (
     Metric.POSITION_A_RATE,
     Metric.TIE_RATE,
     Metric.INVALID_RATE,
+    Metric.MISSING_RATE,
 )
 
 
@@ -57,25 +58,42 @@ def _pp(x: float | None) -> str:
 
 
 class _Part:
-    """One part of a verdict: its checks' outcomes and their reasons."""
+    """One part of a verdict: its checks' outcomes and their reasons. `open` counts the checks an
+    interval left undecided (it straddles the limit): only those can more items decide."""
 
     def __init__(self) -> None:
         self.reasons: list[str] = []
         self.fails: list[bool] = []
         self.passes: list[bool] = []
+        self.open = 0
 
     def check(self, reason: str, *, fail: bool, ok: bool) -> None:
         self.reasons.append(reason)
         self.fails.append(fail)
         self.passes.append(ok)
+        self.open += int(not fail and not ok)
 
     def unknown(self, reason: str) -> None:
-        self.check(reason, fail=False, ok=False)
+        """A check with nothing to measure: no interval, and more items of the same kind cannot help."""
+        self.reasons.append(reason)
+        self.fails.append(False)
+        self.passes.append(False)
 
     def status(self) -> Status:
         if any(self.fails):
             return "fail"
         return "pass" if self.passes and all(self.passes) else "inconclusive"
+
+    def deciding(self) -> str | None:
+        """The one reason that decided a part that did not pass: its first failed check, else its
+        first undecided one (what `judgebench run` prints beside FAIL / INCONCLUSIVE)."""
+        for reason, fail in zip(self.reasons, self.fails, strict=True):
+            if fail:
+                return reason
+        for reason, ok in zip(self.reasons, self.passes, strict=True):
+            if not ok:
+                return reason
+        return None
 
 
 def _word(fail: bool, ok: bool, *, above: str = "above", within: str = "within") -> str:
@@ -85,12 +103,38 @@ def _word(fail: bool, ok: bool, *, above: str = "above", within: str = "within")
 Table = dict[tuple[str, str, str], MetricRecord]
 
 
+def _answered(judge: str, condition: str, table: Table) -> int:
+    """Answered pair judgments of the judge in a condition (the invalid rate's n): 0 when every call
+    failed, or none was made, or the judge was not judged in that condition at all."""
+    rec = table.get((judge, condition, Metric.INVALID_RATE))
+    return 0 if rec is None or rec.n is None else int(rec.n)
+
+
+def _no_answers(judge: str, condition: str, table: Table) -> str:
+    missing = table.get((judge, condition, Metric.MISSING_RATE))
+    failed = 0
+    if missing is not None and missing.n is not None and missing.value is not None:
+        failed = round(missing.n * missing.value)
+    if failed:
+        return (
+            f"no answered {condition} judgment: all {failed:,} {condition} call(s) failed; more items cannot "
+            "help: rerun `judgebench judge` to retry them (and check the judge's key, model and endpoint)"
+        )
+    return (
+        f"no {condition} judgment of this judge: it was not judged in {condition}; more items cannot help: "
+        f"judge it with {condition} among the conditions"
+    )
+
+
 def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
     """PROTOCOL §4, baseline (en): accuracy above chance, position inconsistency within its limit,
     no degenerate answering (one raw answer in >= max_answer_share of valid judgments, or an invalid
     rate above max_invalid_rate)."""
     part = _Part()
     level = f"{100.0 * settings.confidence:g}%"
+    if not _answered(judge, SOURCE, table):
+        part.unknown(_no_answers(judge, SOURCE, table))
+        return part
     acc = table.get((judge, SOURCE, Metric.STRICT_ACCURACY))
     if acc is None or acc.value is None or acc.ci_low is None or acc.ci_high is None:
         part.unknown("en accuracy unknown (no answered en judgment with a label)")
@@ -152,6 +196,9 @@ def _degenerate(judge: str, table: Table, settings: ReportSettings) -> list[str]
 def _invariance(judge: str, target: str, table: Table, settings: ReportSettings) -> _Part:
     part = _Part()
     level = f"{100.0 * settings.confidence:g}%"
+    if not _answered(judge, target, table):
+        part.unknown(_no_answers(judge, target, table))
+        return part
     pair = pair_name(SOURCE, target)
     flip = table.get((judge, pair, Metric.FLIP_RATE))
     f_low, f_high, f_method = _bounds(flip) if flip is not None else (None, None, "")
@@ -221,12 +268,15 @@ def assess_readiness(
         for target in targets or [SOURCE]:
             if target == SOURCE:
                 inv = _Part()
-                inv.unknown("judged in en only: invariance not assessed")
+                inv.unknown(
+                    "judged in en only: invariance not assessed, so no pass; more en items cannot give one: "
+                    "judge it in a target condition (translate first)"
+                )
             else:
                 inv = _invariance(judge, target, table, settings)
             status = _combine(base.status(), inv.status(), complete)
             reasons = [*inv.reasons, *base.reasons]
-            if status == "inconclusive" and "inconclusive" in (base.status(), inv.status()):
+            if status == "inconclusive" and (base.open or inv.open):
                 reasons.append("more items (or a less variable judge) are needed to decide")
             if not complete:
                 reasons.append(
@@ -242,6 +292,11 @@ def assess_readiness(
                     invariance=inv.status(),
                     reasons=reasons,
                     complete=complete,
+                    why={
+                        name: reason
+                        for name, reason in (("baseline", base.deciding()), ("invariance", inv.deciding()))
+                        if reason is not None
+                    },
                 )
             )
     return verdicts

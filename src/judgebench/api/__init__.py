@@ -28,6 +28,9 @@ from judgebench.costing.estimate import Estimate
 from judgebench.data import Dataset
 from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution
+from judgebench.report.model import Cell as ReportCell
+from judgebench.report.model import Section as ReportSection
+from judgebench.report.model import Table as ReportTable
 from judgebench.translate.translator import TranslatorSettings
 
 __all__ = [
@@ -51,9 +54,12 @@ __all__ = [
     "PlanRequest",
     "PlanResult",
     "ReadinessDoc",
+    "ReportCell",
     "ReportRequest",
     "ReportResult",
+    "ReportSection",
     "ReportSettings",
+    "ReportTable",
     "SelftestResult",
     "TranslateRequest",
     "TranslateResult",

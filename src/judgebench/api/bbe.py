@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from judgebench import defaults
 from judgebench.api.datasets import open_dataset, run_folder
@@ -41,13 +41,14 @@ from judgebench.judge.units import is_repeat, repeat_calls, repeats_held, unit_c
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage
+from judgebench.records.numbers import USER_NUMBERS
 from judgebench.rundir import RunDir
 
 
 class PerturbRequest(BaseModel):
     """`--perturb KIND --model M`: re-judge a sample of M's en units with one perturbation each."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     kind: PerturbKind
     model: str
@@ -60,7 +61,7 @@ class PerturbRequest(BaseModel):
 class BBERequest(BaseModel):
     """What `judgebench bbe` asks for (INTERFACE.md): parameters, one source, and what to write."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     params: BBEParams
     run: Path | None = None

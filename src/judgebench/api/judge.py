@@ -12,13 +12,15 @@ from judgebench import defaults
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
-from judgebench.api.sequential import Rounds, judge_until_settled
+from judgebench.api.resume import call_meaning, refuse_changed_meaning
 from judgebench.conditions import SOURCE, select_conditions
-from judgebench.costing.estimate import Estimate, estimate_judging
+from judgebench.costing.durations import announce, expected, stage_time
+from judgebench.costing.estimate import Estimate, estimate_judging, study_from_en
 from judgebench.costing.output_tokens import run_figures
 from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls
+from judgebench.execution.settling import Rounds, judge_until_settled
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models import JudgeSpec
@@ -34,6 +36,7 @@ from judgebench.records.manifest import (
     TemplateEntry,
     TranslateStage,
 )
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import JudgeOutcome
 from judgebench.rundir import IndexedAppender, RunDir
 
@@ -41,7 +44,7 @@ from judgebench.rundir import IndexedAppender, RunDir
 class JudgeRequest(BaseModel):
     """What `judgebench judge` asks for (INTERFACE.md); defaults are the CLI's."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     # the dataset of a run with no translate stage (en only); else the run's own
@@ -55,9 +58,9 @@ class JudgeRequest(BaseModel):
     subset: str | None = None
     dry_run: bool = False
     # USD, shared by all judges: stop scheduling paid calls before the budget would be passed
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
     # judge whole items in rounds (seeded, subset-stratified order) and stop each judge once every
-    # readiness verdict is decided by anytime-valid confidence sequences (api/sequential.py)
+    # readiness verdict is decided by anytime-valid confidence sequences (execution/settling.py)
     until_settled: bool = False
     # re-ask K times the identical en input of sampled units (each a recorded call the cache does
     # not answer): the repeat jitter bbe reports beside the sensitivity (PROTOCOL §5)
@@ -125,7 +128,9 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
     manifest = run.manifest()
     if request.dataset is None and manifest.dataset is None:
         raise RunDirError(
-            f"run {run.path} has no dataset: run `judgebench translate` first, or pass --dataset"
+            f"run {run.path} has no dataset yet (`translate --dry-run` records nothing): run "
+            "`judgebench translate` first, or pass --dataset SPEC [--data-dir DIR]; to price judging "
+            "before paying for translation, add the conditions too: --dry-run --conditions en,zh,ls"
         )
     ds, entry = load_run_dataset(run, request.dataset, request.data_dir)
     items = pick_items(ds.items, request.subset, request.limit, ds.spec)
@@ -200,11 +205,17 @@ def _run_plan(
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
     defaults = {name: client.request_defaults for name, client in clients.items()}
-    total = len(pending_calls(plan, run.judgments().latest()))
+    pending = pending_calls(plan, run.judgments().latest())
+    took = [
+        expected(name, c.spec, c.settings, sum(1 for call in pending if call.judge == name), "judge")
+        for name, c in clients.items()
+    ]
+    ahead = (stage_time(took), announce(took, f"judge {', '.join(clients)}"))
 
     async def go() -> dict[str, JudgeOutcome]:
         try:
-            with ProgressReporter(total, f"judge {', '.join(clients)}", enabled=progress) as bar:
+            what = f"judge {', '.join(clients)}"
+            with ProgressReporter(len(pending), what, enabled=progress, expected=ahead) as bar:
                 return await execute_plan(
                     plan,
                     clients,
@@ -243,6 +254,9 @@ def _record(
             settings=client.settings.for_record(),
             outcome=outcomes.get(name) or _no_outcome(),
             stats=client.stats.model_dump(),
+            meaning=call_meaning(
+                client.spec.text, client.request_defaults, client.traits.completion_only, template
+            ),
         )
     kept = {k: v for k, v in previous.stops.items() if k not in clients} if previous else {}
     entry = JudgeStage(
@@ -307,6 +321,54 @@ def _until_settled(
     )
 
 
+def _dry_run(
+    run: RunDir,
+    req: JudgeRequest,
+    template: JudgeTemplate,
+    options: CallOptions,
+    judges: Mapping[str, JudgeSpec],
+) -> JudgeResult:
+    """The calls, tokens and cost of the judging asked for; conditions the run has no variants for
+    yet (before `translate`, whose dry run writes nothing) are priced from the en plan, as
+    `run --dry-run` prices them, so that judging can be priced before translation is paid for."""
+    wanted = _wanted_conditions(run, run.manifest(), req.conditions)
+    others = [c for c in wanted if c != SOURCE]
+    ahead = bool(others) and not run.variants().latest()
+    asked = req.model_copy(update={"conditions": [SOURCE], "tie_probes": False}) if ahead else req
+    plan = plan_judging(run, asked)
+    todo = pending_calls(plan.calls, run.judgments().latest())
+    # a resumed run's replies so far are the best guess at the rest of its replies
+    observed = run_figures(run.path) if run.judgments().path.exists() else None
+    if not ahead:
+        estimates = estimate_judging(
+            plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed
+        )
+        notes = list(plan.notes)
+        if not others and run.manifest().stages.translate is None:
+            notes.append(
+                "priced en only, as this run holds no translation yet: to price judging the targets "
+                "before translating them, add --conditions en,zh,ls (or the targets you will translate)"
+            )
+        return JudgeResult(planned=len(plan.calls), notes=notes, estimates=estimates)
+    whole = estimate_judging(
+        plan.calls, plan.calls, template, judges.values(), catalog=options.judges(), observed=observed
+    )
+    done = {name: sum(1 for c in plan.calls if c.judge == name) - sum(1 for c in todo if c.judge == name)
+            for name in req.models}  # fmt: skip
+    targets = select_conditions(others)
+    estimates = study_from_en(
+        whole, targets, include_source=SOURCE in wanted, tie_probes=req.tie_probes, done=done
+    )
+    note = (
+        f"{', '.join(others)}: not translated yet, priced from the en texts (a translation is about as "
+        "long as its source), both orders of every item"
+        + (" and of each tie-probe" if req.tie_probes and any(c.tie_probe for c in targets) else "")
+        + "; `judgebench translate` first makes them exact"
+    )
+    return JudgeResult(planned=sum(e.calls + e.already_done for e in estimates), notes=[*plan.notes, note],
+                       estimates=estimates)  # fmt: skip
+
+
 def judge(
     run_dir: str | Path | RunDir,
     request: JudgeRequest | None = None,
@@ -325,15 +387,10 @@ def judge(
     execution = execution or Execution()
     run = run_folder(run_dir)
     template = load_template(req.template_path)
-    plan = plan_judging(run, req)
+    refuse_changed_meaning(run, judges, template)  # never one judge made of two settings
     if req.dry_run:
-        todo = pending_calls(plan.calls, run.judgments().latest())
-        # a resumed run's replies so far are the best guess at the rest of its replies
-        observed = run_figures(run.path) if run.judgments().path.exists() else None
-        estimates = estimate_judging(
-            plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed
-        )
-        return JudgeResult(planned=len(plan.calls), notes=plan.notes, estimates=estimates)
+        return _dry_run(run, req, template, options, judges)
+    plan = plan_judging(run, req)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
     if execution.import_file is not None and not Path(execution.import_file).is_file():

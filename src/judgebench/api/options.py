@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from judgebench.api.requests import build_request
 from judgebench.errors import ProviderConfigError
 from judgebench.models import Judges, JudgeSpec, SettingsOverrides, build_client
 from judgebench.models.client import ModelClient
@@ -36,6 +37,12 @@ class CallOptions:
     wait_lock: bool = False
     # this command's judges, read on first use (`judges()`)
     _judges: Judges | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Every value checked (finite, in range) when the options are built, before anything runs."""
+        fields = {name: getattr(self, name) for name in SettingsOverrides.model_fields}
+        flags = {name: f"--{name.replace('_', '-')}" for name in fields}
+        build_request(SettingsOverrides, None, fields, flags=flags)
 
     def overrides(self) -> SettingsOverrides:
         """The provider settings these flags set (a flag given here wins over judges.toml)."""

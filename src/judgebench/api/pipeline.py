@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judgebench import defaults
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
@@ -19,12 +19,13 @@ from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
-from judgebench.costing.estimate import Estimate
+from judgebench.costing.estimate import Estimate, study_from_en
 from judgebench.data import load_dataset
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import read_variants
 
@@ -34,7 +35,7 @@ Confirm = Callable[[Sequence[Estimate]], bool]
 class PipelineRequest(BaseModel):
     """What `judgebench run` asks for; with no field set: the bundled sample on the embedded model."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     dataset: str = defaults.DATASET
     data_dir: str | None = None
@@ -49,7 +50,7 @@ class PipelineRequest(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     tau: float = defaults.TAU
     delta: float = defaults.DELTA
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
     template_path: Path | None = None
     dry_run: bool = False
     until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)
@@ -105,15 +106,9 @@ def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> 
             translate(Path(tmp) / "fresh", _translate_request(req, req.models[0]))
             planned = judge(Path(tmp) / "fresh", base, options=options).estimates
         return [e.scaled(max(0, e.calls - done.get(e.model, 0)), done.get(e.model, 0)) for e in planned]
-    per_item = 2 * (1 + len(targets)) + 2 * len([c for c in targets if c.tie_probe])
     with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
         whole_en = judge(Path(tmp) / "fresh", en_only, options=options).estimates
-    out = []
-    for est in whole_en:
-        total = int(est.calls * per_item / 2)
-        pending = max(0, total - done.get(est.model, 0))
-        out.append(est.scaled(pending, total - pending))
-    return out
+    return study_from_en(whole_en, targets, done=done)
 
 
 def _estimates(path: Path, req: PipelineRequest, options: CallOptions, translator: str) -> list[Estimate]:

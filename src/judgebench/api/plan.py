@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judgebench import defaults
 from judgebench.analysis import stats
@@ -32,6 +32,7 @@ from judgebench.data.dataset import load_dataset
 from judgebench.judge.plan import plan_calls
 from judgebench.models.sim import load_scenario, pair_letter
 from judgebench.records import Item, Variant
+from judgebench.records.numbers import USER_NUMBERS
 
 # The judge behaviours whose --until-settled cost `plan` states (configs/sim.toml scenarios).
 BEHAVIOURS = {
@@ -43,7 +44,7 @@ BEHAVIOURS = {
 
 
 class PlanRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     dataset: str = defaults.DATASET

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
-from rich.console import Console
 
-from judgebench.analysis import Analysis, ReportSettings
-from judgebench.analysis.leaderboard import leaderboard_weights
+from judgebench.analysis import Analysis, ReportSettings, settled
 from judgebench.analysis.pipeline import analyze_table
-from judgebench.analysis.readiness import assess_readiness
 from judgebench.api.datasets import load_run_dataset, run_folder
+from judgebench.api.leaderboard import leaderboard_weights
+from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
@@ -23,6 +22,7 @@ from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
 from judgebench.records import AuditFlag, Item
 from judgebench.records.manifest import ReportStage, SequentialStop
+from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
@@ -71,7 +71,8 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         inputs.table.analysis_frame(),
         flagged_items={flag.item_id for flag in inputs.audit},
         settings=settings,
-        condition_order=inputs.order,
+        # a run with no translate stage (imported results) names its pairs in the config's order
+        condition_order=inputs.order or list(load_conditions()),
         planned=inputs.planned,
         leaderboard=leaderboard_weights(inputs.dataset_spec),
     )
@@ -136,81 +137,41 @@ def export_unstable(data: ExplorerData, path: Path) -> int:
 
 
 def with_stops(analysis: Analysis, stops: Mapping[str, SequentialStop]) -> Analysis:
-    """`judge --until-settled`: a judge it stopped because settled (or out of items) is a complete
-    stage and its verdicts say where and why, with the anytime-valid intervals beside the fixed-n
-    ones; a judge still `running` or `interrupted` makes the run incomplete (no pass)."""
+    """`judge --until-settled`: a settled judge's verdicts are the sequence's own (analysis.settled)."""
     if not stops:
         return analysis
-    unfinished = sorted(name for name, stop in stops.items() if not stop.final)
-    verdicts = analysis.readiness
-    if unfinished:
-        verdicts = assess_readiness(analysis.records, analysis.settings, complete=False)
-    out = []
-    for v in verdicts:
-        stop = stops.get(v.judge)
-        if stop is not None:
-            v = v.model_copy(update={"reasons": [*v.reasons, stop_reason(stop)]})
-        out.append(v)
-    return analysis.model_copy(update={"readiness": out, "unfinished_judges": unfinished})
+    verdicts, unfinished = settled.with_stops(analysis.readiness, analysis.records, analysis.settings, stops)
+    return analysis.model_copy(update={"readiness": verdicts, "unfinished_judges": unfinished})
 
 
-def stop_reason(stop: SequentialStop) -> str:
-    level = f"{100.0 * stop.confidence:g}%"
-    intervals = "; ".join(
-        f"{c.name} {_num(c.low)} to {_num(c.high)} (n = {c.n}, {c.state})" for c in stop.checks if c.n
-    )
-    where = f"after {stop.items} of {stop.items_total} items ({stop.calls} of {stop.calls_full} calls)"
-    return f"until-settled: {stop.reason} {where}; anytime-valid {level} intervals: {intervals}"
-
-
-def _num(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
-
-
-class ReadinessDoc(BaseModel):
-    """readiness.json (INTERFACE.md): machine-readable verdicts, for a pipeline to stop on."""
-
-    complete: bool
-    plan_known: bool
-    planned: int
-    never_made: int
-    failed: int
-    verdicts: list[dict[str, Any]]
-    # judge --until-settled: where and why each judge stopped (absent for a fixed-design run)
-    stops: dict[str, dict[str, Any]] = Field(default_factory=dict)
+class ReadinessDoc(ReadinessFile):
+    """readiness.json (INTERFACE.md; records/readiness.py), built from an analysis."""
 
     @classmethod
     def of(cls, analysis: Analysis, stops: Mapping[str, SequentialStop] | None = None) -> ReadinessDoc:
         done = analysis.completeness
         verdicts = [
-            {
-                "judge": v.judge,
-                "condition": v.condition,
-                "verdict": v.status,
-                "baseline": v.baseline,
-                "invariance": v.invariance,
-                "reasons": v.reasons,
-            }
+            ReadinessEntry(
+                judge=v.judge,
+                condition=v.condition,
+                verdict=v.status,
+                baseline=v.baseline,
+                invariance=v.invariance,
+                reasons=v.reasons,
+                why=v.why,
+            )
             for v in analysis.readiness
         ]
         return cls(
             complete=done.complete and not analysis.unfinished_judges,
-            stops={name: stop.model_dump(mode="json") for name, stop in (stops or {}).items()},
+            stops=dict(stops or {}),
+            intervals={v.judge: v.intervals for v in analysis.readiness},
             plan_known=done.plan_known,
             planned=done.planned,
             never_made=done.never_made,
             failed=done.failed,
             verdicts=verdicts,
         )
-
-    def gate(self, strict: bool) -> Literal["pass", "fail", "unsettled"]:
-        """`report --gate`: fail on any fail verdict; strict also on incomplete or inconclusive."""
-        statuses = {v["verdict"] for v in self.verdicts}
-        if "fail" in statuses:
-            return "fail"
-        if strict and (not self.complete or "inconclusive" in statuses or not self.verdicts):
-            return "unsettled"
-        return "pass"
 
 
 class ReportRequest(BaseModel):
@@ -242,11 +203,9 @@ class ReportResult(BaseModel):
 def report(
     run_dir: str | Path | RunDir,
     request: ReportRequest | None = None,
-    *,
-    console: Console | None = None,
 ) -> ReportResult:
-    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html;
-    with a console, print the terminal tables there too."""
+    """Compute every metric of the run's judgments and write metrics.json/.csv, report.md/.html (every
+    registered output); the result carries the report's sections for a terminal summary."""
     req = request or ReportRequest()
     run = run_folder(run_dir)
     if not run.path.is_dir():
@@ -259,16 +218,10 @@ def report(
     wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, console, leave_out=leave_out, explorer=data)
+        paths = write_report(run, analysis, leave_out=leave_out, explorer=data)
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
-            if console is not None:
-                console.print(
-                    f"[bold]Wrote[/] {unstable:,} flipped or position-inconsistent item x judge row(s) to",
-                    highlight=False,
-                )
-                console.print(f"  {req.export_unstable}", highlight=False, soft_wrap=True)
         readiness = ReadinessDoc.of(analysis, stops)
         atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
         if run.exists():

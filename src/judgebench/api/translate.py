@@ -14,6 +14,7 @@ from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
+from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_translation
 from judgebench.costing.spending import arm_budget, refuse_batch
 from judgebench.data import Dataset
@@ -23,6 +24,7 @@ from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import TranslateStage
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import TranslateOutcome
 from judgebench.rundir import VARIANTS, RunDir
 from judgebench.translate.stage import (
@@ -33,13 +35,13 @@ from judgebench.translate.stage import (
     translate_items,
     write_audit,
 )
-from judgebench.translate.translator import TranslatorSettings
+from judgebench.translate.translator import TranslatorSettings, planned_messages
 
 
 class TranslateRequest(BaseModel):
     """What `judgebench translate` asks for (INTERFACE.md); defaults are the CLI's."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(**USER_NUMBERS, arbitrary_types_allowed=True)
 
     dataset: str | None = None
     data_dir: str | None = None
@@ -55,7 +57,7 @@ class TranslateRequest(BaseModel):
     dry_run: bool = False
     settings: TranslatorSettings = Field(default_factory=TranslatorSettings)
     # USD: stop scheduling paid calls before this budget would be passed
-    max_cost: float | None = None
+    max_cost: NonNegative | None = None
 
 
 class TranslateResult(BaseModel):
@@ -172,8 +174,12 @@ async def _translate_live_or_batch(
     try:
         if mode.batch:
             return await _translate_by_batch(run, items, chosen, client, settings=request.settings, mode=mode)
-        pending = len(_untranslated(run, items, chosen))
-        with ProgressReporter(pending, f"translate {client.name}", enabled=progress) as bar:
+        todo = _untranslated(run, items, chosen)
+        calls = sum(len(planned_messages(item, chosen, request.settings)) for item in todo)
+        took = [expected(client.name, client.spec, client.settings, calls, "translate")]
+        ahead = (stage_time(took), announce(took, f"translate {client.name}"))
+        what = f"translate {client.name}"
+        with ProgressReporter(len(todo), what, enabled=progress, expected=ahead) as bar:
             return await translate_items(run, items, chosen, client, request.settings, progress=bar)
     finally:
         await client.aclose()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
+import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,8 @@ from judgebench.models.client import ModelClient
 from judgebench.models.limits import offline_block_reason
 from judgebench.models.results import CallResult, Refusal, advance_progress, kept_answer
 from judgebench.rundir import now_iso
+
+_log = logging.getLogger(__name__)  # the CLI shows its warnings on stderr
 
 if TYPE_CHECKING:
     from judgebench.progress import ProgressReporter
@@ -453,9 +455,7 @@ async def execute_batch(
         except JudgebenchError:  # pragma: no cover - an unreadable state file must not mask the interrupt
             running = []
         if running:
-            print(
-                f"judgebench: {client.name}: {resume_hint(run.run_dir, running)}", file=sys.stderr, flush=True
-            )
+            _log.warning("judgebench: %s: %s", client.name, resume_hint(run.run_dir, running))
         raise
     finally:
         await backend.aclose()

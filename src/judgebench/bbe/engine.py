@@ -71,16 +71,9 @@ def _reason(ctx: Ctx, choice: Choice) -> str | None:
         if c.bound is None
         else f"; alpha * b = {choice.alpha:g} * {c.bound:.4g} >= tau = {ctx.params.tau:g}"
     )
-    markov = ""
-    if c.name == "markov":
-        markov = (
-            f"; alpha*Delta/sqrt(delta_sensitivity) = {choice.alpha:g}*{choice.used:.4g}/"
-            f"sqrt({ctx.split.sensitivity:g}), or a sensitivity below "
-            f"{mech.max_sensitivity(ctx.params.tau, choice.alpha, ctx.split.sensitivity):.4g} "
-            f"at alpha {choice.alpha:g}"
-        )
+    detail = registry.kind_of(c.name).infeasible_detail(choice.alpha, choice.used, ctx.split, ctx.params.tau)
     return (
-        f"infeasible with the {c.name} certificate at alpha {choice.alpha:g}{bound}{markov}; an alpha below "
+        f"infeasible with the {c.name} certificate at alpha {choice.alpha:g}{bound}{detail}; an alpha below "
         f"{sup} (--alpha {0.99 * (c.alpha_max or 1.0):.3g}, or --alpha auto) would work"
     )
 

@@ -10,6 +10,7 @@ from judgebench.bbe.engine import BBERun
 from judgebench.bbe.plot import plot_bbe
 from judgebench.errors import ConfigError
 from judgebench.fileio import atomic_write_json, atomic_write_text
+from judgebench.records.sanitize import spreadsheet_cell
 from judgebench.rundir import BBE_JSON
 
 
@@ -42,9 +43,9 @@ def write_outputs(result: BBERun, out: Path, *, plot: bool = True) -> dict[str, 
         for i in range(len(ss)):
             writer.writerow(
                 [
-                    ss.name,
-                    ss.systems[i],
-                    ss.units[i],
+                    spreadsheet_cell(ss.name),  # names from the user's table: never a formula
+                    spreadsheet_cell(ss.systems[i]),
+                    spreadsheet_cell(ss.units[i]),
                     f"{raw[i]:.6g}",
                     f"{ss.base[i]:.6g}",
                     "" if o.bias_bounded is None else f"{o.bias_bounded[i]:.6g}",

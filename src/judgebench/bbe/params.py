@@ -12,6 +12,7 @@ from judgebench.bbe import registry
 from judgebench.bbe.schematic import Strategy
 from judgebench.bbe.scores import InvalidPolicy, ScoreSet
 from judgebench.errors import ConfigError
+from judgebench.records.numbers import USER_NUMBERS
 
 JitterSpec = Literal["none", "auto"] | float
 VerifyKind = Literal["holdout", "fresh"]
@@ -22,7 +23,7 @@ NEUTRAL_CENTRE = 0.5  # pairwise verdict scores: P(output_1 preferred), label-ne
 class BBEParams(BaseModel):
     """Every knob of `judgebench bbe`; defaults are PROTOCOL §5's algorithm with §5b's certificates."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(**USER_NUMBERS, frozen=True)
 
     tau: float = Field(gt=0)
     delta: float = Field(gt=0, lt=1)

@@ -53,7 +53,10 @@ def plot_bbe(
         ax_r.text(
             0.5,
             0.5,
-            "one system: no ranking to compare" if ranked else "no bias-bounded ranking",
+            "one judge: nothing to rank\n(its raw and bias-bounded aggregates\nare in the table; "
+            "judge with two\nor more --model for a ranking)"
+            if ranked
+            else "no bias-bounded ranking",
             ha="center",
             va="center",
             transform=ax_r.transAxes,

@@ -23,7 +23,7 @@ from judgebench.bbe.certificates import (
     item_maxima,
     quantile_bound,
 )
-from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit
+from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit, max_sensitivity
 
 AUTO = "auto"
 # out_of_sample: the released sigma on the release's neighbours, and the certificate recalibrated on
@@ -53,6 +53,10 @@ class CertificateKind:
 
     def scope(self, carries_over: bool) -> str:
         return NEW_ITEMS if carries_over else LISTED
+
+    def infeasible_detail(self, alpha: float, sensitivity: float, split: DeltaSplit, tau: float) -> str:
+        """What an infeasible release's reason adds for this certificate (after its bound)."""
+        return ""
 
 
 _REGISTRY: dict[str, CertificateKind] = {}
@@ -185,6 +189,13 @@ class Markov(CertificateKind):
     def scope(self, carries_over: bool) -> str:
         return (
             NEW_ITEMS if carries_over else "the measured neighbours (plug-in Delta; it does not carry over)"
+        )
+
+    def infeasible_detail(self, alpha: float, sensitivity: float, split: DeltaSplit, tau: float) -> str:
+        most = max_sensitivity(tau, alpha, split.sensitivity)
+        return (
+            f"; alpha*Delta/sqrt(delta_sensitivity) = {alpha:g}*{sensitivity:.4g}/"
+            f"sqrt({split.sensitivity:g}), or a sensitivity below {most:.4g} at alpha {alpha:g}"
         )
 
     def build(self, ev: Evidence) -> Certificate | None:

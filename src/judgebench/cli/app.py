@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
+from pydantic import ValidationError
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook, RenderResult
 from rich.markup import escape
+from rich.segment import Segment
 
 from judgebench import __version__
 from judgebench.cli import helptext
 from judgebench.cli.exits import ExitCode
+from judgebench.cli.progress_view import shown_progress
 from judgebench.errors import JudgebenchError
+from judgebench.records.sanitize import visible_controls
 
 app = typer.Typer(
     name="judgebench",
@@ -33,13 +38,41 @@ app = typer.Typer(
 console = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160, emoji=False)
 
+
+class _Shown:
+    """A renderable whose text shows control characters as their symbols (rich keeps ESC as it is)."""
+
+    def __init__(self, inner: ConsoleRenderable) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, con: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in con.render(self.inner, options):
+            if segment.control is None and segment.text != "\n":
+                shown = visible_controls(segment.text, keep="\n")
+                if shown is not segment.text:
+                    segment = Segment(shown, segment.style)
+            yield segment
+
+
+class _VisibleControls(RenderHook):
+    """The one place the terminal is protected: data printed by any command (a subset name, an item
+    id, a server's error text) can neither colour, move the cursor, retitle nor clear the terminal."""
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_Shown(r) for r in renderables]
+
+
+for _console in (console, err_console):
+    _console.push_render_hook(_VisibleControls())
+
 helptext.install()  # placeholders such as DIR and N in every --help, not Python types
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Library warnings a command must show (a cache that cannot be written, a torn line skipped, waiting
-# for a run lock): one plain line each on stderr, never read as markup.
-_WARNING_LOGGERS = ("judgebench.models", "judgebench.rundir")
+# for a run lock, a batch left running at the provider): one plain line each on stderr, never read as
+# markup.
+_WARNING_LOGGERS = ("judgebench.batch", "judgebench.models", "judgebench.rundir")
 
 
 class _StderrLines(logging.Handler):
@@ -55,11 +88,45 @@ def _library_warnings() -> Iterator[None]:
         logger.addHandler(handler)
         logger.propagate = False
     try:
-        yield
+        with _python_warnings():
+            yield
     finally:
         for logger in loggers:
             logger.removeHandler(handler)
             logger.propagate = True
+
+
+# request fields whose flag is spelt otherwise (the rest: --field-name)
+_FLAG_OF = {"latency_s": "--latency", "models": "--model", "template_path": "--template"}
+
+
+def _flag_problem(exc: ValidationError) -> str:
+    """The first problem of a request built from flags, named by its flag."""
+    first = exc.errors()[0]
+    field = str(first["loc"][-1]) if first["loc"] else ""
+    flag = _FLAG_OF.get(field, f"--{field.replace('_', '-')}") if field else "a flag"
+    return f"{flag}: {first['msg']} (got {first.get('input')!r})"
+
+
+@contextmanager
+def _python_warnings() -> Iterator[None]:
+    """Python warnings (a modified LLMBar copy: LLMBarChecksumWarning) as one line each on stderr,
+    `warning: ...`, and each message once per command however often the dataset is loaded: not
+    Python's `file.py:187: Category: ...` with the source line below it."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            err_console.print(
+                f"warning: {text}", style="yellow", highlight=False, soft_wrap=True, markup=False
+            )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", UserWarning)  # our warnings (UserWarning's kin): deduped above
+        warnings.showwarning = show
+        yield
 
 
 def handle_errors(func: F) -> F:
@@ -68,11 +135,14 @@ def handle_errors(func: F) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            with _library_warnings():
+            with _library_warnings(), shown_progress():
                 return func(*args, **kwargs)
         except JudgebenchError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=ExitCode.ERROR) from None
+        except ValidationError as exc:  # a flag value a request refused (NaN, out of range): usage
+            err_console.print(f"[bold red]error:[/] {escape(_flag_problem(exc))}", highlight=False)
+            raise typer.Exit(code=ExitCode.USAGE) from None
         except OSError as exc:  # a path that is a folder where a file is expected, unreadable, ...
             names = [str(n) for n in (exc.filename, exc.filename2) if n]  # a rename names both
             where = f"{' -> '.join(names)}: " if names else ""

@@ -123,14 +123,16 @@ def bbe_command(
         str,
         typer.Option(
             "--verify-kind",
-            help="holdout (calibrate on half the items, count on the rest) or fresh (judge new neighbours).",
+            help="One of: holdout (calibrate on half the items, count on the rest), fresh (judge new "
+            "neighbours).",
         ),
     ] = "holdout",
     certificate: Annotated[
         str,
         typer.Option(
             "--certificate",
-            help="Bias bound: auto (the tightest that applies), exact, exact_ucb, range, quantile, markov.",
+            help="Bias bound, one of: auto (the tightest that carries over to new items), exact (in-sample: "
+            "the listed neighbours only), exact_ucb, range, quantile, markov.",
         ),
     ] = "auto",
     sensitivity: Annotated[
@@ -157,7 +159,8 @@ def bbe_command(
         str | None,
         typer.Option(
             "--delta-split",
-            help="Fractions of delta: sensitivity,noise[,estimate]; halves (0.45,0.45,0.1 with a bound).",
+            help="Fractions of delta for the sensitivity, the noise and (with --upper-bound) the estimate, "
+            "e.g. 0.45,0.45,0.1; default: halves, or 0.45,0.45,0.1 with a bound.",
         ),
     ] = None,
     centre: Annotated[
@@ -192,14 +195,18 @@ def bbe_command(
     ] = None,
     invalid_neighbours: Annotated[
         str,
-        typer.Option("--invalid-neighbours", help="skip (counted and reported) or worst (largest change)."),
+        typer.Option(
+            "--invalid-neighbours", help="One of: skip (counted and reported), worst (largest change)."
+        ),
     ] = "skip",
     unit_score: Annotated[
         str,
-        typer.Option("--unit-score", help="Judge-LS unit score: auto, verdict or prob (log-probabilities)."),
+        typer.Option(
+            "--unit-score", help="Judge-LS unit score, one of: auto, verdict, prob (log-probabilities)."
+        ),
     ] = "auto",
     strategy: Annotated[
-        str, typer.Option("--strategy", help="Schematic combination: formatting, max, rms or mean.")
+        str, typer.Option("--strategy", help="Schematic combination, one of: formatting, max, rms, mean.")
     ] = "max",
     judge: Annotated[
         str | None,
@@ -209,7 +216,9 @@ def bbe_command(
     ] = None,
     perturb: Annotated[
         str | None,
-        typer.Option("--perturb", help="Re-judge perturbed units: formatting or criteria (needs --model)."),
+        typer.Option(
+            "--perturb", help="Re-judge perturbed units, one of: formatting, criteria (needs --model)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option("--model", help="The run's judge to re-judge with --perturb.")
@@ -225,7 +234,7 @@ def bbe_command(
         str | None, typer.Option("--dataset", help="Dataset SPEC for --perturb (default: the run's).")
     ] = None,
     data_dir: Annotated[
-        str | None, typer.Option("--data-dir", help="Local LLMBar copy for --perturb.")
+        str | None, typer.Option("--data-dir", help="Local dataset copy for --perturb (as run --data-dir).")
     ] = None,
     template: Annotated[str | None, typer.Option("--template", help="Judge template for --perturb.")] = None,
     base_url: opt.BaseUrlOpt = None,

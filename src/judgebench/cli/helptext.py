@@ -1,11 +1,15 @@
-"""Help-text placeholders a user can read (`--run DIR`, `--limit N`), not Python types (`<str>`,
-`<int range> [x>=1]`, `<bool>` on an on/off flag), and one way of writing defaults."""
+"""Help pages a user can read at 80 columns: placeholders (`--run DIR`, `--limit N`), not Python
+types (`<str>`, `<int range> [x>=1]`, `<bool>` on an on/off flag); the choices of a fixed-value
+option (`--verify-kind [holdout|fresh]`); option names never cut; one example per command."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import typer.core
+import typer.rich_utils
+from rich.table import Table
 
 # placeholders by option name (INTERFACE.md's spelling); the rest by type below
 _BY_NAME = {
@@ -30,6 +34,22 @@ _BY_NAME = {
     "subset": "NAME",
     "scale": "MIN MAX",
     "factor_scale": "MIN MAX",
+    "neighbours": "LIST",
+    "baseline": "MODEL",
+    "alpha": "X|auto",
+    "delta_split": "X,X[,X]",
+    "centre": "CENTRE",
+    "jitter": "JITTER",
+    # fixed-value options: their choices, as click writes a Choice, where they fit beside the name at
+    # 80 columns; bbe's (a wide page) get a noun and their help lists the choices. The library's
+    # Literal types hold the same values: tests/cli/test_first_hour.py checks that they agree.
+    "batch_failed": "[resubmit|live]",
+    "verify_kind": "KIND",
+    "certificate": "NAME",
+    "invalid_neighbours": "POLICY",
+    "unit_score": "SCORE",
+    "strategy": "RULE",
+    "perturb": "KIND",
 }
 _BY_TYPE = {
     "int": "N",
@@ -57,9 +77,65 @@ def _placeholder(param: Any, ctx: Any) -> str | None:
 _ORIGINAL = typer.core.TyperOption.display_type
 
 
+class _HelpTable(Table):
+    """Typer's options table whose name and placeholder columns never wrap or shrink: rich shares a
+    narrow terminal out among the columns and would cut `--max-position-inconsistency` to
+    `--max-position-inconsisten…`; the help text, the last column, wraps instead."""
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        super().add_row(*renderables, **kwargs)
+        for column in self.columns[:-1]:
+            column.no_wrap = True
+
+
 def install() -> None:
-    """Once, when the CLI loads: Typer renders options through these two hooks."""
+    """Once, when the CLI loads: Typer renders options through these hooks."""
+    typer.rich_utils.Table = _HelpTable  # type: ignore[attr-defined,misc]
     typer.core.TyperOption.display_type_rich = _placeholder  # type: ignore[method-assign,assignment]
     typer.core.TyperOption._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
     # an argument shows its name (SPEC); its Python type (<str>) says nothing more
     typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+
+
+# One example per command, shown under its options (lines of at most 76 characters, so that a
+# terminal of 80 columns shows each as one line; a continued line is indented).
+EXAMPLES = {
+    "run": ["judgebench run", "judgebench run --dataset llmbar --data-dir ../shared/llmbar \\",
+            "    --model openai:gpt-4.1-mini --dry-run"],
+    "translate": ["judgebench translate --run runs/llmbar --dataset llmbar \\",
+                  "    --data-dir ../shared/llmbar --translator openai:gpt-4.1-mini --dry-run"],
+    "judge": ["judgebench judge --run runs/llmbar --model openai:gpt-4.1-mini --dry-run",
+              "judgebench judge --run runs/new --dataset llmbar --conditions en,zh,ls \\",
+              "    --model openai:gpt-4.1-mini --dry-run"],
+    "report": ["judgebench report --run runs/llmbar", "judgebench report --run runs/llmbar --gate strict"],
+    "bbe": ["judgebench bbe --tau 0.5 --delta 0.01 --run runs/llmbar --alpha auto"],
+    "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
+    "selftest": ["judgebench selftest"],
+    "show": ["judgebench data show llmbar --data-dir ../shared/llmbar --json",
+             "judgebench data show my_pairs.jsonl --field instruction=question"],
+    "list": ["judgebench data list"],
+    "llmbar-results": ["judgebench import llmbar-results --run runs/gpt4 \\",
+                       "    --data-dir ../shared/llmbar --evaluator GPT-4/Vanilla"],
+    "info": ["judgebench cache info"],
+    "clear": ["judgebench cache clear --model openai:gpt-4.1-mini"],
+}  # fmt: skip
+
+
+def _first_paragraph(info: Any) -> str:
+    text = info.help or inspect.getdoc(info.callback) or ""
+    return " ".join(text.split("\n\n")[0].split())
+
+
+def annotate(app: typer.Typer) -> None:
+    """After every command is registered: each gets its example (an epilog) and a one-line summary
+    for the command list, where rich would otherwise keep the docstring's line breaks mid-sentence."""
+    for info in app.registered_commands:
+        name = info.name or ""
+        if name in EXAMPLES and info.epilog is None:
+            lines = "\n".join(EXAMPLES[name])  # read as rich markup: no square brackets in them
+            info.epilog = f"Example{'s' if len(EXAMPLES[name]) > 1 else ''}:\n{lines}"
+        if info.short_help is None:
+            info.short_help = _first_paragraph(info)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            annotate(group.typer_instance)

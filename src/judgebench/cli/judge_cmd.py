@@ -23,7 +23,12 @@ def judge_command(
         typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several."),
     ],
     dataset: Annotated[
-        str | None, typer.Option("--dataset", help="Dataset for a run with no translate stage (en only).")
+        str | None,
+        typer.Option(
+            "--dataset",
+            help="Dataset for a run with no translate stage: judged in en only; with --dry-run and "
+            "--conditions en,zh,ls, judging is priced before anything is translated.",
+        ),
     ] = None,
     data_dir: opt.DataDirOpt = None,
     template: opt.TemplateOpt = None,

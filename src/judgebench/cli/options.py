@@ -17,7 +17,12 @@ if TYPE_CHECKING:
 
 RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every stage's files.")]
 DataDirOpt = Annotated[
-    str | None, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
+    str | None,
+    typer.Option(
+        "--data-dir",
+        help="Local copy instead of a download: LLMBar's folder (it holds Dataset/), or for rewardbench and "
+        "m-rewardbench the folder of hub snapshots (reward-bench/, multilingual-reward-bench/).",
+    ),
 ]
 SkipBadRowsOpt = Annotated[
     bool,

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from judgebench.cli.app import console, err_console
+from judgebench.progress import about, clock
 
 if TYPE_CHECKING:
     from judgebench.api import (
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
         DatasetList,
         Estimate,
         JudgeResult,
-        PipelineResult,
-        ReadinessDoc,
         SelftestResult,
         TranslateResult,
     )
@@ -43,7 +42,19 @@ def usd(value: float | None) -> str:
 
 def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was called") -> None:
     table = Table(title=title)
-    for col in ("stage", "model", "calls", "done", "input tok", "output tok", "tokens by", "live", "batch"):
+    columns = (
+        "stage",
+        "model",
+        "calls",
+        "done",
+        "input tok",
+        "output tok",
+        "tokens by",
+        "live",
+        "batch",
+        "time",
+    )
+    for col in columns:
         table.add_column(col, justify="right" if col not in {"stage", "model", "tokens by"} else "left")
     for e in rows:
         _add(
@@ -57,20 +68,45 @@ def estimates(rows: Sequence[Estimate], title: str = "dry run: nothing was calle
             e.token_method,
             usd(e.cost_live_usd),
             usd(e.cost_batch_usd),
+            "-" if e.seconds is None else clock(e.seconds),
         )
     console.print(table)
     for e in rows:
+        if e.detail is not None and e.calls:
+            note(f"{e.stage} {e.model}: {e.calls:,} calls for {e.detail}")
         if e.output_source is not None and e.calls:
             per = e.output_tokens / e.calls
             note(f"{e.stage} {e.model}: output tokens per reply {per:.1f}, {e.output_source}")
+    _time(rows)
+
+
+def _time(rows: Sequence[Estimate]) -> None:
+    """The expected wall time: stages one after another, the judges of a stage side by side."""
+    timed = [e for e in rows if e.seconds is not None and e.calls]
+    if not timed:
+        return
+    stages: dict[str, float] = {}
+    for e in timed:
+        stages[e.stage] = max(stages.get(e.stage, 0.0), e.seconds or 0.0)
+    each = ", ".join(f"{stage} {clock(seconds)}" for stage, seconds in stages.items())
+    note(
+        f"expected time: {about(sum(stages.values()))} ({each}): calls x seconds a call, over "
+        "--concurrency and --rpm for an API, one at a time for the embedded model (slower on a busy "
+        "machine); the first calls' pace corrects it on the progress line"
+    )
+    for e in timed:
+        note(f"  {e.stage} {e.model}: {e.seconds_source}")
 
 
 # --- translate -------------------------------------------------------------------------------------
 
 
 def _cost(usd: float, unpriced: int) -> str:
+    """A stage's cost, written as the dry run writes it: `unpriced` when no call had a price."""
     if unpriced == 0:
         return f"${usd:.4f}"
+    if usd == 0:
+        return f"{unpriced} unpriced call(s)"
     return f"${usd:.4f} + {unpriced} unpriced call(s)"
 
 
@@ -87,7 +123,8 @@ def translation(result: TranslateResult, run: str, variants: str | None) -> None
         o = result.outcome
         console.print(
             f"translated {o.translated} item(s), {o.already_done} already done, {len(o.failed)} failed; "
-            f"{o.provider_calls} provider call(s), {o.cache_hits} from cache, "
+            f"{o.provider_calls} provider call(s) (one per item for every condition at once, long items in "
+            f"pieces, re-asks extra), {o.cache_hits} from cache, "
             f"{o.input_tokens + o.output_tokens:,} tokens, {_cost(o.cost_usd, o.unpriced_calls)}"
         )
         if o.failed:
@@ -149,7 +186,7 @@ def judging(result: JudgeResult, run: str) -> bool:
             str(o.provider_calls),
             str(o.cache_hits),
             f"{o.input_tokens + o.output_tokens:,}",
-            f"${o.cost_usd:.4f}",
+            _cost(o.cost_usd, o.unpriced_calls),
         )
         if o.failures:
             failed = True
@@ -190,7 +227,8 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 def _verify_text(v: VerifyBlock) -> str:
     verdict = "" if v.passed is None else (" pass" if v.passed else " [red]FAIL[/]")
-    text = f"{v.kind or 'in-sample'}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    kind = "in-sample Monte Carlo" if v.check.startswith("Monte Carlo") else (v.kind or "in-sample")
+    text = f"{kind}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     h = v.holdout
     if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
         text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
@@ -313,39 +351,6 @@ def bbe(outcome: BBEOutcome) -> None:
 # --- run and selftest ------------------------------------------------------------------------------
 
 
-def pipeline(result: PipelineResult) -> list[str]:
-    """The end of `judgebench run`; returns the problems that make it exit non-zero."""
-    problems: list[str] = []
-    outcome = result.translate.outcome if result.translate is not None else None
-    if outcome is not None and outcome.failed:
-        problems.append(
-            f"{len(outcome.failed)} item(s) could not be translated (judged in en only; "
-            f"see {result.run_dir}/translation_failures.jsonl)"
-        )
-        for failure in outcome.failed[:5]:
-            note(f"  {failure.item_id}: {failure.reason}")
-        if len(outcome.failed) > 5:
-            note(f"  ... and {len(outcome.failed) - 5} more")
-    if result.judge is not None:
-        for name, o in result.judge.outcomes.items():
-            console.print(
-                f"{name}: {o.verdicts} verdicts, {o.invalid} invalid, {o.missing} missing", markup=False
-            )
-            if o.failures:
-                problems.append(f"{name}: {len(o.failures)} judge call(s) failed")
-            if o.stopped:
-                problems.append(f"{name}: stopped: {o.stopped}")
-    if result.bbe_error is not None:
-        note(f"bbe: {result.bbe_error}")
-    if result.readiness is not None:
-        verdicts(result.readiness)
-        readiness_file(result.readiness, str(result.run_dir / "readiness.json"))
-    timing = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
-    console.print(f"done in {sum(result.seconds.values()):.1f}s ({timing})", markup=False)
-    console.print(f"report: {result.report_html}", markup=False)
-    return problems
-
-
 def selftest(result: SelftestResult, seed: int) -> None:
     table = Table(title=f"selftest (seed {seed}): {'PASS' if result.passed else 'FAIL'}")
     for col in ("judge", "what is checked", "planted / wanted", "observed", "interval", "ok"):
@@ -447,33 +452,4 @@ def dataset_list(listing: DatasetList) -> None:
     if not listing.local and not listing.complete:
         console.print(
             "offline? pass --data-dir DIR (the folder that holds LLMBar's Dataset/)", highlight=False
-        )
-
-
-# --- readiness ------------------------------------------------------------------------------------
-
-
-def readiness_file(doc: ReadinessDoc, path: str) -> None:
-    """Where readiness.json is, and a warning on stderr when the run is incomplete."""
-    if not doc.complete:
-        what = []
-        if doc.never_made:
-            what.append(f"{doc.never_made:,} planned call(s) never made")
-        if doc.failed:
-            what.append(f"{doc.failed:,} failed and not retried yet")
-        note(
-            f"warning: incomplete run ({' and '.join(what)} of {doc.planned:,} planned): verdicts are "
-            "computed on what exists and none is `pass`; rerun `judgebench judge` to finish it"
-        )
-    console.print(f"readiness: {path}", highlight=False, soft_wrap=True, markup=False)
-
-
-def verdicts(doc: ReadinessDoc) -> None:
-    """The readiness verdicts, one line each (the end of `judgebench run`)."""
-    for v in doc.verdicts:
-        style = {"pass": "green", "fail": "red"}.get(v["verdict"], "yellow")
-        console.print(
-            f"[{style}]{v['verdict'].upper()}[/] {escape(str(v['judge']))} on {escape(str(v['condition']))} "
-            f"(baseline {escape(str(v['baseline']))}, invariance {escape(str(v['invariance']))})",
-            highlight=False,
         )

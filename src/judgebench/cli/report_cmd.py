@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperCommand
 
 from judgebench.cli import options as opt
-from judgebench.cli import render
+from judgebench.cli import render_report, render_run
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.errors import ConfigError
@@ -162,8 +162,9 @@ def report_command(
         "wait_lock": wait_lock,
     }
     request = api.build_request(api.ReportRequest, None, given)
-    result = api.report(run, request, console=console)
-    render.readiness_file(result.readiness, str(result.readiness_json))
+    result = api.report(run, request)
+    render_report.print_report(console, result, export_unstable)
+    render_run.readiness_file(result.readiness, str(result.readiness_json))
     if gate is not None:
         outcome = result.readiness.gate(strict=gate == "strict")
         if outcome == "fail":

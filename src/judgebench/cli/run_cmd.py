@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from judgebench import defaults
 from judgebench.cli import options as opt
-from judgebench.cli import render
+from judgebench.cli import render, render_run
 from judgebench.cli.app import app, err_console, handle_errors
 from judgebench.cli.exits import ExitCode
 
@@ -110,7 +110,7 @@ def run_command(
     if dry_run:
         render.estimates(result.estimates)
         return
-    problems = render.pipeline(result)
+    problems = render_run.pipeline(result)
     if problems:  # the report covers what succeeded; a rerun retries only what failed
         err_console.print(
             f"[bold red]error:[/] {escape('; '.join(problems))}; rerun the same command to retry only them",

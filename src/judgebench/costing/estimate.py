@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
+from judgebench.costing.durations import expected
 from judgebench.costing.output_tokens import OutputTokenTable, load_table, output_tokens_for
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
@@ -13,7 +14,12 @@ from judgebench.models import Judges, JudgeSpec
 from judgebench.models.base import ModelRequest
 from judgebench.models.pricing import estimate_tokens_with_method
 from judgebench.records import Condition, Item, Usage
-from judgebench.translate.translator import TranslatorSettings, planned_messages
+from judgebench.translate.translator import (
+    TranslatorSettings,
+    needs_pieces,
+    piece_budget,
+    planned_messages,
+)
 
 
 class Estimate(BaseModel):
@@ -30,6 +36,11 @@ class Estimate(BaseModel):
     already_done: int = 0
     # where the output tokens per call come from (judging: costing/output_tokens.py)
     output_source: str | None = None
+    # the expected wall time of these calls and what it rests on (costing/durations.py)
+    seconds: float | None = None
+    seconds_source: str | None = None
+    # why this many calls (translation: one per item for all conditions, long items in pieces)
+    detail: str | None = None
 
     def scaled(self, calls: int, already_done: int) -> Estimate:
         """The same per-call figures for another number of calls (a plan known only in part)."""
@@ -42,6 +53,7 @@ class Estimate(BaseModel):
                 "output_tokens": int(self.output_tokens * share),
                 "cost_live_usd": None if self.cost_live_usd is None else self.cost_live_usd * share,
                 "cost_batch_usd": None if self.cost_batch_usd is None else self.cost_batch_usd * share,
+                "seconds": None if self.seconds is None else self.seconds * share,
             }
         )
 
@@ -62,6 +74,13 @@ def priced(stage: str, judge: JudgeSpec, usage: Usage, *, calls: int, method: st
     )
 
 
+def _timed(estimate: Estimate, judge: JudgeSpec, stage: str) -> Estimate:
+    """The estimate with its expected wall time at the judge's pace (its settings: flags over
+    judges.toml over the defaults)."""
+    took = expected(judge.name, judge.spec, judge.settings, estimate.calls, stage)
+    return estimate.model_copy(update={"seconds": took.seconds, "seconds_source": took.source})
+
+
 def estimate_translation(
     items: Sequence[Item],
     conditions: Sequence[Condition],
@@ -75,8 +94,12 @@ def estimate_translation(
     calls = 0
     usage = Usage()
     method = "heuristic"
+    pieced: list[int] = []  # calls of the items translated field by field, in pieces
     for item in items:
-        for messages in planned_messages(item, conditions, settings):
+        planned = planned_messages(item, conditions, settings)
+        if needs_pieces(item, conditions, settings):
+            pieced.append(len(planned))
+        for messages in planned:
             calls += 1
             n, method = estimate_tokens_with_method("\n".join(m.content for m in messages), spec)
             usage.input_tokens += n
@@ -84,9 +107,23 @@ def estimate_translation(
         # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
         usage.output_tokens += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
     # a translator is named by its spec in the estimate, as the translate stage records it
-    return priced("translate", translator, usage, calls=calls, method=method, done=done).model_copy(
-        update={"model": spec.text}
-    )
+    estimate = priced("translate", translator, usage, calls=calls, method=method, done=done)
+    detail = _why_calls(len(items), conditions, pieced, piece_budget(settings, conditions))
+    return _timed(estimate, translator, "translate").model_copy(update={"model": spec.text, "detail": detail})
+
+
+def _why_calls(items: int, conditions: Sequence[Condition], pieced: Sequence[int], budget: int) -> str:
+    """Why a translation makes the calls it makes (not items x conditions: 419 items into zh and ls
+    are about 500 calls, not 838)."""
+    names = ", ".join(c.name for c in conditions)
+    whole = items - len(pieced)
+    text = f"{items:,} item(s) into {names}: one call per item answers for every condition at once"
+    if pieced:
+        text += (
+            f" ({whole:,} items); {len(pieced):,} long item(s) go field by field in pieces of at most "
+            f"{budget:,} characters ({sum(pieced):,} calls)"
+        )
+    return text + "; a re-ask of an unreadable answer is one call more"
 
 
 def _prompt_text(request: ModelRequest) -> str:
@@ -125,6 +162,31 @@ def estimate_judging(
             n, method = estimate_tokens_with_method(_prompt_text(request), judge.spec)
             usage.input_tokens += n
         done = sum(1 for c in plan if c.judge == judge.name) - len(mine)
-        estimate = priced("judge", judge, usage, calls=len(mine), method=method, done=done)
+        estimate = _timed(
+            priced("judge", judge, usage, calls=len(mine), method=method, done=done), judge, "judge"
+        )
         out.append(estimate.model_copy(update={"output_source": reply.source}))
+    return out
+
+
+def study_from_en(
+    en: Sequence[Estimate],
+    targets: Sequence[Condition],
+    *,
+    include_source: bool = True,
+    tie_probes: bool = True,
+    done: Mapping[str, int] | None = None,
+) -> list[Estimate]:
+    """The judging of conditions not translated yet, priced from the en plan (`en`: every item in
+    both orders): per item 2 calls per condition judged, plus both orders of each target's tie-probe,
+    at the en texts' tokens (a translation is about as long as its source). `done`: calls a judge
+    already holds (en, judged before)."""
+    per_item = 2 * (int(include_source) + len(targets))
+    per_item += 2 * sum(1 for c in targets if c.tie_probe) if tie_probes else 0
+    out = []
+    for est in en:
+        held = (done or {}).get(est.model, 0)
+        total = int(est.calls * per_item / 2)
+        pending = max(0, total - held)
+        out.append(est.scaled(pending, total - pending))
     return out

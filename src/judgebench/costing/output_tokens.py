@@ -15,13 +15,14 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from judgebench.errors import InputError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
 from judgebench.paths import configs_dir
 from judgebench.records import Judgment
+from judgebench.records.numbers import USER_NUMBERS
 from judgebench.rundir import JUDGMENTS, RunDir, last_per_key, read_jsonl
 
 # The line below which scripts/bench_output_tokens.py --write rewrites configs/output_tokens.toml.
@@ -33,7 +34,7 @@ COMPLETION_TOKENS = 2
 
 
 class MeasuredEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     judge: str
     template: str
@@ -45,7 +46,7 @@ class MeasuredEntry(BaseModel):
 
 
 class OutputTokenTable(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     assumed: dict[str, float]
     measured: list[MeasuredEntry] = Field(default_factory=list)

@@ -137,6 +137,8 @@ class Dataset:
             info["missing"] = dict(sorted(self.missing.items()))
             if self.absent_languages:
                 info["absent_languages"] = sorted(self.absent_languages)
+            # what `checksum` covers: the items ("en") and each language's variants
+            info["condition_checksums"] = dict(self.condition_checksums)
         if self.excluded:
             info["excluded"] = dict(self.excluded)
         if self.skipped_rows:

@@ -238,17 +238,25 @@ def fetch(rels: list[str]) -> Path:
     return root
 
 
-def _check_local(path: Path, rel: str, got: str) -> None:
-    """Warn (do not refuse) when a local file is not the published one."""
-    expected = PUBLISHED_SHA256.get(rel)
-    if expected is not None and got != expected:
-        warnings.warn(
-            LLMBarChecksumWarning(
-                f"{path}: SHA-256 {got[:16]}... differs from the published LLMBar file "
-                f"({expected[:16]}...); loading this copy as it is"
-            ),
-            stacklevel=3,
+def _check_local(root: Path, sums: dict[str, str]) -> None:
+    """Warn (do not refuse) when local files are not the published ones: one warning for the whole
+    copy, so that a copy edited throughout is one line on the terminal, not one per file."""
+    differ = [(rel, got) for rel, got in sums.items() if PUBLISHED_SHA256.get(rel) not in (None, got)]
+    if len(differ) == 1:
+        rel, got = differ[0]
+        message = (
+            f"{root / rel}: SHA-256 {got[:16]}... differs from the published LLMBar file "
+            f"({PUBLISHED_SHA256[rel][:16]}...); loading this copy as it is"
         )
+    elif differ:
+        shown = ", ".join(rel for rel, _ in differ[:3]) + (", ..." if len(differ) > 3 else "")
+        message = (
+            f"{root}: {len(differ)} of {len(sums)} files differ from the published LLMBar file "
+            f"(SHA-256: {shown}); loading this copy as it is"
+        )
+    else:
+        return
+    warnings.warn(LLMBarChecksumWarning(message), stacklevel=4)
 
 
 def _ids_under(subset: str) -> Callable[[int], str]:
@@ -275,19 +283,20 @@ def load_llmbar(
     else:
         root = fetch([file.rel for file in files])
         source = base_url()
-    items: list[Item] = []
-    sums: dict[str, str] = {}
+    raws: dict[str, bytes] = {}
     for file in files:
-        path = root / file.rel
-        shown = str(path)
+        shown = str(root / file.rel)
         try:
-            raw = path.read_bytes()
+            raws[shown] = (root / file.rel).read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read the file ({exc.strerror or exc})", path=shown) from None
-        sums[shown] = sha256_bytes(raw)
-        if data_dir is not None:
-            _check_local(path, file.rel, sums[shown])
-        records = parse_json(decode_bytes(raw, shown), shown)
+    sums = {shown: sha256_bytes(raw) for shown, raw in raws.items()}
+    if data_dir is not None:  # before parsing: a file that fails to parse is named after the warning
+        _check_local(root, {file.rel: sums[str(root / file.rel)] for file in files})
+    items: list[Item] = []
+    for file in files:
+        shown = str(root / file.rel)
+        records = parse_json(decode_bytes(raws[shown], shown), shown)
         items.extend(
             build_items(
                 records,

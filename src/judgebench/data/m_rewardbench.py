@@ -326,6 +326,9 @@ def availability(data_dir: str | Path | None) -> dict[str, str]:
         REWARDBENCH_SPEC: "local copy" if english else "missing",
         M_REWARDBENCH_SPEC: (
             f"local copy ({len(languages)} of {len(mrb.languages)} languages)"
+            if english and len(languages) == len(mrb.languages)
+            else f"local copy ({len(languages)} of {len(mrb.languages)} languages; load them as "
+            f"m-rewardbench:{','.join(sorted(languages))})"
             if english and languages
             else "missing"
         ),

@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judgebench.errors import InputError
 from judgebench.models.base import Message, ModelRequest
@@ -45,7 +45,7 @@ class JudgeTemplate(BaseModel):
     completion: str | None = None
     completion_file: str | None = None
     completion_answer_format: AnswerFormat = "letter"
-    max_tokens: int = 900
+    max_tokens: int = Field(default=900, ge=1)
     # Structured output: ask the provider to hold the reply to `verdict_schema()` (the winner one of
     # the allowed labels, the `reply_fields` and nothing else) where it offers schema-constrained
     # output; elsewhere the request falls back to JSON mode and the parser reads the reply as before.

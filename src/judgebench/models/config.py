@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.models.budget import Budget
@@ -24,6 +24,7 @@ from judgebench.models.pricing import PriceTable
 from judgebench.models.registry import ModelSpec, provider_class
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
 from judgebench.paths import configs_dir
+from judgebench.records.numbers import Temperature
 
 __all__ = ["JudgeConfig", "Judges", "build_client", "judges_path", "load_judges"]
 
@@ -37,8 +38,8 @@ class JudgeConfig(SettingsOverrides):
     spec: str
     description: str | None = None
     # request defaults for this judge (the stage applies them to its ModelRequest)
-    temperature: float | None = None
-    max_tokens: int | None = None
+    temperature: Temperature | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
 
     def overrides(self) -> SettingsOverrides:
         """The table's provider settings alone."""

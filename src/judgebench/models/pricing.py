@@ -14,13 +14,14 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from judgebench.errors import ConfigError
 from judgebench.models.base import TokenCounter
 from judgebench.models.registry import ModelSpec, traits_of
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
+from judgebench.records.numbers import USER_NUMBERS, NonNegative
 
 _SNAPSHOT = re.compile(r"^-\d")
 
@@ -28,12 +29,12 @@ _SNAPSHOT = re.compile(r"^-\d")
 class Price(BaseModel):
     """USD per 1M tokens."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS  # a NaN price would make every budget check pass
 
-    input: float
-    output: float
-    batch_input: float | None = None
-    batch_output: float | None = None
+    input: NonNegative
+    output: NonNegative
+    batch_input: NonNegative | None = None
+    batch_output: NonNegative | None = None
 
     def cost(self, usage: Usage, *, batch: bool = False) -> float:
         rate_in = self.batch_input if batch and self.batch_input is not None else self.input

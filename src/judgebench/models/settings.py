@@ -11,22 +11,23 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judgebench import defaults
+from judgebench.records.numbers import USER_NUMBERS, NonNegative, Positive
 from judgebench.records.sanitize import mask_url
 
 
 class ProviderSettings(BaseModel):
     """How to reach a provider and how hard to push it. Never holds a key: keys come from env."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     base_url: str | None = None
-    timeout: float = defaults.TIMEOUT_S
+    timeout: Positive = defaults.TIMEOUT_S
     max_retries: int = Field(default=defaults.MAX_RETRIES, ge=0)  # after the first attempt; 0 = one
-    concurrency: int = defaults.CONCURRENCY
-    rpm: float | None = None
-    tpm: float | None = None
-    backoff_initial: float = 1.0
-    backoff_max: float = 60.0
+    concurrency: int = Field(default=defaults.CONCURRENCY, ge=1)
+    rpm: Positive | None = None
+    tpm: Positive | None = None
+    backoff_initial: NonNegative = 1.0
+    backoff_max: NonNegative = 60.0
     # the stored answer text is cut to this many characters (the original size is recorded)
     max_answer_chars: int = Field(default=defaults.MAX_ANSWER_CHARS, ge=1)
 
@@ -45,17 +46,17 @@ class SettingsOverrides(BaseModel):
     values are validated as settings when they are applied. Built from any object with these
     attributes too: `SettingsOverrides.model_validate(options, from_attributes=True)`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(**USER_NUMBERS, frozen=True)
 
     base_url: str | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    concurrency: int | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    backoff_initial: float | None = None
-    backoff_max: float | None = None
-    max_answer_chars: int | None = None
+    timeout: Positive | None = None
+    max_retries: int | None = Field(default=None, ge=0)
+    concurrency: int | None = Field(default=None, ge=1)
+    rpm: Positive | None = None
+    tpm: Positive | None = None
+    backoff_initial: NonNegative | None = None
+    backoff_max: NonNegative | None = None
+    max_answer_chars: int | None = Field(default=None, ge=1)
 
     @field_validator("base_url")
     @classmethod

@@ -12,7 +12,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from judgebench.errors import InputError
 from judgebench.models.base import (
@@ -26,10 +26,11 @@ from judgebench.models.base import (
 from judgebench.models.failures import PermanentError
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
+from judgebench.records.numbers import USER_NUMBERS
 
 
 class SimScenario(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = USER_NUMBERS
 
     seed: int = 0
     accuracy: dict[str, float] = {"en": 0.85}

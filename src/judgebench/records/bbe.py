@@ -53,9 +53,10 @@ class UtilityBlock(BaseModel):
 
 
 class HoldoutCheck(BaseModel):
-    """Does the sensitivity estimate generalise? Delta estimated on half of the units that have
-    neighbours, alpha and sigma chosen from it by the same rules, violations counted with neighbours
-    of the other half only. (The released mechanism itself always uses every unit.)"""
+    """Does the released certificate carry over? The same certificate (never another) recalibrated on
+    half of the items that have neighbours, at the released alpha, its violations counted with the
+    other half's neighbours only; `reason` when it does not apply there. (The released mechanism
+    itself always uses every unit.)"""
 
     estimate_units: int
     holdout_units: int
@@ -73,8 +74,9 @@ class HoldoutCheck(BaseModel):
 
 
 class VerifyBlock(BaseModel):
-    """The released mechanism under fresh draws: a neighbour uniform over the (unit, neighbour) pairs
-    and fresh noise for M(D) and M(D'); how often ||M(D) - M(D')|| > tau, Wilson 95% interval."""
+    """The released certificate and sigma under fresh draws: a neighbour uniform over the (unit,
+    neighbour) pairs (or freshly judged ones) and fresh noise for M(D) and M(D'); how often
+    ||M(D) - M(D')|| > tau, Wilson 95% interval, and the check's power."""
 
     draws: int
     violations: int

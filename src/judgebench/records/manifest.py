@@ -87,6 +87,30 @@ class TemplateEntry(_Record):
         return None if self.path == "default" else self.path
 
 
+class CallMeaning(_Record):
+    """What a judge's calls mean, beyond the prompt's item: a resumed judge must ask the same (a
+    resume that changed any of it would make one judge of two settings; `api/resume.py`)."""
+
+    spec: str
+    template: str
+    template_hash: str  # the template's text, max_tokens, structured output and completion form
+    temperature: float | None = None  # configs/judges.toml's request defaults for the judge
+    max_tokens: int | None = None
+    completion: bool = False  # a base model, asked in the template's completion form
+
+    def changes(self, other: CallMeaning) -> list[str]:
+        """What `other` asks differently, in words ("template judge_default (hash ..) -> strict")."""
+        out = []
+        for name in type(self).model_fields:
+            old, new = getattr(self, name), getattr(other, name)
+            if old != new and name != "template_hash":
+                out.append(f"{name} {old} -> {new}")
+        if self.template == other.template and self.template_hash != other.template_hash:
+            hashes = f"hash {self.template_hash} -> {other.template_hash}"
+            out.append(f"template {self.template}'s text or settings ({hashes})")
+        return out
+
+
 class JudgeEntry(_Record):
     """One judge of the run: its spec, the settings it ran with, and its last invocation's totals."""
 
@@ -94,6 +118,8 @@ class JudgeEntry(_Record):
     settings: dict[str, Any] = Field(default_factory=dict)
     outcome: JudgeOutcome
     stats: dict[str, Any] = Field(default_factory=dict)
+    # what its calls meant (absent in runs written before issue 29: the stage's template stands in)
+    meaning: CallMeaning | None = None
 
 
 class SequentialCheck(_Record):

@@ -46,6 +46,8 @@ class JudgeOutcome(BaseModel):
     output_tokens: int
     cost_usd: float
     failures: list[CallFailure]
+    # provider calls with no price in configs/prices.toml (their cost is not in cost_usd)
+    unpriced_calls: int = 0
     # set when the judge's key was rejected on several calls in a row and the rest were not sent:
     # the one message that names the provider and its key variable (a rerun resumes them)
     stopped: str | None = None

@@ -1,5 +1,10 @@
-"""Outside text made safe to keep: secrets masked (before any cut), lone surrogates replaced, long
-text clipped with its original size known.
+"""Outside text made safe to keep and to show: secrets masked (before any cut), lone surrogates
+replaced, long text clipped with its original size known, and control characters made visible.
+
+Data (a subset name, an item id, a judge's name or reply) reaches four formats, each through one
+function: CSV cells `spreadsheet_cell` (formula prefixes neutralised), Markdown and HTML their
+renderers' escape (`report/markdown.py`, `report/html.py`), the terminal the CLI's consoles; every one
+shows a control character as its Unicode symbol (`visible_controls`) instead of obeying it.
 
 One scrubbing function (`scrub`) serves every place a URL or an error text goes (the manifest,
 judgments, stderr, the report): it masks the credentials it is given, then anything shaped like one
@@ -21,7 +26,9 @@ __all__ = [
     "replace_surrogates",
     "scrub",
     "scrub_clip",
+    "spreadsheet_cell",
     "surrogate_problem",
+    "visible_controls",
 ]
 
 MASK = "***"
@@ -40,6 +47,40 @@ _SHAPED = re.compile(
     re.I,
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 controls, DEL, C1 controls, and the Unicode line and paragraph separators
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# a cell a spreadsheet would run as a formula (or as one after a leading tab or carriage return)
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _symbol(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # U+2400..U+241F: the control's own symbol, one column wide
+    if code == 0x7F:
+        return "\u2421"
+    if code in (0x2028, 0x2029):
+        return "\u2424"
+    return "\ufffd"  # C1: no symbol of its own
+
+
+def visible_controls(text: str, keep: str = "") -> str:
+    """`text` with every control character (but those in `keep`) shown as its symbol (a carriage
+    return as U+240D, an escape as U+241B): a terminal, a CSV reader or a Markdown viewer sees a
+    character, never an instruction (a new row, a planted heading, a colour or cursor move)."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _symbol(m), text)
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """A CSV cell as a spreadsheet may safely open it: text with its control characters shown as
+    symbols and, when it starts with `=`, `+`, `-`, `@` (or a tab or carriage return), a leading `'`
+    so it is read as text, never as a formula. Numbers are kept as they are."""
+    if not isinstance(value, str):
+        return value
+    text = visible_controls(value)
+    return "'" + text if value.startswith(_FORMULA) else text
 
 
 def _url_mask(match: re.Match[str]) -> str:

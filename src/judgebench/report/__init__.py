@@ -1,4 +1,5 @@
-"""Rendering of an Analysis: terminal tables, metrics.json/csv, report.md and a self-contained report.html.
+"""The report of an Analysis: its sections as plain data, and the registered file outputs made from them
+(metrics.json/csv, report.md, plots, a self-contained report.html; `outputs.py` is the registry).
 
 The numbers come from `judgebench.analysis`; this package only lays them out. `sections` is the one
 place that decides what is shown and in which order, so every output agrees.
@@ -12,7 +13,6 @@ from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta, Section, Table
 from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections
-from judgebench.report.tables import print_report, print_sections
 from judgebench.report.writer import ReportPaths, write_report
 
 __all__ = [
@@ -24,8 +24,6 @@ __all__ = [
     "build_sections",
     "make_plots",
     "metric_rows",
-    "print_report",
-    "print_sections",
     "render_html",
     "render_markdown",
     "write_report",

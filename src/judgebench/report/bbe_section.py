@@ -75,7 +75,8 @@ def _calibration_row(c: Calibration) -> list[Cell]:
         verify = DASH
     else:
         verdict = "" if v.passed is None else ("pass " if v.passed else "FAIL ")
-        verify = f"{verdict}{v.kind or 'in-sample'} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        kind = "in-sample Monte Carlo" if v.check.startswith("Monte Carlo") else (v.kind or "in-sample")
+        verify = f"{verdict}{kind} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
         if v.holdout is not None and v.holdout.rate is not None:
             verify += f"; half-calibration {v.holdout.rate:.3f}"
         if v.power:
@@ -166,6 +167,11 @@ def bbe_section(view: BBEView | None) -> Section:
         ]
         for row in res.systems
     ]
+    if len(rows) == 1:  # the default run: one judge, so its release is what there is to show
+        section.paragraphs.append(
+            "One judge in this run: A-BB releases its bias-bounded aggregate (below) and there is no "
+            "ranking to compare; judge with two or more `--model` for rankings before and after."
+        )
     if rows:
         section.tables.append(
             Table(

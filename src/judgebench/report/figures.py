@@ -32,9 +32,10 @@ def make_plots(analysis: Analysis) -> dict[str, bytes]:
     builders: dict[str, Callable[[], Figure | None]] = {
         "accuracy": lambda: accuracy_plot(index, conditions),
         "flips": lambda: flips_plot(index, conditions, analysis.settings.max_flip_rate),
-        "position": lambda: position_plot(index, conditions),
+        # the limit the readiness baseline reads (analysis/readiness.py), from the same settings
+        "position": lambda: position_plot(index, conditions, analysis.settings.max_position_inconsistency),
         "tie_probe": lambda: tie_probe_plot(index, conditions),
-        "subset_heatmap": lambda: heatmap_plot(index, conditions, analysis.subsets),
+        "subset_heatmap": lambda: heatmap_plot(index, conditions, analysis.subsets, analysis.settings.chance),
         "forest": lambda: forest(index, conditions, analysis.settings),
         "forest_flips_subsets": lambda: forest_subsets(
             index, conditions, analysis.subsets, analysis.settings.max_flip_rate

@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping, Sequence
-from html import escape
+from html import escape as _html_escape
 
+from judgebench.records.sanitize import visible_controls
 from judgebench.report.explorer import EXPLORER_KEY, EXPLORER_TITLE, explorer_css, explorer_js
 from judgebench.report.model import Cell, ReportMeta, Section, Table
 from judgebench.report.plots import PLOT_TITLES
@@ -64,6 +65,12 @@ figcaption { color: var(--muted); font-size: 12px; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 @media print { nav { display: none; } section { break-inside: avoid-page; } }
 """
+
+
+def escape(text: str, quote: bool = True) -> str:
+    """HTML-escaped, every control character but the newline shown as its symbol (the one escape
+    of report.html's text)."""
+    return _html_escape(visible_controls(text, keep="\n"), quote)
 
 
 def inline_html(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from judgebench.records.sanitize import visible_controls
 from judgebench.report.model import Cell, ReportMeta, Section, Table
 
 # `[`/`]` stay (intervals are "[0.1, 0.2]"); a `(` after `]` is escaped, so no link forms
@@ -15,9 +16,15 @@ def _escape(text: str) -> str:
     """Outside text (a subset name, an item id, a judge's words) as literal Markdown on one line:
     no `|` ends the cell, no `*`/`_`/backtick formats, no `[..](..)` links, no `<tag>` reaches a
     renderer."""
-    text = re.sub(r"\s*\n\s*", " ", text)
+    text = _line(text)
     text = _MD_SPECIAL.sub(r"\\\1", text)
     return text.replace("<", "&lt;")  # no tag can open (`->` and `>=` stay as they are)
+
+
+def _line(text: str) -> str:
+    """One line: line breaks of any kind (a lone carriage return too: a viewer may break there and
+    read a planted `# heading`) as a space, every other control character as its symbol."""
+    return visible_controls(re.sub(r"\s*[\r\n\u2028\u2029\x0b\x0c\x85]+\s*", " ", text))
 
 
 def _cell(cell: Cell) -> str:
@@ -49,18 +56,18 @@ def table_markdown(table: Table) -> str:
 def render_markdown(sections: Sequence[Section], plot_paths: Mapping[str, str], meta: ReportMeta) -> str:
     """The whole report; `plot_paths` maps a plot key to its path relative to report.md."""
     out = [
-        f"# {meta.title}",
+        f"# {_line(meta.title)}",
         "",
         f"Run `{meta.run}` · generated {meta.generated_at} · judgebench {meta.version}",
         "",
-        *([f"> {meta.banner}", ""] if meta.banner else []),
+        *([f"> {_line(meta.banner)}", ""] if meta.banner else []),
         "Contents: " + " · ".join(f"[{s.title}](#{_anchor(s.title)})" for s in sections),
         "",
     ]
     for section in sections:
-        out += [f"## {section.title}", ""]
-        for paragraph in section.paragraphs:
-            out += [paragraph, ""]
+        out += [f"## {_line(section.title)}", ""]
+        for paragraph in section.paragraphs:  # Markdown already; the data in it made one line
+            out += [_line(paragraph), ""]
         if section.empty is not None:
             out += [f"*{section.empty}*", ""]
             continue

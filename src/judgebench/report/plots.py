@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -30,6 +31,8 @@ EN_WINS = "#5B6F8A"
 TARGET_WINS = "#C7A46A"
 CHANCE_GREY = "#555555"
 LIMIT_RED = "#C00000"
+# strict accuracy per subset: diverging around chance (white), red below, blue above
+HEAT_CMAP = "RdBu"
 DPI = 110
 MAX_CONDITION_PANELS = 4  # the heatmap turns around beyond this many conditions
 MAX_WIDTH = 11.5  # inches: at DPI this is about the HTML column width, so text shows at its drawn size
@@ -264,7 +267,9 @@ def flips_plot(index: MetricIndex, conditions: list[str], threshold: float) -> F
     return fig
 
 
-def position_plot(index: MetricIndex, conditions: list[str]) -> Figure | None:
+def position_plot(index: MetricIndex, conditions: list[str], limit: float | None = None) -> Figure | None:
+    """Bars per condition and judge; `limit`: the readiness baseline's limit on en position
+    inconsistency (ReportSettings.max_position_inconsistency), drawn as a dashed line."""
     conds = index.conditions(Metric.POSITION_INCONSISTENCY, conditions)
     if not conds:
         return None
@@ -282,10 +287,16 @@ def position_plot(index: MetricIndex, conditions: list[str]) -> Figure | None:
     mean_drawn = len(judges) > 1 and _mean_marks(
         ax, conds, lambda c: index.get(MEAN_JUDGE, Metric.POSITION_INCONSISTENCY, c)
     )
-    ax.set_ylim(0, max(values) * 1.18 + 1)
+    extra: list[Artist] = [_mean_handle()] if mean_drawn else []
+    top = max(values)
+    if limit is not None:
+        ax.axhline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1, zorder=4)
+        top = max(top, 100.0 * limit)
+        label = f"readiness limit in en: {100 * limit:g}%"
+        extra.append(Line2D([], [], color=LIMIT_RED, linestyle="--", linewidth=1, label=label))
+    ax.set_ylim(0, top * 1.18 + 1)
     ax.set_ylabel("% of items: orig and swap verdicts differ")
     ax.set_title("Position inconsistency with Wilson 95% CI", fontsize=10)
-    extra: list[Artist] = [_mean_handle()] if mean_drawn else []
     top_legend(fig, [*series_handles(colors, judges), *extra], "judge")
     return fig
 
@@ -337,44 +348,52 @@ def tie_probe_plot(index: MetricIndex, conditions: list[str]) -> Figure | None:
     return fig
 
 
-def heatmap_plot(index: MetricIndex, conditions: list[str], subsets_hint: Sequence[str]) -> Figure | None:
+def heatmap_plot(
+    index: MetricIndex, conditions: list[str], subsets_hint: Sequence[str], chance: float = 0.5
+) -> Figure | None:
+    """Strict accuracy per subset: one colour scale for every report, 0-100% with chance white in the
+    middle (a scale that followed the data made 40% and 80% look far apart when their intervals
+    overlap), and in every cell the value over its interval and n."""
     conds = index.conditions(Metric.STRICT_ACCURACY, conditions)
     subsets = leaf_subsets(index.subsets(Metric.STRICT_ACCURACY, subsets_hint)) or [ALL]
     judges = index.rows_judges()
     if not conds or not judges:
         return None
     grid = np.full((len(conds), len(judges), len(subsets)), np.nan)
+    notes = np.full((len(conds), len(judges), len(subsets)), "", dtype=object)
     for c, cond in enumerate(conds):
         for j, judge in enumerate(judges):
             for s, subset in enumerate(subsets):
                 rec = index.get(judge, Metric.STRICT_ACCURACY, cond, subset)
                 if rec is not None and rec.value is not None:
                     grid[c, j, s] = 100.0 * rec.value
+                    notes[c, j, s] = _cell_note(rec)
     if np.isnan(grid).all():
         return None
-    vmin, vmax = float(np.nanmin(grid)), float(np.nanmax(grid))
-    if vmax - vmin < 1.0:
-        vmin, vmax = vmin - 0.5, vmax + 0.5
+    norm = TwoSlopeNorm(vcenter=100.0 * chance, vmin=0.0, vmax=100.0)
     # a few conditions: one panel per condition, a row per judge; many (M-RewardBench's 23
     # languages): one panel per judge, a row per condition, so panels never shrink to slivers
     by_judge = len(conds) > MAX_CONDITION_PANELS
     panels = judges if by_judge else conds
     rows = conds if by_judge else [judge_label(j, 26).replace("\n", " ") for j in judges]
     cells = grid.transpose(1, 0, 2) if by_judge else grid
+    texts = notes.transpose(1, 0, 2) if by_judge else notes
     panel_w = 0.75 * len(subsets) + 0.6
-    fig = figure(2.2 + panel_w * len(panels), 1.9 + (0.32 if by_judge else 0.5) * len(rows))
+    fig = figure(2.4 + panel_w * len(panels), 2.1 + (0.42 if by_judge else 0.62) * len(rows))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     image = None
-    mid = (vmin + vmax) / 2
     for p_index, (ax, name) in enumerate(zip(axes, panels, strict=True)):
-        image = ax.imshow(cells[p_index], cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
+        image = ax.imshow(cells[p_index], cmap=HEAT_CMAP, norm=norm, aspect="auto")
         for r in range(len(rows)):
             for s in range(len(subsets)):
                 v = cells[p_index, r, s]
+                far = not np.isnan(v) and abs(v - 100.0 * chance) > 35.0  # dark ends of the scale
+                colour = "white" if far else "black"
                 text = "n/a" if np.isnan(v) else f"{v:.0f}"
-                ax.text(
-                    s, r, text, ha="center", va="center", fontsize=8, color="white" if v < mid else "black"
-                )
+                ax.text(s, r - 0.12, text, ha="center", va="center", fontsize=8, color=colour)
+                if not np.isnan(v):
+                    ax.text(s, r + 0.24, texts[p_index, r, s], ha="center", va="center", fontsize=5.5,
+                            color=colour)  # fmt: skip
         ax.set_xticks(
             range(len(subsets)), [subset_label(s) for s in subsets], rotation=40, ha="right", fontsize=8
         )
@@ -382,11 +401,19 @@ def heatmap_plot(index: MetricIndex, conditions: list[str], subsets_hint: Sequen
         ax.tick_params(length=0)
     axes[0].set_yticks(range(len(rows)), rows, fontsize=8)
     if image is not None:
-        bar = fig.colorbar(image, ax=list(axes), shrink=0.9, pad=0.02)
-        bar.set_label("strict accuracy %", fontsize=8)
+        bar = fig.colorbar(image, ax=list(axes), shrink=0.9, pad=0.02, ticks=[0, 25, 100 * chance, 75, 100])
+        bar.set_label(f"strict accuracy % (chance {100 * chance:g}% white)", fontsize=8)
         bar.ax.tick_params(labelsize=8)
-    fig.suptitle("Strict accuracy per subset and condition", fontsize=10)
+    fig.suptitle("Strict accuracy per subset and condition (cell: %, 95% interval, n items)", fontsize=10)
     return fig
+
+
+def _cell_note(rec: MetricRecord) -> str:
+    """`30-62 n=10`: a cell's interval and its number of judgments, so that a 40% beside an 80% on
+    ten items each reads as the overlap it is."""
+    if rec.ci_low is None or rec.ci_high is None:  # the mean of judges: no interval, n is not items
+        return ""
+    return f"{100 * rec.ci_low:.0f}-{100 * rec.ci_high:.0f} n={rec.n}"
 
 
 def subset_label(subset: str) -> str:

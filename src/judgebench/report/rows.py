@@ -10,6 +10,7 @@ import pandas as pd
 
 from judgebench.records import MetricRecord
 from judgebench.records.metrics import CORE_FIELDS
+from judgebench.records.sanitize import spreadsheet_cell
 
 BASE_COLUMNS: tuple[str, ...] = CORE_FIELDS  # the INTERFACE fields, first in every row
 
@@ -37,6 +38,10 @@ def metric_rows(records: Iterable[MetricRecord]) -> list[dict[str, Any]]:
 
 
 def metrics_csv(rows: list[dict[str, Any]]) -> str:
+    """metrics.csv: every text cell as a spreadsheet may open it (`spreadsheet_cell`: no formula,
+    no control character), so a subset or judge named `=HYPERLINK(...)` or holding a lone carriage
+    return is text in its own cell and row."""
     extras = sorted({k for row in rows for k in row} - set(BASE_COLUMNS))
-    frame = pd.DataFrame(rows, columns=[*BASE_COLUMNS, *extras])
+    safe = [{k: spreadsheet_cell(v) for k, v in row.items()} for row in rows]
+    frame = pd.DataFrame(safe, columns=[*BASE_COLUMNS, *extras])
     return frame.to_csv(index=False, lineterminator="\n")

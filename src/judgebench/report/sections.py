@@ -21,7 +21,7 @@ from judgebench.report.metric_sections import (
     position_section,
     tie_probes_section,
 )
-from judgebench.report.model import DASH, Cell, Section, Table
+from judgebench.report.model import DASH, Cell, Section, Table, literal
 
 
 def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Section]:
@@ -71,6 +71,14 @@ def _readiness(analysis: Analysis) -> Section:
     incomplete = incomplete_note(analysis)
     if incomplete:
         section.paragraphs.insert(0, incomplete)
+    early = sorted({v.judge for v in analysis.readiness if v.intervals == "anytime-valid"})
+    if early:
+        section.paragraphs.append(
+            f"Stopped early by `judge --until-settled` (settled): {', '.join(map(literal, early))}. "
+            f"Their verdicts and the intervals in their reasons are the anytime-valid {level} confidence "
+            "sequences' at the stop, valid at a data-dependent time; fixed-n intervals on the items they "
+            "judged are not."
+        )
     if not analysis.readiness:
         section.empty = "Not measured: the run has no valid en pair judgment to assess a judge on."
         return section
@@ -138,8 +146,10 @@ def _judges(analysis: Analysis) -> Section:
                 Cell(count(s.invalid), "warn" if s.invalid else None),
                 Cell(count(s.input_tokens)) if counted else Cell(DASH, "muted"),
                 Cell(count(s.output_tokens)) if counted else Cell(DASH, "muted"),
+                # no price in configs/prices.toml: `unpriced`, as the terminal says; DASH when there
+                # is nothing to price (imported verdicts)
                 Cell(
-                    DASH if s.cost_usd is None else f"{s.cost_usd:,.2f}",
+                    (("unpriced" if counted else DASH) if s.cost_usd is None else f"{s.cost_usd:,.2f}"),
                     "muted" if s.cost_usd is None else None,
                 ),
             ]

@@ -14,14 +14,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-
 from judgebench.analysis.model import Analysis
 from judgebench.fileio import atomic_write_many, remove_stale_temps
 from judgebench.report.explorer import ExplorerData, payload_json
 from judgebench.report.figures import PLOT_TITLES
 from judgebench.report.html import render_html
 from judgebench.report.markdown import render_markdown
+from judgebench.report.model import Section
 from judgebench.report.outputs import (
     PLOTS_DIR,
     Need,
@@ -33,7 +32,6 @@ from judgebench.report.outputs import (
     selected,
 )
 from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv
-from judgebench.report.tables import print_sections
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir
 
 __all__ = ["BASE_COLUMNS", "PLOTS_DIR", "ReportPaths", "metric_rows", "metrics_csv", "write_report"]
@@ -78,10 +76,12 @@ def _report_html(inputs: OutputInputs) -> bytes:
 
 @dataclass(frozen=True)
 class ReportPaths:
-    """Where `write_report` put each output: output name -> its files, in registration order."""
+    """Where `write_report` put each output (output name -> its files, in registration order), and
+    the report as data: the CLI prints its terminal sections as the summary."""
 
     files: dict[str, list[Path]]
     plots: dict[str, Path] = field(default_factory=dict)  # plot key -> its PNG
+    sections: list[Section] = field(default_factory=list)
 
     def get(self, name: str) -> Path | None:
         """The (first) file of an output; None when it was left out."""
@@ -117,14 +117,13 @@ class ReportPaths:
 def write_report(
     run: RunDir,
     analysis: Analysis,
-    console: Console | None = None,
     *,
     html: bool = True,
     explorer: ExplorerData | None = None,
     leave_out: Collection[str] = (),
 ) -> ReportPaths:
     """Write every registered output (less `leave_out`; `html=False` leaves out report.html) into the
-    run folder; with a console, print the terminal tables and the paths.
+    run folder. Nothing is printed: the CLI renders the returned sections.
 
     With `explorer` (the run's judgments, texts and audit flags), report.html gets the item explorer."""
     chosen = selected({*leave_out, *(() if html else ("html",))})
@@ -141,11 +140,4 @@ def write_report(
 
     files = {name: [run.file(rel) for rel in written] for name, written in rendered.items()}
     plots = {Path(rel).stem: run.file(rel) for rel in rendered.get("plots", {})}
-    paths = ReportPaths(files, plots)
-    if console is not None:
-        print_sections(console, inputs.sections)
-        console.print(f"[bold]Wrote[/] {len(inputs.rows):,} metric records and {len(plots)} plot(s):")
-        for path in (paths.get("json"), paths.get("csv"), paths.get("md"), paths.report_html):
-            if path is not None:
-                console.print(f"  {path}", highlight=False, soft_wrap=True, markup=False)
-    return paths
+    return ReportPaths(files, plots, inputs.sections)

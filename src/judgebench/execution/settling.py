@@ -1,5 +1,9 @@
 """`judge --until-settled`: judge whole items in rounds and stop each judge once its verdicts are known.
 
+The execution room's loop (issue 25 moved it out of api/): it decides which planned calls to make
+next, makes them with `execute_plan`, and asks `analysis.sequential` after each round whether each
+judge is settled; `api.judge` only wires it to the run folder and the manifest (`on_round`).
+
 Items are taken in a seeded, subset-stratified random order; a round plans and runs every call of
 the next `round_items` items (both orders, every condition, tie-probes) for each judge still going,
 so pairs stay complete and a batch round is one provider batch. After each round the anytime-valid
@@ -21,9 +25,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from judgebench.analysis.frame import judgment_frame
-from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.model import SOURCE, ReportSettings
 from judgebench.analysis.sequential import Settlement, item_values, settle, stratified_order
-from judgebench.conditions import SOURCE
 from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
@@ -48,6 +51,7 @@ def merge_outcomes(a: JudgeOutcome | None, b: JudgeOutcome) -> JudgeOutcome:
         input_tokens=a.input_tokens + b.input_tokens,
         output_tokens=a.output_tokens + b.output_tokens,
         cost_usd=round(a.cost_usd + b.cost_usd, 6),
+        unpriced_calls=a.unpriced_calls + b.unpriced_calls,
         failures=b.failures,
         stopped=b.stopped or a.stopped,
     )

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from judgebench import defaults
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
+from judgebench.errors import ConfigError
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.requests import build_request, completion_only, reask_request, to_judgment
 from judgebench.judge.templates import JudgeTemplate
@@ -25,6 +26,7 @@ from judgebench.models.client import CallResult, ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import CallKey, Judgment, Usage
 from judgebench.records.manifest import ExecutionModeName
+from judgebench.records.numbers import non_negative_problem
 from judgebench.records.outcomes import CallFailure, JudgeOutcome
 from judgebench.rundir import IndexedAppender, JudgmentIndex, last_per_key, read_jsonl
 
@@ -46,6 +48,11 @@ class Execution:
     import_file: Path | None = None
     write_requests: Path | None = None
     log: Callable[[str], None] | None = None
+
+    def __post_init__(self) -> None:
+        problem = non_negative_problem(self.poll_interval)
+        if problem is not None:
+            raise ConfigError(f"--poll-interval: {problem}")
 
     @property
     def mode(self) -> ExecutionModeName:
@@ -102,6 +109,7 @@ class _Tally:
             self.usage.input_tokens += result.response.usage.input_tokens
             self.usage.output_tokens += result.response.usage.output_tokens
             self.cost += result.cost_usd or 0.0
+            self.counts["unpriced"] += int(result.cost_usd is None)
 
 
 class _JudgeCalls:
@@ -209,6 +217,7 @@ def _outcome(
         cost_usd=round(tally.cost, 6),
         failures=failures,
         stopped=stopped,
+        unpriced_calls=tally.counts["unpriced"],
     )
 
 

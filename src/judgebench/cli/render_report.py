@@ -1,4 +1,5 @@
-"""Compact rich tables for the terminal: the verdict first, then the headline numbers.
+"""`judgebench report` in the terminal: the report's sections (plain data from the library) as compact
+rich tables, the verdict first, then the headline numbers, then where the files went.
 
 The per-subset and sensitivity tables stay in report.md / report.html; the terminal gets what a user
 reads before opening them.
@@ -8,17 +9,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from judgebench.analysis.model import Analysis
-from judgebench.report.model import Cell, Section, Style, Table
-from judgebench.report.sections import build_sections
+if TYPE_CHECKING:
+    from judgebench.api import ReportCell as Cell
+    from judgebench.api import ReportResult
+    from judgebench.api import ReportSection as Section
+    from judgebench.api import ReportTable as Table
 
-RICH_STYLES: dict[Style, str] = {
+RICH_STYLES: dict[str, str] = {
     "pass": "bold green",
     "fail": "bold red",
     "inconclusive": "bold yellow",
@@ -91,6 +96,17 @@ def print_sections(console: Console, sections: Sequence[Section], *, everything:
         console.print()
 
 
-def print_report(console: Console, analysis: Analysis, *, everything: bool = False) -> None:
-    """The terminal summary of an analysis, readiness verdict at the top."""
-    print_sections(console, build_sections(analysis), everything=everything)
+def print_report(console: Console, result: ReportResult, export_unstable: Path | None = None) -> None:
+    """The terminal summary of a written report, then each file it wrote (the plots counted)."""
+    print_sections(console, result.paths.sections)
+    plots = len(result.paths.plots)
+    console.print(f"[bold]Wrote[/] {len(result.analysis.records):,} metric records and {plots} plot(s):")
+    for name, files in result.paths.files.items():
+        for path in files if name != "plots" else ():
+            console.print(f"  {path}", highlight=False, soft_wrap=True, markup=False)
+    if export_unstable is not None and result.unstable is not None:
+        console.print(
+            f"[bold]Wrote[/] {result.unstable:,} flipped or position-inconsistent item x judge row(s) to",
+            highlight=False,
+        )
+        console.print(f"  {export_unstable}", highlight=False, soft_wrap=True)

@@ -1,0 +1,142 @@
+"""How long a stage's calls will take: said before they start, so that nobody waits 36 minutes for
+what the README called 3.
+
+The time is calls x seconds per call, divided among the calls that run at once (--concurrency, for a
+provider over the network) and held to --rpm; the embedded model runs one call at a time on this
+machine's cores, so its seconds per call grow with the machine's load. Seconds per call come from
+configs/call_seconds.toml: a measurement for the model where there is one (scaled to this machine's
+cores and load average for a model that runs in this process), else the file's stated assumption.
+Each figure names its source; the progress line corrects it with the rate measured on the first calls.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from judgebench.errors import InputError
+from judgebench.models import traits_of
+from judgebench.models.base import ProviderSettings
+from judgebench.models.registry import ModelSpec
+from judgebench.paths import configs_dir
+from judgebench.progress import about
+from judgebench.records.numbers import USER_NUMBERS
+
+
+class MeasuredRate(BaseModel):
+    model_config = USER_NUMBERS
+
+    judge: str
+    stage: str = "judge"
+    seconds_per_call: float = Field(gt=0)
+    cores: int = Field(ge=1)
+    load: float = Field(ge=0)  # the 1-minute load average while it was measured
+    measured: str = ""
+
+
+class RateTable(BaseModel):
+    model_config = USER_NUMBERS
+
+    assumed: dict[str, dict[str, float]]  # stage -> provider or "default" -> seconds per call
+    measured: list[MeasuredRate] = Field(default_factory=list)
+
+
+class Duration(BaseModel):
+    """The expected wall time of one model's calls in one stage, and what it rests on."""
+
+    model: str
+    calls: int
+    seconds: float
+    per_call: float  # seconds per call, before dividing among concurrent calls
+    at_once: int  # calls in flight together
+    source: str
+
+
+def table_path() -> Path:
+    return configs_dir() / "call_seconds.toml"
+
+
+def load_rates(path: Path | None = None) -> RateTable:
+    path = path or table_path()
+    try:
+        return RateTable.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise InputError(f"cannot read the call-time table ({exc})", path=str(path)) from None
+
+
+def machine_slowdown(cores: int, load: float) -> float:
+    """How much slower a CPU-bound call runs than on an idle machine of `cores` cores at this 1-minute
+    load average. llama.cpp's threads wait on each other, so sharing the cores costs more than the
+    share: ((load + 1) / cores) squared, at least 1, fits the embedded model's two measured cases on 2
+    cores (x5 at load 5-6, x11 at load 7-8, each against load 1-2.6). A rough, stated model: the
+    first calls' measured pace replaces it on the progress line."""
+    return max(1.0, (load + 1.0) / cores) ** 2
+
+
+def _here() -> tuple[int, float]:
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not on every platform
+        load = 0.0
+    return os.cpu_count() or 1, load
+
+
+def seconds_per_call(model: str, spec: ModelSpec, stage: str) -> tuple[float, str]:
+    """Seconds one call of `model` (a judges.toml name or the spec) takes, and where that comes from."""
+    rates = load_rates()
+    in_process = traits_of(spec).in_process
+    for entry in rates.measured:
+        if entry.stage == stage and entry.judge in (model, spec.text):
+            source = f"measured {entry.measured} on {entry.cores} cores at load {entry.load:g}"
+            if not in_process:
+                return entry.seconds_per_call, source
+            cores, load = _here()
+            factor = machine_slowdown(cores, load) / machine_slowdown(entry.cores, entry.load)
+            source += f"; here {cores} cores at load {load:.1f}"
+            if abs(factor - 1.0) > 0.1:
+                source += f", x{factor:.1f}"
+            return entry.seconds_per_call * factor, source
+    assumed = rates.assumed.get(stage, {})
+    key = spec.provider if spec.provider in assumed else "default"
+    if key not in assumed:
+        raise InputError(f"no [assumed.{stage}] default seconds per call", path=str(table_path()))
+    what = "an API call" if key == "default" else spec.provider
+    return assumed[key], f"assumed for {what} in configs/{table_path().name}"
+
+
+def expected(model: str, spec: ModelSpec, settings: ProviderSettings, calls: int, stage: str) -> Duration:
+    """The wall time of `calls` calls of one model: one at a time in this process, else spread over
+    --concurrency and held to --rpm."""
+    per_call, source = seconds_per_call(model, spec, stage)
+    at_once = 1 if traits_of(spec).in_process else max(1, settings.concurrency)
+    seconds = calls * per_call / at_once
+    if settings.rpm:
+        seconds = max(seconds, calls / settings.rpm * 60.0)
+    return Duration(
+        model=model, calls=calls, seconds=seconds, per_call=per_call, at_once=at_once, source=source
+    )
+
+
+def announce(durations: list[Duration], stage: str) -> str:
+    """The line printed before a stage's first call (the longest judge sets the stage's time)."""
+    calls = sum(d.calls for d in durations)
+    parts = "; ".join(
+        f"{d.model}: {d.calls:,} calls x {_seconds(d.per_call)} s"
+        + (f" / {d.at_once} at once" if d.at_once > 1 else "")
+        + f", {d.source}"
+        for d in durations
+    )
+    return f"{stage}: {calls:,} calls, expected {about(stage_time(durations))} ({parts})"
+
+
+def _seconds(value: float) -> str:
+    """0.69, 2.6, 15, 150: two significant figures, never an exponent."""
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
+
+
+def stage_time(durations: list[Duration]) -> float:
+    """A stage's judges run side by side: the longest sets its time."""
+    return max((d.seconds for d in durations), default=0.0)
