@@ -102,7 +102,13 @@ def _write_run(folder: Path, *, items_per_subset: int = 40, seed: int = 11) -> t
 def _record_path(judgments: Path, planned: Path) -> list[dict[str, Any]]:
     records = last_per_key(read_jsonl(judgments, Judgment), lambda j: j.call_key())
     keys = {p.key() for p in read_jsonl(planned, PlannedKey)}
-    analysis = analyze(list(records.values()), settings=SETTINGS, planned=keys, flagged_items={"Natural/3"})
+    analysis = analyze(
+        list(records.values()),
+        settings=SETTINGS,
+        planned=keys,
+        flagged_items={"Natural/3"},
+        condition_order=["zh", "ls"],
+    )
     return [r.model_dump() for r in analysis.records] + [j.model_dump() for j in analysis.judges]
 
 
@@ -113,6 +119,7 @@ def _columnar_path(judgments: Path, planned: Path) -> list[dict[str, Any]]:
         settings=SETTINGS,
         planned=read_plan_table(planned),
         flagged_items={"Natural/3"},
+        condition_order=["zh", "ls"],
     )
     return [r.model_dump() for r in analysis.records] + [j.model_dump() for j in analysis.judges]
 

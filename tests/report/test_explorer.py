@@ -17,6 +17,7 @@ from judgebench.report.explorer import (
     ItemTexts,
     explorer_payload,
     explorer_rows,
+    page_rows,
     payload_json,
     unstable_records,
 )
@@ -247,3 +248,17 @@ def test_rows_agree_with_the_rules_one_row_at_a_time(seed: int) -> None:
         and any(r.inconsistent for r in rows)
         and any(r.wrong_en_only for r in rows)
     )
+
+
+def test_the_row_limit_shrinks_with_the_conditions_a_row_carries() -> None:
+    judgments = [
+        _j(f"i{i}", cond, order, "1")
+        for i in range(40)
+        for cond in ("en", "zh", "ls", "de", "fr", "ja")
+        for order in ("orig", "swap")
+    ]
+    data = ExplorerData(judgments, conditions=["en", "zh", "ls", "de", "fr", "ja"], row_limit=20)
+    assert len(page_rows(data, explorer_rows(data))) == 0  # all stable: nothing that matters
+    flipped = [*judgments, *(_j(f"i{i}", "de", "orig", "2") for i in range(40))]
+    data = ExplorerData(flipped, conditions=["en", "zh", "ls", "de", "fr", "ja"], row_limit=20)
+    assert len(page_rows(data, explorer_rows(data))) == 10  # 20 x 3 / 6 conditions

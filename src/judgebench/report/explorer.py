@@ -46,6 +46,9 @@ class ItemTexts:
 # wrong in en only, audit-flagged), so the page opens fast at any run size; every number in the page
 # still comes from the whole run, and `report --explorer all` or `--export-unstable` give the rest
 ROW_LIMIT = 5000
+# ... for a run in three conditions (en, zh, ls); a row's texts and verdicts grow with its conditions,
+# so a 23-language run embeds ROW_LIMIT x 3 / 23 rows and its page stays about as light
+LIMIT_CONDITIONS = 3
 
 
 @dataclass
@@ -193,8 +196,11 @@ def _wrong_in_en_only(
 
 def page_rows(data: ExplorerData, rows: Sequence[ExplorerRow]) -> list[ExplorerRow]:
     """The rows report.html embeds: all of them up to `row_limit`, else the ones that matter
-    (unstable first, then wrong in en only, then audit-flagged), at most `row_limit`."""
+    (unstable first, then wrong in en only, then audit-flagged), at most `row_limit` (fewer, in
+    proportion, when there are more than three conditions)."""
     limit = data.row_limit
+    if limit is not None:
+        limit = limit * LIMIT_CONDITIONS // max(LIMIT_CONDITIONS, len(condition_order(data)))
     if limit is None or len(rows) <= limit:
         return list(rows)
     flagged = {flag.item_id for flag in data.audit}
