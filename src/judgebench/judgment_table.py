@@ -27,6 +27,7 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from judgebench.records import Judgment, PlannedKey
+from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
 from judgebench.rundir import last_per_key, read_jsonl
 
 __all__ = [
@@ -39,23 +40,8 @@ __all__ = [
     "read_plan_table",
 ]
 
-CALL_KEY = ["judge", "item_id", "kind", "condition", "order"]
-# the analysis frame's columns (analysis.frame.COLUMNS) plus the line each row was read from
-TABLE_COLUMNS = [
-    "judge",
-    "item_id",
-    "subset",
-    "kind",
-    "condition",
-    "order",
-    "verdict",
-    "winner",
-    "label",
-    "confidence",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-]
+CALL_KEY = list(CallKey._fields)
+TABLE_COLUMNS = list(ANALYSIS_COLUMNS)  # the analysis frame's (analysis.frame.COLUMNS)
 # what bbe scores with besides (the verdict as written: bbe takes only 1, 2 and tie as they stand)
 SCORE_COLUMNS = ["verdict_raw", "prob_a", "prob_b", "prob_tie"]
 _STR = pa.string()

@@ -17,23 +17,10 @@ import pandas as pd
 from judgebench.analysis.model import SOURCE
 from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
 from judgebench.records import ConditionPair, Judgment
+from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
 
-COLUMNS = [
-    "judge",
-    "item_id",
-    "subset",
-    "kind",
-    "condition",
-    "order",
-    "verdict",
-    "winner",
-    "label",
-    "confidence",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-]
-CALL_KEY = ["judge", "item_id", "kind", "condition", "order"]
+COLUMNS = list(ANALYSIS_COLUMNS)
+CALL_KEY = list(CallKey._fields)
 
 
 def judgment_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:

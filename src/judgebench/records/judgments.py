@@ -12,6 +12,25 @@ Kind = Literal["pair", "tie_probe"]
 Winner = Literal["A", "B", "Tie", "invalid"]
 
 
+# the columns the analysis reads of each judgment, in the order its table holds them (analysis.frame
+# builds them from records, judgment_table from the file's columns)
+ANALYSIS_COLUMNS = (
+    "judge",
+    "item_id",
+    "subset",
+    "kind",
+    "condition",
+    "order",
+    "verdict",
+    "winner",
+    "label",
+    "confidence",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
+
+
 class CallKey(NamedTuple):
     """The identity of a planned call: a later record with the same key supersedes earlier ones.
 
