@@ -236,7 +236,7 @@ def test_the_cached_table_is_used_only_while_the_log_is_unchanged(tmp_path: Path
     assert after.loc[key & (after["kind"] == line["kind"]), "verdict"].tolist() == ["tie"]
 
 
-def test_a_damaged_cache_is_rebuilt_and_a_read_only_folder_needs_none(tmp_path: Path) -> None:
+def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
     judgments, _ = _write_run(tmp_path, items_per_subset=3)
     first = read_judgment_table(judgments).frame
     cache_path(judgments).write_bytes(b"PAR1 not a parquet file")
