@@ -111,6 +111,7 @@ EXAMPLES = {
     "bbe": ["judgebench bbe --tau 0.5 --delta 0.01 --run runs/llmbar --alpha auto"],
     "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
     "selftest": ["judgebench selftest"],
+    "compare": ["judgebench compare runs/judge-v1 runs/judge-v2 --gate 0.1"],
     "show": ["judgebench data show llmbar --data-dir ../shared/llmbar --json",
              "judgebench data show my_pairs.jsonl --field instruction=question"],
     "list": ["judgebench data list"],
