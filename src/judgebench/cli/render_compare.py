@@ -8,15 +8,19 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from judgebench.cli.app import console
-from judgebench.cli.render_report import print_sections
+from judgebench.cli.render_report import inline_markup, print_sections
 
 if TYPE_CHECKING:
     from judgebench.api import CompareResult
 
 
 def comparison(result: CompareResult) -> None:
-    print_sections(console, result.sections)
+    print_sections(console, result.sections)  # the gate's section is the files': its lines follow
     doc = result.doc
+    for section in result.sections:  # who met whom, what was not compared
+        if section.terminal:
+            for paragraph in section.paragraphs:
+                console.print(inline_markup(paragraph), highlight=False)
     if doc.gate.flip_rate is not None or doc.gate.mcnemar_alpha is not None:
         if doc.gate_failed:
             console.print("[bold red]GATE FAIL[/]: the judge's verdicts changed beyond the limit")

@@ -10,6 +10,7 @@ from judgebench.report.model import DASH, Cell, Section, Style, Table, literal
 
 # compare.md and the terminal list at most this many changed units (the JSONL and CSV hold them all)
 SHOWN_CHANGES = 50
+DRIFT_KEY, GATE_KEY = "compare", "compare-gate"
 _STYLE: dict[GateStatus, Style] = {"pass": "pass", "fail": "fail", "within noise": "inconclusive"}
 
 
@@ -126,8 +127,23 @@ def _coverage_lines(doc: CompareDoc) -> list[str]:
     return lines
 
 
+def _gate_section(doc: CompareDoc) -> Section | None:
+    if doc.gate.flip_rate is None and doc.gate.mcnemar_alpha is None:
+        return None
+    limits = []
+    if doc.gate.flip_rate is not None:
+        limits.append(f"a flip rate above {doc.gate.flip_rate:.1%} with confidence (its lower bound)")
+    if doc.gate.mcnemar_alpha is not None:
+        limits.append(f"a McNemar p (adjusted) below {doc.gate.mcnemar_alpha}")
+    outcome = "**fail**" if doc.gate_failed else "**pass**"
+    paragraphs = [f"Fails on {' or '.join(limits)}: {outcome}."]
+    paragraphs += [literal(reason) for reason in doc.gate_reasons]
+    return Section(GATE_KEY, "Gate", paragraphs=paragraphs, terminal=False)
+
+
 def compare_sections(doc: CompareDoc, changes: Sequence[ChangedUnit]) -> list[Section]:
-    """The one section of a comparison: who met whom, what was not compared, the gate, the tables."""
+    """The gate's outcome (when one was set), then the drift: who met whom, what was not compared,
+    the tables."""
     matched = "; ".join(
         f"{literal(m.judge_a)} with {literal(m.judge_b)} ({m.how})" if m.judge_a != m.judge_b
         else f"{literal(m.judge_a)} ({m.how})"
@@ -137,27 +153,14 @@ def compare_sections(doc: CompareDoc, changes: Sequence[ChangedUnit]) -> list[Se
         f"Run A {literal(doc.run_a)} against run B {literal(doc.run_b)}: {doc.items_common:,} item(s) in "
         f"both (A {doc.items_a:,}, B {doc.items_b:,}). Judges compared: {matched}.",
         *_coverage_lines(doc),
+        *doc.notes,
     ]
-    if doc.gate.flip_rate is not None or doc.gate.mcnemar_alpha is not None:
-        limits = []
-        if doc.gate.flip_rate is not None:
-            limits.append(
-                f"flip rate above {doc.gate.flip_rate:.1%} with confidence (the interval's lower bound)"
-            )
-        if doc.gate.mcnemar_alpha is not None:
-            limits.append(f"McNemar p (adjusted) below {doc.gate.mcnemar_alpha}")
-        outcome = "**fail**" if doc.gate_failed else "**pass**"
-        paragraphs.append(f"Gate ({'; '.join(limits)}): {outcome}.")
-        paragraphs.extend(doc.gate_reasons)
-    paragraphs.extend(doc.notes)
     pairs = [r for r in doc.drift if r.kind == "pair"]
     probes = [r for r in doc.drift if r.kind == "tie_probe"]
     tables = [_pair_table(pairs, doc.confidence)] if pairs else []
     if probes:
         tables.append(_probe_table(probes, doc.confidence))
     tables.append(_changes_table(changes, doc.changed, doc.changed_file))
-    return [
-        Section(
-            "compare", "Drift between runs", paragraphs=paragraphs, tables=tables, terminal_paragraphs=True
-        )
-    ]
+    drift = Section(DRIFT_KEY, "Drift between runs", paragraphs=paragraphs, tables=tables)
+    gate = _gate_section(doc)
+    return [drift] if gate is None else [gate, drift]
