@@ -27,6 +27,7 @@ from judgebench.api.report import ReportRequest, report
 from judgebench.api.translate import TranslateRequest, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.data.llmbar import LLMBAR_SUBSETS
+from judgebench.models import SettingsOverrides
 from judgebench.models.sim import SimScenario, load_scenario
 from judgebench.records import MetricRecord
 
@@ -235,7 +236,7 @@ def _selftest(seed: int, items: int, base: Path, verify: int) -> SelftestResult:
     judge(
         run,
         JudgeRequest(models=list(judges.values())),
-        options=CallOptions(use_cache=False, concurrency=64),
+        options=CallOptions(settings=SettingsOverrides(concurrency=64), use_cache=False),
     )
     settings = ReportSettings(confidence=CONFIDENCE, bootstrap_samples=200, seed=seed)
     analysis = report(run, ReportRequest(settings=settings)).analysis
