@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
-    "batch": {"errors", "fileio", "models", "records", "rundir"},
+    "batch": {"defaults", "errors", "fileio", "models", "records", "rundir"},
     # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
     "judgment_table": {"records", "rundir"},
     "translate": {
@@ -60,7 +60,7 @@ ALLOWED: dict[str, set[str]] = {
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
-    "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    "report": {"analysis", "defaults", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "api": {
         "analysis",
         "batch",
