@@ -44,6 +44,8 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
     },
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
+    # probe conditions (configs/probes/): text transforms of the items, no model call
+    "probes": {"conditions", "errors", "paths", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
@@ -76,6 +78,7 @@ ALLOWED: dict[str, set[str]] = {
         "judgment_table",
         "models",
         "paths",
+        "probes",
         "progress",
         "records",
         "report",

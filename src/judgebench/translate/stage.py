@@ -42,6 +42,8 @@ def read_variants(path: Path) -> dict[VariantKey, Variant]:
 
 
 def audit_rules(condition: Condition) -> AuditRules:
+    if condition.kind == "probe":  # made from the items as data: nothing translated to audit
+        raise ValueError(f"probe condition '{condition.name}' has no translation audit")
     return AuditRules(
         kind=condition.kind,
         script=condition.script,
