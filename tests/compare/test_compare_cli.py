@@ -26,7 +26,11 @@ def _judge(base: Path, name: str, model: str) -> Path:
         synthetic_items(ITEMS, data, variants)
     run = base / name
     api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=variants))
-    api.judge(run, api.JudgeRequest(models=[model]), options=api.CallOptions(use_cache=False, concurrency=64))
+    api.judge(
+        run,
+        api.JudgeRequest(models=[model]),
+        options=api.CallOptions(settings={"concurrency": 64}, use_cache=False),
+    )
     return run
 
 

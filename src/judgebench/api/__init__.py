@@ -30,6 +30,7 @@ from judgebench.costing.estimate import Estimate
 from judgebench.data import Dataset
 from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution
+from judgebench.models import JudgeSpec, SettingsOverrides
 from judgebench.report.model import Cell as ReportCell
 from judgebench.report.model import Section as ReportSection
 from judgebench.report.model import Table as ReportTable
@@ -52,6 +53,7 @@ __all__ = [
     "JitterSpec",
     "JudgeRequest",
     "JudgeResult",
+    "JudgeSpec",
     "PerturbRequest",
     "PipelineRequest",
     "PipelineResult",
@@ -65,6 +67,7 @@ __all__ = [
     "ReportSettings",
     "ReportTable",
     "SelftestResult",
+    "SettingsOverrides",
     "TranslateRequest",
     "TranslateResult",
     "TranslatorSettings",

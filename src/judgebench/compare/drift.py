@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.contingency_tables import mcnemar
 
 from judgebench.analysis.stats import bh_adjust, wilson
 from judgebench.compare.model import ALL_CONDITIONS, Drift, GateSettings, GateStatus, Kind
@@ -48,6 +47,8 @@ def clustered_wilson(
 
 def exact_mcnemar(both_right: int, right_to_wrong: int, wrong_to_right: int, both_wrong: int) -> float:
     """Exact two-sided McNemar p-value (statsmodels: the binomial test on the discordant pairs)."""
+    from statsmodels.stats.contingency_tables import mcnemar  # deferred: about 1 s to import
+
     if right_to_wrong + wrong_to_right == 0:
         return 1.0
     table = [[both_right, right_to_wrong], [wrong_to_right, both_wrong]]
