@@ -4,8 +4,7 @@ forest plots in forest.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from judgebench.analysis.model import Analysis
 from judgebench.records import Metric
@@ -21,6 +20,9 @@ from judgebench.report.plots import (
     tie_probe_plot,
 )
 from judgebench.report.probe_section import PROBES_FOREST, probes_forest
+
+if TYPE_CHECKING:  # matplotlib loads where a figure is drawn (plots.py)
+    from matplotlib.figure import Figure
 
 __all__ = ["PLOT_TITLES", "make_plots"]
 
