@@ -26,6 +26,7 @@ from judgebench.report.figures import make_plots
 from judgebench.report.model import ReportMeta, Section
 from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections, incomplete_note
+from judgebench.report.self_preference_section import self_preference_section
 from judgebench.rundir import RunDir, now_iso
 
 PLOTS_DIR = "plots"
@@ -63,7 +64,7 @@ class ReportInputs:
 
     @cached_property
     def sections(self) -> list[Section]:
-        return build_sections(self.analysis, [bbe_section(self.bbe)])
+        return build_sections(self.analysis, [self_preference_section(self.analysis), bbe_section(self.bbe)])
 
     @cached_property
     def meta(self) -> ReportMeta:
