@@ -11,17 +11,24 @@ sequence's verdict; a run that reaches the last item gets the full run's verdict
 fixed-n, `--bootstrap` resamples), as `judge --until-settled` does.
 
 Verdicts are scored against the PLANTED truth (the rate the judge was built with, not the full run's
-verdict): pass when the planted metric is within its limit (at the limit counts as within for flip
-rate and position inconsistency, as not above chance for accuracy), else fail. A wrong verdict is a
-decided one on the other side; `inconclusive` is counted apart. The pair judgments are drawn with
-numpy by the sim provider's item-level rules (`frame`), so that thousands of runs fit in one process,
-and go through the report's own code (`item_values`, `settle`, `analyze`); tie-probes cost calls but
-decide nothing, so every item costs the same and calls used are items used.
-`tests/judge/test_until_settled.py` runs the real stage on `sim:` judges.
+verdict): pass when the planted metric is within its limit, else fail. At the limit itself (0 points)
+each verdict's own claim decides (PROTOCOL §4): a pass says the flip rate or position inconsistency is
+at most the limit, which is true there, a fail that it is above it; an accuracy pass says the judge
+is above chance, which is false at chance. So the truth there is pass, pass and fail, and a wrong
+verdict is a decided one on the other side; `inconclusive` is never wrong and is counted apart. The
+wrong verdicts are split into the sequence's (settled stops) and the full run's (fixed-n, at the
+last item), and `runs` counts runs with a wrong verdict (a run's two targets share its baseline).
+`--sequence finite` decides the stops with the without-replacement sequences for the mean of the
+419 items instead (`settle(..., population=N)`), to measure what the CLI does not use.
+The pair judgments are drawn with numpy by the sim provider's item-level rules (`frame`), so that
+thousands of runs fit in one process, and go through the report's own code (`item_values`, `settle`,
+`analyze`); tie-probes cost calls but decide nothing, so every item costs the same and calls used
+are items used. `tests/judge/test_until_settled.py` runs the real stage on `sim:` judges.
 
-Usage: `python scripts/bench_cost.py --seeds 200` (`--round`, `--bootstrap`, `--json`). Exit 1 when a
-target is missed: wrong verdicts <= 5% at every distance and <= 1% at 5 points or more; calls used
-<= 0.75 of the plan at 10 points and <= 0.5 at 20 points, per metric and side.
+Usage: `python scripts/bench_cost.py --seeds 200` (`--round`, `--bootstrap`, `--distances`,
+`--sequence`, `--jobs`, `--json`). Exit 1 when a target is missed: wrong verdicts <= 5% at every
+distance and <= 1% at 5 points or more; calls used <= 0.75 of the plan at 10 points and <= 0.5 at
+20 points, per metric and side.
 """
 
 from __future__ import annotations
