@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
-    "batch": {"errors", "fileio", "models", "records", "rundir"},
+    "batch": {"defaults", "errors", "fileio", "models", "records", "rundir"},
     # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
     "judgment_table": {"records", "rundir"},
     "translate": {
@@ -44,6 +44,8 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
     },
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
+    # probe conditions (configs/probes/): text transforms of the items, no model call
+    "probes": {"conditions", "errors", "paths", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
@@ -60,11 +62,15 @@ ALLOWED: dict[str, set[str]] = {
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
-    "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    "report": {"analysis", "defaults", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
+    # the report's content model and Markdown renderer)
+    "compare": {"analysis", "errors", "fileio", "records", "report"},
     "api": {
         "analysis",
         "batch",
         "bbe",
+        "compare",
         "conditions",
         "costing",
         "data",
@@ -76,6 +82,7 @@ ALLOWED: dict[str, set[str]] = {
         "judgment_table",
         "models",
         "paths",
+        "probes",
         "progress",
         "records",
         "report",

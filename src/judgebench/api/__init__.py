@@ -2,7 +2,8 @@
 returning a typed result. The CLI parses flags, calls one of these and renders what it returns;
 tests and notebooks call them directly.
 
-    translate() -> judge() -> report(), bbe();  run_pipeline() does all four;  selftest().
+    translate() -> judge() -> report(), bbe();  run_pipeline() does all four;  selftest();
+    compare_runs() for the drift between two runs.
 
 This package is the only stage orchestrator: nothing below it imports it.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from judgebench.analysis import ReportSettings
 from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
+from judgebench.api.compare import CompareRequest, CompareResult, compare_runs
 from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.imports import import_llmbar_results
@@ -28,6 +30,7 @@ from judgebench.costing.estimate import Estimate
 from judgebench.data import Dataset
 from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution
+from judgebench.models import JudgeSpec, SettingsOverrides
 from judgebench.report.model import Cell as ReportCell
 from judgebench.report.model import Section as ReportSection
 from judgebench.report.model import Table as ReportTable
@@ -40,6 +43,8 @@ __all__ = [
     "CallOptions",
     "Centre",
     "Check",
+    "CompareRequest",
+    "CompareResult",
     "Dataset",
     "DatasetList",
     "Estimate",
@@ -48,6 +53,7 @@ __all__ = [
     "JitterSpec",
     "JudgeRequest",
     "JudgeResult",
+    "JudgeSpec",
     "PerturbRequest",
     "PipelineRequest",
     "PipelineResult",
@@ -61,6 +67,7 @@ __all__ = [
     "ReportSettings",
     "ReportTable",
     "SelftestResult",
+    "SettingsOverrides",
     "TranslateRequest",
     "TranslateResult",
     "TranslatorSettings",
@@ -70,6 +77,7 @@ __all__ = [
     "build_request",
     "cache_clear",
     "cache_info",
+    "compare_runs",
     "import_llmbar_results",
     "judge",
     "list_datasets",
