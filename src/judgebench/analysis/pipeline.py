@@ -55,7 +55,8 @@ DEFAULT_ORDER = tuple(CONDITIONS.split(","))  # pairs read zh->ls unless the cal
 
 def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
     p = pair_flags(df)
-    pairs = condition_pairs([c for c in conditions if c in set(p["condition"])])
+    present = set(p["condition"].unique().tolist())
+    pairs = condition_pairs([c for c in conditions if c in present])
     flips = flip_rows(p, pairs) if not p.empty else pd.DataFrame()
     pos = position_rows(p) if not p.empty else pd.DataFrame()
     return UnitTables(
