@@ -131,6 +131,6 @@ def test_cell_sums_equal_the_long_form_on_random_rows() -> None:
         for extra in ((), ("bin",)):
             new = cells.sum_cells(layout, rows, cols, extra)
             old = reference.sum_cells(layout, rows, cols, extra)
-            assert len(new) > 100
-            pd.testing.assert_frame_equal(new, old, check_exact=True, check_dtype=False, check_index_type=False)
+            assert len(new) > 90
+            pd.testing.assert_frame_equal(new, old, check_exact=True, check_dtype=False)
             assert new["hits"].dtype == old["hits"].dtype
