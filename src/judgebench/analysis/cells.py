@@ -20,9 +20,7 @@ from judgebench.records.metrics import CIMethod, PFamily
 CELL = ["judge", "condition", "subset", "filtered"]
 
 
-def sum_cells(
-    layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequence[str] = ()
-) -> pd.DataFrame:
+def sum_cells(layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequence[str] = ()) -> pd.DataFrame:
     """Per-unit columns summed per cell (each subset group, unfiltered and filtered; `extra` keys
     split a cell further), as the long form `Layout.expand` grouped by cell would give them: the
     cells in the order they first appear in it (unfiltered, then filtered; by first row, then by
@@ -101,8 +99,10 @@ def _exact_sum(column: pd.Series) -> bool:
         return True
     values = column.to_numpy(dtype=np.float64)
     quarters = values * 4.0
-    return bool(np.all(np.isfinite(values))) and bool(np.array_equal(quarters, np.round(quarters))) and (
-        float(np.abs(quarters).sum()) < 2.0**52
+    return (
+        bool(np.all(np.isfinite(values)))
+        and bool(np.array_equal(quarters, np.round(quarters)))
+        and (float(np.abs(quarters).sum()) < 2.0**52)
     )
 
 
