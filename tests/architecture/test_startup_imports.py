@@ -86,9 +86,7 @@ def test_importing_the_api_loads_no_slow_library() -> None:
 def test_a_statistic_or_a_figure_loads_its_library() -> None:
     """The other side: the libraries are loaded by the work that needs them, so the check above
     sees them when they are there."""
-    stat = _loaded_after(
-        "import judgebench.api\nfrom judgebench.analysis.stats import wilson\nwilson(3, 10)"
-    )
+    stat = _loaded_after("import judgebench.api\nfrom judgebench.analysis.stats import wilson\nwilson(3, 10)")
     assert _deferred_in(stat) == ["scipy", "statsmodels"]
     figure = _loaded_after(
         "import judgebench.api\nfrom judgebench.report import plots\nplots.png(plots.figure(2.0, 1.0))"
