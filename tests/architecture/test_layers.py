@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
     "rundir": {"errors", "fileio", "records", "runindex", "torn"},
-    "conditions": {"errors", "paths", "records"},
+    "conditions": {"defaults", "errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
     "batch": {"defaults", "errors", "fileio", "models", "records", "rundir"},
