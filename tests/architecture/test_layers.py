@@ -64,10 +64,14 @@ ALLOWED: dict[str, set[str]] = {
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
     "report": {"analysis", "defaults", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
+    # the report's content model and Markdown renderer)
+    "compare": {"analysis", "errors", "fileio", "records", "report"},
     "api": {
         "analysis",
         "batch",
         "bbe",
+        "compare",
         "conditions",
         "costing",
         "data",

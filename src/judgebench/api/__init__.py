@@ -3,7 +3,8 @@ returning a typed result. The CLI parses flags, calls one of these and renders w
 tests and notebooks call them directly.
 
     translate() -> judge() -> report(), bbe();  run_pipeline() does all four (on one RunDir);
-    plan_study() before them;  run_selftest() on planted biases.
+    plan_study() before them;  run_selftest() on planted biases;  compare_runs() for the drift
+    between two runs.
 
 A stage takes the run folder (a path, or the caller's `RunDir`, whose reads it shares), its typed
 request and a `CallOptions` (the flags' provider settings as one `SettingsOverrides`, the cache, the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from judgebench.analysis import ReportSettings
 from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
+from judgebench.api.compare import CompareRequest, CompareResult, compare_runs
 from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.imports import import_llmbar_results
@@ -45,6 +47,8 @@ __all__ = [
     "CallOptions",
     "Centre",
     "Check",
+    "CompareRequest",
+    "CompareResult",
     "Dataset",
     "DatasetList",
     "Estimate",
@@ -77,6 +81,7 @@ __all__ = [
     "build_request",
     "cache_clear",
     "cache_info",
+    "compare_runs",
     "import_llmbar_results",
     "judge",
     "list_datasets",
