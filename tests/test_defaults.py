@@ -82,12 +82,16 @@ NAMES: dict[str, tuple[str, ...]] = {
     "PLAN_DISCORDANT": ("discordant",),
     "PLAN_LATENCY_S": ("latency", "latency_s"),
     "PLAN_SIM_SEEDS": ("sim_seeds",),
+    "COMPARE_GATE_FLIP_RATE": ("gate_flip_rate", "gate"),
+    "COMPARE_CONFIDENCE": ("confidence",),
 }
-# The same number written on purpose under a name plan's flags also use: the report's power is its
-# own setting (ReportSettings, the report flags' home), and the statistical helpers' conventional
-# level is a keyword every caller passes (plan passes its flags' values).
+# The same number written on purpose under a name plan's or compare's flags also use: the report's
+# power and confidence are its own settings (ReportSettings, the report flags' home), and the
+# statistical helpers' conventional levels are keywords every caller passes.
 ALLOWED = {
     ("analysis/model.py", "power"),
+    ("analysis/model.py", "confidence"),
+    ("analysis/stats.py", "confidence"),
     ("analysis/stats.py", "alpha"),
     ("analysis/stats.py", "power"),
     ("analysis/sequential.py", "alpha"),

@@ -114,7 +114,7 @@ EXAMPLES = {
             "--alpha auto"],
     "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
     "selftest": ["judgebench selftest"],
-    "compare": ["judgebench compare runs/judge-v1 runs/judge-v2 --gate 0.1"],
+    "compare": [f"judgebench compare runs/judge-v1 runs/judge-v2 --gate {defaults.COMPARE_GATE_FLIP_RATE:g}"],
     "show": ["judgebench data show llmbar --data-dir ../shared/llmbar --json",
              "judgebench data show my_pairs.jsonl --field instruction=question"],
     "list": ["judgebench data list"],
