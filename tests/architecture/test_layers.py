@@ -59,8 +59,10 @@ ALLOWED: dict[str, set[str]] = {
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
+    # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
+    "human": {"analysis", "data", "errors", "records"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
-    "report": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    "report": {"analysis", "errors", "fileio", "human", "judgment_table", "palette", "records", "rundir"},
     "api": {
         "analysis",
         "batch",
@@ -72,6 +74,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "execution",
         "fileio",
+        "human",
         "judge",
         "judgment_table",
         "models",

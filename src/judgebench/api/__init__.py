@@ -13,12 +13,20 @@ from judgebench.analysis import ReportSettings
 from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
 from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
 from judgebench.api.datasets import open_dataset, run_folder
+from judgebench.api.human import HumanBudgetRequest, HumanBudgetResult, agreement_flag, plan_human_labels
 from judgebench.api.imports import import_llmbar_results
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions
 from judgebench.api.pipeline import PipelineRequest, PipelineResult, run_pipeline
 from judgebench.api.plan import PlanRequest, PlanResult, plan_study
-from judgebench.api.report import ReadinessDoc, ReportRequest, ReportResult, analyze_run, report
+from judgebench.api.report import (
+    ReadinessDoc,
+    ReportRequest,
+    ReportResult,
+    analyze_human,
+    analyze_run,
+    report,
+)
 from judgebench.api.requests import build_request
 from judgebench.api.selftest import Check, SelftestResult, run_selftest
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
@@ -28,6 +36,7 @@ from judgebench.costing.estimate import Estimate
 from judgebench.data import Dataset
 from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution
+from judgebench.human import HumanLabels, HumanReport, LabelBudget, load_human_labels
 from judgebench.report.model import Cell as ReportCell
 from judgebench.report.model import Section as ReportSection
 from judgebench.report.model import Table as ReportTable
@@ -44,10 +53,15 @@ __all__ = [
     "DatasetList",
     "Estimate",
     "Execution",
+    "HumanBudgetRequest",
+    "HumanBudgetResult",
+    "HumanLabels",
+    "HumanReport",
     "ImportSummary",
     "JitterSpec",
     "JudgeRequest",
     "JudgeResult",
+    "LabelBudget",
     "PerturbRequest",
     "PipelineRequest",
     "PipelineResult",
@@ -64,6 +78,8 @@ __all__ = [
     "TranslateRequest",
     "TranslateResult",
     "TranslatorSettings",
+    "agreement_flag",
+    "analyze_human",
     "analyze_run",
     "bbe",
     "bbe_estimate",
@@ -73,7 +89,9 @@ __all__ = [
     "import_llmbar_results",
     "judge",
     "list_datasets",
+    "load_human_labels",
     "open_dataset",
+    "plan_human_labels",
     "plan_study",
     "report",
     "run_folder",
