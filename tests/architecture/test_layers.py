@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "conditions": {"errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
-    "batch": {"errors", "fileio", "models", "records", "rundir"},
+    "batch": {"defaults", "errors", "fileio", "models", "records", "rundir"},
     # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
     "judgment_table": {"records", "rundir"},
     "translate": {
@@ -44,6 +44,8 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
     },
     "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
+    # probe conditions (configs/probes/): text transforms of the items, no model call
+    "probes": {"conditions", "errors", "paths", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
@@ -62,7 +64,17 @@ ALLOWED: dict[str, set[str]] = {
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
     "human": {"analysis", "data", "errors", "records"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
-    "report": {"analysis", "errors", "fileio", "human", "judgment_table", "palette", "records", "rundir"},
+    "report": {
+        "analysis",
+        "defaults",
+        "errors",
+        "fileio",
+        "human",
+        "judgment_table",
+        "palette",
+        "records",
+        "rundir",
+    },
     "api": {
         "analysis",
         "batch",
@@ -79,6 +91,7 @@ ALLOWED: dict[str, set[str]] = {
         "judgment_table",
         "models",
         "paths",
+        "probes",
         "progress",
         "records",
         "report",

@@ -16,7 +16,7 @@ A pure function of its inputs: reading a run folder is the api layer's job (`api
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -53,9 +53,14 @@ from judgebench.records import CallKey, Judgment, Metric
 DEFAULT_ORDER = tuple(CONDITIONS.split(","))  # pairs read zh->ls unless the caller says otherwise
 
 
-def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
+def _unit_tables(
+    df: pd.DataFrame,
+    conditions: Sequence[str],
+    judges: Sequence[str],
+    probes: Mapping[str, str] | None = None,
+) -> UnitTables:
     p = pair_flags(df)
-    pairs = condition_pairs([c for c in conditions if c in set(p["condition"])])
+    pairs = condition_pairs([c for c in conditions if c in set(p["condition"])], probes)
     flips = flip_rows(p, pairs) if not p.empty else pd.DataFrame()
     pos = position_rows(p) if not p.empty else pd.DataFrame()
     return UnitTables(
@@ -166,6 +171,7 @@ def analyze(
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
+    probes: Mapping[str, str] | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
@@ -173,7 +179,8 @@ def analyze(
     conditions, e.g. zh, ls) names pairs zh->ls; without it, the default conditions' order (zh, ls:
     `defaults.CONDITIONS`), then the others by name, whatever order the judgments came in. Nothing
     is read here: a caller with a run folder passes the order it recorded.
-    `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores."""
+    `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores; `probes` (probe
+    condition -> the condition it was made from, as the judge stage recorded) adds zh->zh+length."""
     settings = settings or ReportSettings()
     # one order for every run: sums (and so the last bits of floats) must not depend on the line
     # order in which a faulty or resumed run happened to write its judgments
@@ -185,6 +192,7 @@ def analyze(
         condition_order=condition_order,
         planned=planned,
         leaderboard=leaderboard,
+        probes=probes,
     )
 
 
@@ -196,6 +204,7 @@ def analyze_table(
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
+    probes: Mapping[str, str] | None = None,
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
@@ -207,14 +216,14 @@ def analyze_table(
     conditions = ordered_conditions(df, order)
     judges = unique(df["judge"].tolist())
 
-    units = _unit_tables(df, conditions, judges)
+    units = _unit_tables(df, conditions, judges, probes)
     table = _record_table(layout, df, units, settings.confidence)
     table = with_bootstrap(table, layout, units, settings)
     table = adjust_and_power(table, settings)
     mean = mean_over_judges(table)
     if not mean.empty:
         table = pd.concat([table, mean], ignore_index=True)
-    records = to_records(order_table(table, layout, conditions, judges))
+    records = to_records(order_table(table, layout, conditions, judges, probes))
     if leaderboard is not None:
         records += leaderboard_records(df, leaderboard, settings, conditions)
     done = completeness(df, planned)

@@ -37,6 +37,7 @@ from judgebench.data import Dataset
 from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution
 from judgebench.human import HumanLabels, HumanReport, LabelBudget, load_human_labels
+from judgebench.models import JudgeSpec, SettingsOverrides
 from judgebench.report.model import Cell as ReportCell
 from judgebench.report.model import Section as ReportSection
 from judgebench.report.model import Table as ReportTable
@@ -61,6 +62,7 @@ __all__ = [
     "JitterSpec",
     "JudgeRequest",
     "JudgeResult",
+    "JudgeSpec",
     "LabelBudget",
     "PerturbRequest",
     "PipelineRequest",
@@ -75,6 +77,7 @@ __all__ = [
     "ReportSettings",
     "ReportTable",
     "SelftestResult",
+    "SettingsOverrides",
     "TranslateRequest",
     "TranslateResult",
     "TranslatorSettings",

@@ -50,6 +50,8 @@ class _RunInputs(BaseModel):
     planned: pd.DataFrame | None
     # the dataset spec the manifest recorded (RewardBench-family runs get leaderboard scores)
     dataset_spec: str | None = None
+    # probe condition -> the condition it was made from (the judge stage's `probes`)
+    probes: dict[str, str] = Field(default_factory=dict)
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
@@ -59,7 +61,9 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     manifest = run.manifest()
     translated = manifest.stages.translate
     order = translated.condition_names() if translated else None
+    judged = manifest.stages.judge
     return _RunInputs(
+        probes={c: p.base for c, p in judged.probes.items()} if judged else {},
         table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
@@ -77,6 +81,7 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         condition_order=inputs.order or list(load_conditions()),
         planned=inputs.planned,
         leaderboard=leaderboard_weights(inputs.dataset_spec),
+        probes=inputs.probes,
     )
 
 

@@ -4,8 +4,7 @@ forest plots in forest.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from judgebench.analysis.model import Analysis
 from judgebench.records import Metric
@@ -20,6 +19,9 @@ from judgebench.report.plots import (
     position_plot,
     tie_probe_plot,
 )
+
+if TYPE_CHECKING:  # matplotlib loads where a figure is drawn (plots.py)
+    from matplotlib.figure import Figure
 
 __all__ = ["PLOT_TITLES", "make_plots"]
 
