@@ -9,12 +9,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations
+from statistics import NormalDist
 
 import krippendorff
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
-from statsmodels.stats.inter_rater import cohens_kappa
 
 from judgebench.analysis.stats import wilson
 from judgebench.human.labels import LABELS, HumanLabels, HumanValue
@@ -42,12 +41,14 @@ def kappa_of(table: np.ndarray, confidence: float) -> Interval | None:
     square = table[np.ix_(used, used)]
     if len(used) < 2 or square.sum() == 0:
         return None
+    from statsmodels.stats.inter_rater import cohens_kappa  # slow to import: where it is used
+
     with np.errstate(divide="ignore", invalid="ignore"):
         result = cohens_kappa(square)
     kappa, se = float(result.kappa), float(result.std_kappa)
     if not math.isfinite(kappa):
         return None
-    half = float(norm.ppf(0.5 + confidence / 2.0)) * se if math.isfinite(se) else math.nan
+    half = NormalDist().inv_cdf(0.5 + confidence / 2.0) * se if math.isfinite(se) else math.nan
     return Interval(value=kappa, ci_low=kappa - half, ci_high=kappa + half)
 
 

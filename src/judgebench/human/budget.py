@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
-from scipy.stats import norm
 
 from judgebench.human.estimates import group_samples
 from judgebench.human.labels import HumanLabels
@@ -54,7 +54,7 @@ def labels_needed(
 ) -> tuple[int | None, int | None]:
     """(human-only, PPI++) labels for an interval of +-half_width; None where the N items cannot
     give it (more labels than items)."""
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     target = (half_width / z) ** 2
     rho2 = min(1.0, max(0.0, rho)) ** 2
     human: int | None = max(2, math.ceil(variance / target - 1e-9))
@@ -68,7 +68,7 @@ def labels_needed(
 
 def half_width_at(variance: float, rho: float, n: int, items: int | None, confidence: float) -> float:
     """The half-width n labels give (the inverse of `labels_needed`)."""
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     unlabeled = None if items is None else max(0, items - n)
     return z * math.sqrt(ppi_variance(variance, min(1.0, max(0.0, rho)), n, unlabeled))
 

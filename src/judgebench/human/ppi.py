@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import norm
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -39,7 +39,7 @@ class MeanEstimate:
 
 
 def _z(confidence: float) -> float:
-    return float(norm.ppf(0.5 + confidence / 2.0))
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 
 def power_tuned_lambda(y: FloatArray, yhat: FloatArray, yhat_unlabeled: FloatArray) -> float:
