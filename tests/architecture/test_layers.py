@@ -75,10 +75,14 @@ ALLOWED: dict[str, set[str]] = {
         "records",
         "rundir",
     },
+    # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
+    # the report's content model and Markdown renderer)
+    "compare": {"analysis", "errors", "fileio", "records", "report"},
     "api": {
         "analysis",
         "batch",
         "bbe",
+        "compare",
         "conditions",
         "costing",
         "data",

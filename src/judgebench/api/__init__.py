@@ -2,7 +2,8 @@
 returning a typed result. The CLI parses flags, calls one of these and renders what it returns;
 tests and notebooks call them directly.
 
-    translate() -> judge() -> report(), bbe();  run_pipeline() does all four;  selftest().
+    translate() -> judge() -> report(), bbe();  run_pipeline() does all four;  selftest();
+    compare_runs() for the drift between two runs.
 
 This package is the only stage orchestrator: nothing below it imports it.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from judgebench.analysis import ReportSettings
 from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
+from judgebench.api.compare import CompareRequest, CompareResult, compare_runs
 from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.human import HumanBudgetRequest, HumanBudgetResult, agreement_flag, plan_human_labels
@@ -50,6 +52,8 @@ __all__ = [
     "CallOptions",
     "Centre",
     "Check",
+    "CompareRequest",
+    "CompareResult",
     "Dataset",
     "DatasetList",
     "Estimate",
@@ -89,6 +93,7 @@ __all__ = [
     "build_request",
     "cache_clear",
     "cache_info",
+    "compare_runs",
     "import_llmbar_results",
     "judge",
     "list_datasets",

@@ -23,6 +23,7 @@ from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.human import HumanReport
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
 from judgebench.records import AuditFlag, Item
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
@@ -51,7 +52,7 @@ class _RunInputs(BaseModel):
     # the dataset spec the manifest recorded (RewardBench-family runs get leaderboard scores)
     dataset_spec: str | None = None
     # probe condition -> the condition it was made from (the judge stage's `probes`)
-    probes: dict[str, str] = Field(default_factory=dict)
+    probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
@@ -63,7 +64,7 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     order = translated.condition_names() if translated else None
     judged = manifest.stages.judge
     return _RunInputs(
-        probes={c: p.base for c, p in judged.probes.items()} if judged else {},
+        probes={c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {},
         table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,

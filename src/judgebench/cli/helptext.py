@@ -114,6 +114,7 @@ EXAMPLES = {
             "--alpha auto"],
     "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
     "selftest": ["judgebench selftest"],
+    "compare": ["judgebench compare runs/judge-v1 runs/judge-v2 --gate 0.1"],
     "show": ["judgebench data show llmbar --data-dir ../shared/llmbar --json",
              "judgebench data show my_pairs.jsonl --field instruction=question"],
     "list": ["judgebench data list"],

@@ -54,6 +54,11 @@ class Metric(StrEnum):
     # on the items both conditions hold (analysis/leaderboard.py)
     REWARDBENCH_SCORE = "rewardbench_score"
     REWARDBENCH_SCORE_DROP = "rewardbench_score_drop"
+    # probes with several instances (template-1..K), per base->probe (`en->template`): the flip rate
+    # pooled over the instances, and the share of items whose verdict is not the same under every
+    # instance and the base (analysis/probes.py)
+    PROBE_FLIP_RATE = "probe_flip_rate"
+    PROBE_DEPENDENT_SHARE = "probe_dependent_share"
     # judge vs judge (judge `J1 vs J2`): first minus second on the units both answered validly
     FLIP_RATE_DIFF = "flip_rate_diff"
     POSITION_INCONSISTENCY_DIFF = "position_inconsistency_diff"
