@@ -62,8 +62,20 @@ ALLOWED: dict[str, set[str]] = {
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
+    # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
+    "human": {"analysis", "data", "errors", "records"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
-    "report": {"analysis", "defaults", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    "report": {
+        "analysis",
+        "defaults",
+        "errors",
+        "fileio",
+        "human",
+        "judgment_table",
+        "palette",
+        "records",
+        "rundir",
+    },
     # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
     # the report's content model and Markdown renderer)
     "compare": {"analysis", "errors", "fileio", "records", "report"},
@@ -79,6 +91,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "execution",
         "fileio",
+        "human",
         "judge",
         "judgment_table",
         "models",
