@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as pyplot
 import numpy as np
 import pytest
 from matplotlib.collections import PathCollection
@@ -137,7 +138,7 @@ def test_bbe_figure_colours_a_name_alike_in_both_panels(
     from judgebench.records.bbe import SystemRow
 
     kept: list[Figure] = []
-    monkeypatch.setattr(bbe_plot.plt, "close", kept.append)
+    monkeypatch.setattr(pyplot, "close", kept.append)  # plot_bbe loads pyplot when it draws
     names = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5", "GPT-4/Vanilla_NoRules"]
     sets = [
         (
@@ -180,7 +181,7 @@ def test_a_one_system_ranking_says_so(tmp_path: Path, monkeypatch: pytest.Monkey
     from judgebench.records.bbe import SystemRow
 
     kept: list[Figure] = []
-    monkeypatch.setattr(bbe_plot.plt, "close", kept.append)
+    monkeypatch.setattr(pyplot, "close", kept.append)  # plot_bbe loads pyplot when it draws
     row = SystemRow(system="only", units=4, raw=0.5, bias_bounded=0.4, rank_raw=1, rank_bias_bounded=1)
     bbe_plot.plot_bbe(tmp_path / "bbe.png", [], [row], title="A-BB")
     ax_r = kept[0].axes[1]

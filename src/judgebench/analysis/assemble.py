@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from judgebench.analysis.frame import Layout, pair_names
 from judgebench.analysis.model import MEAN_JUDGE, VS
 from judgebench.records import MetricRecord
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.metrics import CORE_FIELDS, CIMethod
 
 COUNTS = ("n", "b", "c", "k")
@@ -37,12 +38,16 @@ def mean_over_judges(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def order_table(
-    table: pd.DataFrame, layout: Layout, conditions: Sequence[str], judges: Sequence[str]
+    table: pd.DataFrame,
+    layout: Layout,
+    conditions: Sequence[str],
+    judges: Sequence[str],
+    probes: Mapping[str, ProbeOrigin] | None = None,
 ) -> pd.DataFrame:
     """Stable, readable order: filtered, subset, judge (mean last), metric family, condition."""
     judge_rank = {j: i for i, j in enumerate([*judges, MEAN_JUDGE])}
     subset_rank = {s: i for i, s in enumerate(layout.groups)}
-    cond_rank = {c: i for i, c in enumerate([*conditions, *pair_names(conditions)])}
+    cond_rank = {c: i for i, c in enumerate([*conditions, *pair_names(conditions, probes)])}
     big = len(judge_rank) + len(cond_rank) + 1
     key = pd.DataFrame(
         {

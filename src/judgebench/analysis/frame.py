@@ -7,7 +7,7 @@ and the two tables (all items, audit-filtered) with `Layout.expand`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ import pandas as pd
 from judgebench.analysis.model import SOURCE
 from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
 from judgebench.records import ConditionPair, Judgment
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
 
 COLUMNS = list(ANALYSIS_COLUMNS)
@@ -104,19 +105,28 @@ def ordered_conditions(df: pd.DataFrame, order: Sequence[str]) -> list[str]:
 MAX_TARGETS_PAIRED = 3
 
 
-def condition_pairs(conditions: Sequence[str]) -> list[ConditionPair]:
+def condition_pairs(
+    conditions: Sequence[str], probes: Mapping[str, ProbeOrigin] | None = None
+) -> list[ConditionPair]:
     """en->c for every other condition, then every pair among the non-en conditions (zh->ls) when
-    there are at most MAX_TARGETS_PAIRED of them (or no en)."""
+    there are at most MAX_TARGETS_PAIRED of them (or no en). `probes` (probe condition -> the
+    condition it was made from) adds base->probe for a probe of a language (`zh->zh+length`); probe
+    conditions are not paired among themselves or with languages."""
+    probes = probes or {}
     others = [c for c in conditions if c != SOURCE]
+    languages = [c for c in others if c not in probes]
     pairs = [ConditionPair(SOURCE, c) for c in others] if SOURCE in conditions else []
-    if len(others) <= MAX_TARGETS_PAIRED or SOURCE not in conditions:
-        pairs += [ConditionPair(a, b) for i, a in enumerate(others) for b in others[i + 1 :]]
+    if len(languages) <= MAX_TARGETS_PAIRED or SOURCE not in conditions:
+        pairs += [ConditionPair(a, b) for i, a in enumerate(languages) for b in languages[i + 1 :]]
+    present = set(conditions)
+    made = [(probes[c].base, c) for c in others if c in probes]
+    pairs += [ConditionPair(base, c) for base, c in made if base != SOURCE and base in present]
     return pairs
 
 
-def pair_names(conditions: Sequence[str]) -> list[str]:
+def pair_names(conditions: Sequence[str], probes: Mapping[str, ProbeOrigin] | None = None) -> list[str]:
     """Every condition pair's record name (`en->zh`, ..., `zh->ls`), in `condition_pairs` order."""
-    return [str(pair) for pair in condition_pairs(conditions)]
+    return [str(pair) for pair in condition_pairs(conditions, probes)]
 
 
 def pair_flags(df: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,7 @@ A pure function of its inputs: reading a run folder is the api layer's job (`api
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -44,19 +44,26 @@ from judgebench.analysis.position import (
     position_records,
     position_rows,
 )
+from judgebench.analysis.probes import pooled_probe_records, probe_rows
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
 from judgebench.defaults import CONDITIONS
 from judgebench.records import CallKey, Judgment, Metric
+from judgebench.records.conditions import ProbeOrigin
 
 DEFAULT_ORDER = tuple(CONDITIONS.split(","))  # pairs read zh->ls unless the caller says otherwise
 
 
-def _unit_tables(df: pd.DataFrame, conditions: Sequence[str], judges: Sequence[str]) -> UnitTables:
+def _unit_tables(
+    df: pd.DataFrame,
+    conditions: Sequence[str],
+    judges: Sequence[str],
+    probes: Mapping[str, ProbeOrigin] | None = None,
+) -> UnitTables:
     p = pair_flags(df)
     present = set(p["condition"].unique().tolist())
-    pairs = condition_pairs([c for c in conditions if c in present])
+    pairs = condition_pairs([c for c in conditions if c in present], probes)
     flips = flip_rows(p, pairs) if not p.empty else pd.DataFrame()
     pos = position_rows(p) if not p.empty else pd.DataFrame()
     return UnitTables(
@@ -167,6 +174,7 @@ def analyze(
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
+    probes: Mapping[str, ProbeOrigin] | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
@@ -174,7 +182,8 @@ def analyze(
     conditions, e.g. zh, ls) names pairs zh->ls; without it, the default conditions' order (zh, ls:
     `defaults.CONDITIONS`), then the others by name, whatever order the judgments came in. Nothing
     is read here: a caller with a run folder passes the order it recorded.
-    `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores."""
+    `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores; `probes` (probe
+    condition -> the condition it was made from, as the judge stage recorded) adds zh->zh+length."""
     settings = settings or ReportSettings()
     # one order for every run: sums (and so the last bits of floats) must not depend on the line
     # order in which a faulty or resumed run happened to write its judgments
@@ -186,6 +195,7 @@ def analyze(
         condition_order=condition_order,
         planned=planned,
         leaderboard=leaderboard,
+        probes=probes,
     )
 
 
@@ -197,6 +207,7 @@ def analyze_table(
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
+    probes: Mapping[str, ProbeOrigin] | None = None,
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
@@ -208,14 +219,16 @@ def analyze_table(
     conditions = ordered_conditions(df, order)
     judges = unique(df["judge"].tolist())
 
-    units = _unit_tables(df, conditions, judges)
+    units = _unit_tables(df, conditions, judges, probes)
     table = _record_table(layout, df, units, settings.confidence)
     table = with_bootstrap(table, layout, units, settings)
     table = adjust_and_power(table, settings)
     mean = mean_over_judges(table)
     if not mean.empty:
         table = pd.concat([table, mean], ignore_index=True)
-    records = to_records(order_table(table, layout, conditions, judges))
+    records = to_records(order_table(table, layout, conditions, judges, probes))
+    if probes:
+        records += pooled_probe_records(units.flips, probes, flagged, settings.confidence)
     if leaderboard is not None:
         records += leaderboard_records(df, leaderboard, settings, conditions)
     done = completeness(df, planned)
@@ -228,4 +241,6 @@ def analyze_table(
         conditions=conditions,
         subsets=list(layout.groups),
         settings=settings,
+        probes=dict(probes or {}),
+        probe_rows=probe_rows(records, probes or {}, settings),
     )

@@ -3,6 +3,9 @@
 Why wrappers at all: every caller needs the same conventions (an empty denominator gives NaN rather
 than an exception, McNemar with no discordant pairs has p = 1, intervals are clipped to [0, 1]), and
 keeping them in one place keeps the metric code free of special cases.
+
+scipy.stats and statsmodels (about 1 s to import together) load in the functions that use them, when
+a statistic is computed: importing the analysis (and `judgebench.api`) does not pay for them.
 """
 
 from __future__ import annotations
@@ -13,16 +16,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize
-from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint
 
 FloatArray = npt.NDArray[np.float64]
 
 
 def wilson(k: npt.ArrayLike, n: npt.ArrayLike, confidence: float = 0.95) -> tuple[FloatArray, FloatArray]:
     """Wilson score interval (statsmodels), element-wise; NaN where n == 0."""
+    from statsmodels.stats.proportion import proportion_confint
+
     k_arr = np.atleast_1d(np.asarray(k, dtype=np.float64))
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
     low = np.full(k_arr.shape, np.nan)
@@ -39,6 +40,8 @@ def normal_mean_ci(
     mean: npt.ArrayLike, sd: npt.ArrayLike, n: npt.ArrayLike, confidence: float = 0.95
 ) -> tuple[FloatArray, FloatArray]:
     """mean +- z * s / sqrt(n) clipped to [0, 1] (PROTOCOL §4, tie-half accuracy); NaN where n < 2."""
+    from scipy import stats as sps
+
     m = np.atleast_1d(np.asarray(mean, dtype=np.float64))
     s = np.atleast_1d(np.asarray(sd, dtype=np.float64))
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
@@ -51,6 +54,8 @@ def normal_mean_ci(
 
 def binom_test_half(k: int, n: int) -> float | None:
     """Exact two-sided binomial test of k successes out of n against p = 0.5 (scipy); None if n == 0."""
+    from scipy import stats as sps
+
     if n <= 0:
         return None
     return float(sps.binomtest(int(k), int(n), 0.5, alternative="two-sided").pvalue)
@@ -62,6 +67,8 @@ def binom_test_half_many(k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
     At p = 0.5 the binomial is symmetric, so scipy's two-sided exact p-value (the mass of outcomes no
     more likely than k) is min(1, 2 * P(X <= min(k, n - k))); the tests check it against `binomtest`.
     """
+    from scipy import stats as sps
+
     k_arr = np.atleast_1d(np.asarray(k, dtype=np.float64))
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
     tail = np.minimum(k_arr, n_arr - k_arr)
@@ -71,6 +78,8 @@ def binom_test_half_many(k: npt.ArrayLike, n: npt.ArrayLike) -> FloatArray:
 
 def mcnemar_exact(b: int, c: int) -> float:
     """Exact McNemar: two-sided binomial test of b out of b + c at 0.5; p = 1 when b + c = 0."""
+    from scipy import stats as sps
+
     if b + c == 0:
         return 1.0
     return float(sps.binomtest(int(b), int(b + c), 0.5, alternative="two-sided").pvalue)
@@ -85,6 +94,8 @@ def mcnemar_exact_many(b: npt.ArrayLike, c: npt.ArrayLike) -> FloatArray:
 
 def bh_adjust(pvalues: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values (statsmodels `multipletests`, method 'fdr_bh')."""
+    from statsmodels.stats.multitest import multipletests
+
     if not pvalues:
         return []
     _, adjusted, _, _ = multipletests(np.asarray(pvalues, dtype=np.float64), method="fdr_bh")
@@ -93,6 +104,8 @@ def bh_adjust(pvalues: Sequence[float]) -> list[float]:
 
 @functools.lru_cache(maxsize=64)
 def _z(alpha: float, power: float) -> tuple[float, float]:
+    from scipy import stats as sps
+
     return float(sps.norm.ppf(1.0 - alpha / 2.0)), float(sps.norm.ppf(power))
 
 
@@ -104,6 +117,8 @@ def mde_mcnemar(n: int, discordant: int, *, alpha: float = 0.05, power: float = 
     effect d implies at least a share d of discordant pairs, so a test that saw little discordance is
     not called blind to effects that would have produced more. None when even d = 1 is out of reach.
     """
+    from scipy import optimize
+
     if n <= 0:
         return None
     observed = discordant / n
@@ -134,6 +149,8 @@ def paired_diff_wald(
 
     Used for paired differences when the bootstrap is switched off.
     """
+    from scipy import stats as sps
+
     b_arr = np.atleast_1d(np.asarray(b, dtype=np.float64))
     c_arr = np.atleast_1d(np.asarray(c, dtype=np.float64))
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.float64))
@@ -181,6 +198,8 @@ def clustered_ratio(
     statsmodels' `OLS(...).fit(cov_type="cluster")` computes it: G / (G - 1) * sum_i (a_i - R v_i)^2
     / (sum v)^2; p is the two-sided normal test of R = `null` with that standard error (a zero error
     gives p = 1 at the null and 0 away from it). NaN where G < 2 or sum(v) == 0."""
+    from scipy import stats as sps
+
     a, v, aa, av, vv = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in sums)
     g = np.atleast_1d(np.asarray(clusters, dtype=np.float64))
     ok = (g >= 2) & (v > 0)

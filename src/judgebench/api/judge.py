@@ -12,6 +12,7 @@ from judgebench import defaults
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
+from judgebench.api.probing import ProbePlan, bases_of, plan_probes, write_probe_variants
 from judgebench.api.resume import call_meaning, refuse_changed_meaning
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
@@ -53,6 +54,8 @@ class JudgeRequest(BaseModel):
     template_path: Path | None = None
     # comma-separated or a list; None: en plus every condition the run translated
     conditions: str | list[str] | None = None
+    # probes of configs/probes/ (`length,format` or `all`), each applied to every judged condition
+    probes: str | list[str] | None = None
     tie_probes: bool = True
     limit: int | None = Field(default=None, ge=1)
     subset: str | None = None
@@ -86,6 +89,7 @@ class JudgePlan(BaseModel):
     calls: list[PlannedCall]
     notes: list[str]
     dataset: DatasetEntry
+    probes: ProbePlan = Field(default_factory=ProbePlan)
 
 
 def _wanted_conditions(run: RunDir, manifest: Manifest, conditions: str | list[str] | None) -> list[str]:
@@ -143,19 +147,24 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
             f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
             "run `judgebench translate` first"
         )
+    probes = plan_probes(request.probes, items, variants, bases_of(SOURCE in wanted, targets))
+    if probes.variants:
+        variants = {**variants, **{(v.item_id, v.condition): v for v in probes.variants}}
     calls, notes = plan_calls(
         items,
         variants,
-        targets,
+        [*targets, *probes.conditions],
         request.models,
         include_source=SOURCE in wanted,
         tie_probes=request.tie_probes,
+        templates=probes.templates,
     )
+    notes += probes.notes
     if not calls:
         more = f" and {len(notes) - 1} more like it" if len(notes) > 1 else ""
         why = f": {notes[0]}{more}" if notes else ""
         raise ConfigError(f"run {run.path}: nothing to judge for conditions {', '.join(wanted)}{why}")
-    return JudgePlan(calls=calls, notes=notes, dataset=entry)
+    return JudgePlan(calls=calls, notes=notes, dataset=entry, probes=probes)
 
 
 def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
@@ -275,6 +284,7 @@ def _record(
         max_cost_usd=request.max_cost,
         stops={**kept, **stops},
         full_planned=full_planned,
+        probes={**(previous.probes if previous else {}), **plan.probes.entries},
     )
     run.record_stage("judge", entry)
 
@@ -338,7 +348,7 @@ def _dry_run(
     plan = plan_judging(run, asked)
     todo = pending_calls(plan.calls, run.judgments().latest())
     # a resumed run's replies so far are the best guess at the rest of its replies
-    observed = run_figures(run.path) if run.judgments().path.exists() else None
+    observed = run_figures(run) if run.judgments().path.exists() else None
     if not ahead:
         estimates = estimate_judging(
             plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed
@@ -402,6 +412,7 @@ def judge(
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):
         run.init(dataset=plan.dataset)
+        write_probe_variants(run, plan.probes.variants)
         if req.until_settled:
             progress = options.progress
             result = _until_settled(run, req, plan, template, clients, execution=execution, progress=progress)

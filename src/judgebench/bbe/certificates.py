@@ -12,6 +12,8 @@ scale sigma that keeps (tau, delta)-A-BB at a given shrinkage alpha:
   largest sigma with v(sigma) <= delta; `exact_ucb` computes the same on a distribution that dominates
   new neighbours' with probability 1 - delta_estimate.
 For the linear ones, sigma = (tau - alpha b) / sqrt(2 (d + 2 sqrt(d L) + 2 L)), L = ln(1 / delta_B).
+
+scipy (0.6 s to import) loads in the functions that use it, as in analysis/stats.py.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, stats
 
 from judgebench.bbe.mechanism import DeltaSplit, noise_radius_factor
 from judgebench.bbe.sensitivity import mean_square_ucb
@@ -103,6 +104,8 @@ def linear_sigma(tau: float, alpha: float, bound: float, d: int, delta_noise: fl
 
 def quantile_rank(m: int, p: float, delta_estimate: float) -> int | None:
     """The smallest r with Pr(Binomial(m, p) >= r) <= delta_estimate (1-based), None when none <= m."""
+    from scipy import stats
+
     if m == 0:
         return None
     r = np.arange(1, m + 1)
@@ -142,6 +145,8 @@ def _violations(
     values: FloatArray, weights: FloatArray, alpha: float, sigmas: FloatArray, *, tau: float, d: int
 ) -> FloatArray:
     """v(sigma) for every sigma of `sigmas` at once (one scipy call over the sigma x change grid)."""
+    from scipy import stats
+
     scale = 2.0 * sigmas[:, None] ** 2
     x = tau * tau / scale
     nc = alpha * alpha * values[None, :] ** 2 / scale
@@ -164,6 +169,8 @@ def exact_sigma(
 ) -> float | None:
     """The largest sigma with v(sigma) <= delta: a log grid finds the last feasible sigma before v
     exceeds delta for good, Brent's method refines it; None when no sigma qualifies."""
+    from scipy import optimize
+
     grid = np.geomspace(tau * 1e-4, tau * 100.0, 61)
     v = _violations(values, weights, alpha, grid, tau=tau, d=d)
     ok = np.flatnonzero(v <= delta)

@@ -1,13 +1,11 @@
-"""The bbe plot: raw vs bias-bounded scores per unit, and system rankings before and after."""
+"""The bbe plot: raw vs bias-bounded scores per unit, and system rankings before and after.
+
+matplotlib (0.7 s to import) loads when the plot is drawn, not with the bbe package."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 
 from judgebench.bbe.scores import ScoreSet
@@ -29,6 +27,11 @@ def plot_bbe(
 ) -> Path:
     """Left: per-unit raw vs bias-bounded (normalised); right: ranks raw -> bias-bounded (slope chart).
     One colour per system in both panels (a Judge-LS run's systems are its judges)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, (ax_u, ax_r) = plt.subplots(1, 2, figsize=(11, 4.6))
     # one colour per system in both panels, the colour the report gives that judge elsewhere
     colour = judge_colors([r.system for r in rows] + [s for ss, _ in sets for s in ss.systems], mean=None)

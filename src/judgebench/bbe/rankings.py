@@ -1,4 +1,7 @@
-"""System aggregates, ranks and correlations of raw vs bias-bounded scores (PROTOCOL §5)."""
+"""System aggregates, ranks and correlations of raw vs bias-bounded scores (PROTOCOL §5).
+
+scipy (0.6 s to import) loads in the functions that use it, as in analysis/stats.py.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import math
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from judgebench.bbe.scores import ScoreSet
 from judgebench.records.bbe import Correlation, RankCorrelation, SystemRow
@@ -19,6 +21,8 @@ def _safe(value: float) -> float | None:
 
 
 def unit_correlation(raw: FloatArray, noisy: FloatArray) -> Correlation:
+    from scipy import stats
+
     if len(raw) < 3 or np.ptp(raw) == 0 or np.ptp(noisy) == 0:
         return Correlation(pearson=None, spearman=None)
     return Correlation(
@@ -29,6 +33,8 @@ def unit_correlation(raw: FloatArray, noisy: FloatArray) -> Correlation:
 
 def rank_correlation(raw: dict[str, float], noisy: dict[str, float]) -> RankCorrelation | None:
     """Spearman and Kendall between raw and bias-bounded system aggregates; None with < 3 systems."""
+    from scipy import stats
+
     names = [s for s in raw if s in noisy]
     if len(names) < 3:
         return None
@@ -43,6 +49,8 @@ def rank_correlation(raw: dict[str, float], noisy: dict[str, float]) -> RankCorr
 
 def ranks(values: dict[str, float]) -> dict[str, int]:
     """Rank 1 = highest aggregate; ties share the better rank."""
+    from scipy import stats
+
     names = list(values)
     r = stats.rankdata([-values[s] for s in names], method="min")
     return {s: int(x) for s, x in zip(names, r, strict=True)}

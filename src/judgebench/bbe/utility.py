@@ -3,6 +3,8 @@
 For systems s and t the released difference of aggregates is the noise-free released difference
 (alpha (A_s - A_t) with a shared centre) plus Gaussian noise whose sd is sqrt(sd_s^2 + sd_t^2), sd_s the
 sd of system s's aggregate under the unit noise (sigma_s sqrt(n_s) / denominator_s, before clipping).
+
+scipy.stats (0.6 s to import) loads in the functions that use it, as in analysis/stats.py.
 """
 
 from __future__ import annotations
@@ -12,11 +14,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy import stats
 
 from judgebench.records.bbe import UtilityBlock
-
-Z95 = float(stats.norm.ppf(0.95))
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,8 @@ def _safe(value: float) -> float | None:
 
 
 def _correlations(raw: list[float], released: list[float]) -> tuple[float | None, float | None, float | None]:
+    from scipy import stats
+
     a, b = np.asarray(raw), np.asarray(released)
     if len(a) < 2 or np.ptp(a) == 0:
         return None, None, None
@@ -47,6 +48,8 @@ def _correlations(raw: list[float], released: list[float]) -> tuple[float | None
 
 def keep_probability(s: SystemRelease, t: SystemRelease) -> float:
     """Pr(the released order of s and t is their raw order); 0.5 for a raw tie."""
+    from scipy import stats
+
     gap = s.raw - t.raw
     if gap == 0:
         return 0.5
@@ -59,6 +62,9 @@ def keep_probability(s: SystemRelease, t: SystemRelease) -> float:
 
 def utility(systems: dict[str, SystemRelease]) -> UtilityBlock:
     """The utility block of one release (a ranking over `systems`)."""
+    from scipy import stats
+
+    z95 = float(stats.norm.ppf(0.95))
     names = list(systems)
     probs: dict[str, float] = {}
     resolution = 0.0
@@ -67,7 +73,7 @@ def utility(systems: dict[str, SystemRelease]) -> UtilityBlock:
         s, t = systems[a], systems[b]
         probs[f"{a} vs {b}"] = keep_probability(s, t)
         alpha = min(s.alpha, t.alpha)
-        resolution = max(resolution, Z95 * math.hypot(s.sd, t.sd) / alpha if alpha > 0 else math.inf)
+        resolution = max(resolution, z95 * math.hypot(s.sd, t.sd) / alpha if alpha > 0 else math.inf)
         if (s.raw - t.raw) * (s.noise_free - t.noise_free) < 0 or (
             s.raw != t.raw and s.noise_free == t.noise_free
         ):

@@ -7,6 +7,8 @@ Two simulators:
   normal plus a chi-square (the noise difference is isotropic, so the changed unit may be the first).
   It is what `exact`'s probability and the holdout check count: unclipped, so at least as many
   violations as the clipped release (clipping is a projection, 1-Lipschitz), and fast at any d.
+
+scipy (0.6 s to import) loads in the functions that use it, as in analysis/stats.py.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from judgebench.analysis.stats import wilson
 from judgebench.bbe.mechanism import shrink
@@ -123,6 +124,8 @@ def fail_threshold(draws: int, delta: float) -> int | None:
 def power(draws: int, delta: float) -> dict[str, float]:
     """P(verification fails) when the true violation rate is 1, 1.5 and 2 times delta: exact binomial
     tails at the fail threshold for this many draws."""
+    from scipy import stats
+
     k = fail_threshold(draws, delta)
     return {
         f"{m:g}x": 0.0 if k is None else float(stats.binom.sf(k - 1, draws, min(1.0, m * delta)))

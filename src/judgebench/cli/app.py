@@ -8,10 +8,9 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeGuard, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook, RenderResult
 from rich.markup import escape
 from rich.segment import Segment
@@ -22,6 +21,9 @@ from judgebench.cli.exits import ExitCode
 from judgebench.cli.progress_view import shown_progress
 from judgebench.errors import JudgebenchError
 from judgebench.records.sanitize import visible_controls
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 app = typer.Typer(
     name="judgebench",
@@ -108,6 +110,13 @@ def _flag_problem(exc: ValidationError) -> str:
     return f"{flag}: {first['msg']} (got {first.get('input')!r})"
 
 
+def _is_validation_error(exc: ValueError) -> TypeGuard[ValidationError]:
+    """Whether a request refused a value. Told without importing pydantic (`--help` does not load
+    it): a ValidationError can only have been raised once pydantic_core, which defines it, is loaded."""
+    core = sys.modules.get("pydantic_core")
+    return core is not None and isinstance(exc, core.ValidationError)
+
+
 @contextmanager
 def _python_warnings() -> Iterator[None]:
     """Python warnings (a modified LLMBar copy: LLMBarChecksumWarning) as one line each on stderr,
@@ -140,7 +149,9 @@ def handle_errors(func: F) -> F:
         except JudgebenchError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=ExitCode.ERROR) from None
-        except ValidationError as exc:  # a flag value a request refused (NaN, out of range): usage
+        except ValueError as exc:  # a ValidationError: a flag value a request refused (NaN, out of range)
+            if not _is_validation_error(exc):
+                raise
             err_console.print(f"[bold red]error:[/] {escape(_flag_problem(exc))}", highlight=False)
             raise typer.Exit(code=ExitCode.USAGE) from None
         except OSError as exc:  # a path that is a folder where a file is expected, unreadable, ...

@@ -36,6 +36,14 @@ def judge_command(
         str | None,
         typer.Option("--conditions", help="Comma-separated conditions (default: en + translated)."),
     ] = None,
+    probes: Annotated[
+        str | None,
+        typer.Option(
+            "--probes",
+            help="Probe conditions of configs/probes/ (e.g. length,format,template or all), each made "
+            "from every judged condition (length, zh+length, ...) and judged like one.",
+        ),
+    ] = None,
     no_tie_probes: Annotated[bool, typer.Option("--no-tie-probes", help="Skip the tie-probes.")] = False,
     limit: opt.LimitOpt = None,
     subset: opt.SubsetOpt = None,
@@ -103,6 +111,7 @@ def judge_command(
         data_dir=data_dir,
         template_path=Path(template) if template else None,
         conditions=conditions,
+        probes=probes,
         tie_probes=not no_tie_probes,
         limit=limit,
         subset=subset,

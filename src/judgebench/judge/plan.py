@@ -5,9 +5,10 @@ every key has a record with a verdict."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from judgebench.conditions import SOURCE, Condition
+from judgebench.judge.templates import JudgeTemplate
 from judgebench.records import CallKey, Item, Kind, Perturbation, Variant
 
 
@@ -26,6 +27,8 @@ class PlannedCall:
     language: str | None
     # set on bbe's re-judged neighbours: what was changed, recorded with the judgment
     perturbation: Perturbation | None = None
+    # the template probe's calls: judged under this template instead of the run's
+    template: JudgeTemplate | None = field(default=None, compare=False, hash=False)
 
     @property
     def key(self) -> CallKey:
@@ -57,6 +60,8 @@ class PlannedCall:
             "order": self.order,
             "label": self.label,
             "gold": gold,
+            "chars_a": len(self.output_a),
+            "chars_b": len(self.output_b),
         }
 
 
@@ -73,8 +78,10 @@ def plan_calls(
     *,
     include_source: bool = True,
     tie_probes: bool = True,
+    templates: Mapping[str, JudgeTemplate] | None = None,
 ) -> tuple[list[PlannedCall], list[str]]:
-    """All planned calls, and notes on what could not be planned (an item without a variant)."""
+    """All planned calls, and notes on what could not be planned (an item without a variant).
+    `templates`: the template a condition's calls use instead of the run's (the template probe)."""
     calls: list[PlannedCall] = []
     notes: list[str] = []
     judge_list = list(judges)
@@ -84,7 +91,10 @@ def plan_calls(
         for cond_name in cond_names:
             variant = None if cond_name == SOURCE else variants.get((item.id, cond_name))
             if cond_name != SOURCE and variant is None:
-                notes.append(f"{item.id}: no '{cond_name}' variant; its {cond_name} calls are not planned")
+                if by_name[cond_name].kind != "probe":  # a probe's skipped items are counted by it
+                    notes.append(
+                        f"{item.id}: no '{cond_name}' variant; its {cond_name} calls are not planned"
+                    )
                 continue
             instruction, out1, out2 = _texts(item, variant)
             language = "English" if cond_name == SOURCE else by_name[cond_name].language
@@ -103,6 +113,7 @@ def plan_calls(
                             a,
                             b,
                             language,
+                            template=(templates or {}).get(cond_name),
                         )
                     )
         if not tie_probes or item.label not in (1, 2):

@@ -26,8 +26,10 @@ def completion_only(client: ModelClient) -> bool:
 def build_request(
     call: PlannedCall, template: JudgeTemplate, client: ModelClient, defaults: Mapping[str, Any] | None = None
 ) -> ModelRequest:
-    """The judge prompt for one call; a base model (completion only) gets the completion form."""
+    """The judge prompt for one call; a base model (completion only) gets the completion form. A
+    call that carries its own template (the template probe) is rendered with that one."""
     completion = completion_only(client)
+    template = call.template or template
     request = template.render(
         instruction=call.instruction,
         output_a=call.output_a,
@@ -38,7 +40,7 @@ def build_request(
         temperature=(defaults or {}).get("temperature", 0.0),
         max_tokens=None if completion else (defaults or {}).get("max_tokens"),
     )
-    request.context = call.context()
+    request.context = {**call.context(), "template": template.name}
     return request
 
 
@@ -58,6 +60,7 @@ def reask_request(request: ModelRequest, invalid: Judgment) -> ModelRequest:
 
 def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, completion: bool) -> Judgment:
     """The record of one call: the answer parsed into a verdict, or the reason there is none."""
+    template = call.template or template
     base: dict[str, Any] = {
         "judge": call.judge,
         "item_id": call.item_id,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,8 +21,29 @@ class Condition(BaseModel):
 
     name: str
     language: str
-    kind: Literal["translation", "language_switch"] = "translation"
+    kind: Literal["translation", "language_switch", "probe"] = "translation"
     script: str = "Han"
     tie_probe: bool = False
     style: str = ""
     audit: ConditionAudit = ConditionAudit()
+    # a probe condition (kind "probe", configs/probes/): the probe that made it, the condition it was
+    # made from (`en`, `zh`, ...) and, for the template probe, the judge template its calls use
+    probe: str | None = None
+    base: str | None = None
+    template: str | None = None
+
+
+class ProbeOrigin(NamedTuple):
+    """What made a probe condition: the probe (`length`, `template`) and the condition it was made
+    from (`en`, `zh`); its flips are read against that condition."""
+
+    probe: str
+    base: str
+
+
+PROBE_SEP = "+"  # a probe applied to a language: `zh+length` (on the source it is plain `length`)
+
+
+def probe_condition(base: str, instance: str) -> str:
+    """The condition name of probe instance `instance` applied to `base` (INTERFACE: `length` on en)."""
+    return instance if base == "en" else f"{base}{PROBE_SEP}{instance}"

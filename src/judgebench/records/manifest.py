@@ -160,6 +160,15 @@ class SequentialStop(_Record):
         return self.reason in ("settled", "items exhausted")
 
 
+class ProbeEntry(_Record):
+    """A probe condition the judge stage planned (`judge --probes`): which probe made it from which
+    condition, and the template its calls used when that is not the run's (the template probe)."""
+
+    probe: str
+    base: str
+    template: TemplateEntry | None = None
+
+
 class JudgeStage(StageEntry):
     judges: dict[str, JudgeEntry] = Field(default_factory=dict)
     template: TemplateEntry
@@ -173,6 +182,8 @@ class JudgeStage(StageEntry):
     # the calls of the items judged)
     stops: dict[str, SequentialStop] = Field(default_factory=dict)
     full_planned: int | None = None
+    # probe condition (`length`, `zh+length`, `template-1`) -> what made it; kept across commands
+    probes: dict[str, ProbeEntry] = Field(default_factory=dict)
 
 
 class ReportStage(StageEntry):

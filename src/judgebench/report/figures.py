@@ -4,8 +4,7 @@ forest plots in forest.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from judgebench.analysis.model import Analysis
 from judgebench.records import Metric
@@ -20,6 +19,10 @@ from judgebench.report.plots import (
     position_plot,
     tie_probe_plot,
 )
+from judgebench.report.probe_section import PROBES_FOREST, probes_forest
+
+if TYPE_CHECKING:  # matplotlib loads where a figure is drawn (plots.py)
+    from matplotlib.figure import Figure
 
 __all__ = ["PLOT_TITLES", "make_plots"]
 
@@ -47,6 +50,7 @@ def make_plots(analysis: Analysis) -> dict[str, bytes]:
             analysis.settings.max_position_increase,
             Metric.POSITION_INCONSISTENCY_INCREASE,
         ),
+        PROBES_FOREST: lambda: probes_forest(analysis.probe_rows, analysis.settings.max_flip_rate),
     }
     for key, build in builders.items():
         fig = build()

@@ -4,10 +4,7 @@ with the interval readiness judges by and its limit, so several judges compare a
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
+from typing import TYPE_CHECKING
 
 from judgebench.analysis.model import SOURCE, ReportSettings
 from judgebench.analysis.subsets import leaf_subsets
@@ -20,10 +17,15 @@ from judgebench.report.plots import (
     figure,
     judge_label,
     judge_palette,
+    line_handle,
     series_handles,
     subset_label,
     top_legend,
 )
+
+if TYPE_CHECKING:  # matplotlib loads where a figure is drawn (plots.py)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 MAX_PANELS_PER_ROW = 4
 
@@ -141,7 +143,7 @@ def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) 
     labels = [f"{pair}  {judge_label(judge, 30).replace(chr(10), ' ')}" for pair, judge in keys]
     axes[0].set_yticks(list(ys.values()), labels, fontsize=8)
     axes[0].invert_yaxis()
-    limit_handle = Line2D([], [], color=LIMIT_RED, linestyle="--", linewidth=1.2, label="readiness limit")
+    limit_handle = line_handle(color=LIMIT_RED, linestyle="--", linewidth=1.2, label="readiness limit")
     top_legend(fig, [*series_handles(colors, index.judges), limit_handle], "judge")
     return fig
 
@@ -230,9 +232,7 @@ def forest_subsets(
         row.tick_params(axis="y", length=0)
     axes[0].invert_yaxis()  # the axes share y: once for all
     unit = "pp" if difference else "%"
-    limit_handle = Line2D(
-        [],
-        [],
+    limit_handle = line_handle(
         color=LIMIT_RED,
         linestyle="--",
         linewidth=1.1,

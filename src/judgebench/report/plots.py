@@ -2,21 +2,18 @@
 
 Each plot is drawn from the same MetricIndex the tables use. A plot whose metric was not measured is
 simply absent from the returned mapping; the renderers say "not measured" for its section.
+
+matplotlib (0.7 s to import) loads in the functions that draw, so that importing the report package
+(and `judgebench.api`) does not pay for it; the types it names are for the checker only.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.artist import Artist
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import TwoSlopeNorm
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from judgebench.analysis.model import ALL, MEAN_JUDGE
 from judgebench.analysis.subsets import leaf_subsets
@@ -24,6 +21,12 @@ from judgebench.palette import MEAN_COLOUR, PALETTE, judge_colors, wrap_label
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import tie_probe_metric
 from judgebench.report.index import MetricIndex
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
 TIE_GREY = "#B8B8B8"
 # tie-probe outcomes: colours no judge has (judges own PALETTE in every figure)
@@ -46,12 +49,15 @@ PLOT_TITLES: dict[str, str] = {
     "forest": "Flip rate and position-inconsistency increase per judge and target, against the limits",
     "forest_flips_subsets": "Flip rate per subset, judge and target, against the readiness limit",
     "forest_position_subsets": "Position-inconsistency increase per subset, against its limit",
+    "probes_forest": "Probe flip rates per judge, probe and language, against the readiness limit",
 }
 
 Getter = Callable[[str, str], MetricRecord | None]
 
 
 def png(fig: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(fig)
     buffer = io.BytesIO()
     # constrained layout already fits everything: no bbox_inches="tight" (it would draw twice)
@@ -92,7 +98,7 @@ def _mean_marks(ax: Axes, groups: Sequence[str], get: Callable[[str], MetricReco
 
 
 def _mean_handle() -> Line2D:
-    return Line2D([], [], color=MEAN_COLOUR, linestyle=":", lw=1.6, label="mean of judges (no interval)")
+    return line_handle(color=MEAN_COLOUR, linestyle=":", lw=1.6, label="mean of judges (no interval)")
 
 
 def _grouped_bars(
@@ -154,6 +160,8 @@ def _grouped_bars(
 
 
 def figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
     return Figure(figsize=(min(MAX_WIDTH, width), height), layout="constrained")
 
 
@@ -180,7 +188,21 @@ def top_legend(fig: Figure, handles: Sequence[Artist], title: str) -> None:
 
 
 def series_handles(colors: dict[str, str], names: Sequence[str]) -> list[Artist]:
-    return [Patch(color=colors[name], label=name) for name in names]
+    return patch_handles([(name, colors[name]) for name in names])
+
+
+def patch_handles(entries: Sequence[tuple[str, str]]) -> list[Artist]:
+    """Legend entries as colour swatches: (label, colour) each."""
+    from matplotlib.patches import Patch
+
+    return [Patch(color=color, label=label) for label, color in entries]
+
+
+def line_handle(**style: Any) -> Line2D:
+    """A legend entry for a line drawn across an axis (chance, a limit, the judges' mean)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **style)
 
 
 def accuracy_plot(index: MetricIndex, conditions: list[str]) -> Figure | None:
@@ -216,7 +238,7 @@ def accuracy_plot(index: MetricIndex, conditions: list[str]) -> Figure | None:
     for ax in axes:
         ax.set_yticks(list(range(0, 101, 10)))
         ax.set_ylabel("% of answered judgments")
-    chance = Line2D([], [], color=CHANCE_GREY, linestyle="--", linewidth=1, label="chance (50%)")
+    chance = line_handle(color=CHANCE_GREY, linestyle="--", linewidth=1, label="chance (50%)")
     extra: list[Artist] = [_mean_handle()] if mean_drawn else []
     top_legend(fig, [*series_handles(colors, judges), *extra, chance], "judge")
     return fig
@@ -259,8 +281,8 @@ def flips_plot(index: MetricIndex, conditions: list[str], threshold: float) -> F
         "Flip rate with Wilson 95% CI" + (" (solid part: A/B reversals)" if reversal_drawn else ""),
         fontsize=10,
     )
-    limit = Line2D(
-        [], [], color=LIMIT_RED, linestyle="--", linewidth=1, label=f"max flip rate {100 * threshold:g}%"
+    limit = line_handle(
+        color=LIMIT_RED, linestyle="--", linewidth=1, label=f"max flip rate {100 * threshold:g}%"
     )
     extra: list[Artist] = [_mean_handle()] if mean_drawn else []
     top_legend(fig, [*series_handles(colors, judges), *extra, limit], "judge")
@@ -293,7 +315,7 @@ def position_plot(index: MetricIndex, conditions: list[str], limit: float | None
         ax.axhline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1, zorder=4)
         top = max(top, 100.0 * limit)
         label = f"readiness limit in en: {100 * limit:g}%"
-        extra.append(Line2D([], [], color=LIMIT_RED, linestyle="--", linewidth=1, label=label))
+        extra.append(line_handle(color=LIMIT_RED, linestyle="--", linewidth=1, label=label))
     ax.set_ylim(0, top * 1.18 + 1)
     ax.set_ylabel("% of items: orig and swap verdicts differ")
     ax.set_title("Position inconsistency with Wilson 95% CI", fontsize=10)
@@ -341,7 +363,7 @@ def tie_probe_plot(index: MetricIndex, conditions: list[str]) -> Figure | None:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of valid probes")
     ax.set_title("Tie-probes: the gold output in English vs in the target language", fontsize=10)
-    handles = [Patch(color=color, label=name) for name, _, color in segments]
+    handles = patch_handles([(name, color) for name, _, color in segments])
     top_legend(fig, handles, "probe outcome")  # above the title, never over it
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
@@ -370,6 +392,8 @@ def heatmap_plot(
                     notes[c, j, s] = _cell_note(rec)
     if np.isnan(grid).all():
         return None
+    from matplotlib.colors import TwoSlopeNorm
+
     norm = TwoSlopeNorm(vcenter=100.0 * chance, vmin=0.0, vmax=100.0)
     # a few conditions: one panel per condition, a row per judge; many (M-RewardBench's 23
     # languages): one panel per judge, a row per condition, so panels never shrink to slivers

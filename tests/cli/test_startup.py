@@ -1,0 +1,121 @@
+"""Issue 26, startup: `judgebench --help` (and each command's) loads none of the heavy libraries.
+Checked by what a fresh interpreter has in sys.modules, never by a clock: the wall figures are
+scripts/bench_startup.py's. The CLI is thin and loads `judgebench.api` when a command runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import judgebench
+from judgebench import records
+from judgebench.records import judgments
+
+SRC = Path(judgebench.__file__).resolve().parents[1]
+
+# What `--help` must not pay for: the data and plotting stack, the statistics, the provider SDKs and
+# local model runtimes, the HTTP and hub clients, and the library API.
+HEAVY = (
+    "pandas",
+    "numpy",
+    "pyarrow",
+    "matplotlib",
+    "statsmodels",
+    "scipy",
+    "openai",
+    "anthropic",
+    "google.genai",
+    "torch",
+    "llama_cpp",
+    "xllamacpp",
+    "tiktoken",
+    "huggingface_hub",
+    "httpx",
+    "judgebench.api",
+)
+
+_PROBE = """
+import json, sys
+{prelude}
+sys.argv = ["judgebench", *{args!r}]
+try:
+    from judgebench.cli import main
+    main()
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = None
+with open({out!r}, "w") as f:
+    json.dump({{"code": code, "modules": sorted(sys.modules)}}, f)
+"""
+
+
+def _loaded(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[set[str], str]:
+    """The modules a fresh `judgebench ARGS` has imported when it exits, and what it printed."""
+    out = tmp_path / "modules.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(prelude=prelude, args=args, out=str(out))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())
+    assert found["code"] in (0, None), (found["code"], done.stderr)
+    return set(found["modules"]), done.stdout
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(name for name in HEAVY if any(m == name or m.startswith(name + ".") for m in modules))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["report", "--help"], ["bbe", "--help"], ["run", "--help"], ["data", "show", "--help"]],
+)
+def test_help_loads_no_heavy_library(args: list[str], tmp_path: Path) -> None:
+    modules, shown = _loaded(args, tmp_path)
+    assert "Usage" in shown  # the help was rendered (through typer's rich formatter)
+    assert "judgebench.cli.helptext" in modules and "typer.rich_utils" in modules
+    assert _heavy(modules) == []
+    # nor our pydantic record models (building them all cost --help ~0.06 s): the consoles need
+    # records.sanitize only
+    records_loaded = sorted(m for m in modules if m.startswith("judgebench.records."))
+    assert records_loaded == ["judgebench.records.sanitize"]
+
+
+def test_the_top_help_loads_no_pydantic(tmp_path: Path) -> None:
+    """`judgebench --help` does not load pydantic at all: the CLI tells a ValidationError without
+    importing it. (A command's own --help does: typer 0.29 coerces the group's --help value through
+    a pydantic TypeAdapter.)"""
+    modules, _ = _loaded(["--help"], tmp_path)
+    assert "pydantic" not in modules and "pydantic_core" not in modules
+
+
+def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
+    """The other side: a library imported before `--help` runs is reported, so the check above can
+    fail; and a command that does its work loads the library API it calls."""
+    modules, _ = _loaded(["--help"], tmp_path, prelude="import numpy, pydantic")
+    assert _heavy(modules) == ["numpy"] and "pydantic" in modules
+    modules, shown = _loaded(["data", "list"], tmp_path)
+    assert "llmbar" in shown
+    assert "judgebench.api" in _heavy(modules)
+
+
+def test_records_load_their_models_on_first_use() -> None:
+    """records/__init__ names its models lazily (so that records.sanitize stays light); each name
+    is the very class its submodule defines, and an unknown name is an AttributeError."""
+    assert records.Judgment is judgments.Judgment
+    for name in records.__all__:
+        assert getattr(records, name) is not None, name
+    assert set(records.__all__) <= set(dir(records))
+    with pytest.raises(AttributeError, match="NoSuchRecord"):
+        _ = records.NoSuchRecord  # type: ignore[attr-defined]
