@@ -22,6 +22,8 @@ from judgebench.api.judge import JudgeRequest, plan_judging
 from judgebench.execution import existing_judgments
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, JsonlAppender, RunDir
+from tests.servers.openai_server import OpenAIServer
+from tests.translate.test_translate_stage import SPEC, ScriptedTranslator, _dataset, _options
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run_main_2026_12"
 _counting: list[Counter[str]] = []
@@ -97,6 +99,7 @@ def test_judge_on_a_finished_13408_judgment_run_opens_judgments_once(tmp_path: P
     assert result.planned == planned and result.outcomes["sim:default"].already_done == planned
     assert seen[JUDGMENTS] == 1
     assert seen["plan.jsonl"] <= 1 and seen["variants.jsonl"] == 1 and seen["manifest.json"] == 1
+    assert seen["judges.toml"] <= 1 and seen["prices.toml"] <= 1
 
 
 def test_a_judge_that_makes_calls_reads_its_own_answers_from_memory(tmp_path: Path) -> None:
@@ -138,3 +141,104 @@ def test_bbe_reads_each_run_file_once(tmp_path: Path) -> None:
     with reads() as seen:
         api.bbe(api.BBERequest(params=params, run=run, perturb=perturb, plot=False))
     assert seen[JUDGMENTS] == 1 and seen["bbe_neighbours.jsonl"] == 1
+
+
+def test_judge_on_a_finished_run_reads_judges_toml_at_most_once(tmp_path: Path) -> None:
+    """The other half of the 13,408 case's Done-when: configs/judges.toml (and prices.toml) are read
+    once per command, however many times the stage resolves its `--model` values."""
+    run, _ = _finished_run(tmp_path, 50)
+    models = ["sim:default", "sim:biased", "gpt41mini"]  # a judges.toml name resolves from the same read
+    with reads() as seen:
+        result = api.judge(run, api.JudgeRequest(models=models, dry_run=True))
+    assert len(result.estimates) == 3
+    assert seen["judges.toml"] == 1 and seen["prices.toml"] <= 1
+    with reads() as seen:
+        api.judge(run, api.JudgeRequest(models=["sim:default"]))
+    assert seen["judges.toml"] <= 1 and seen[JUDGMENTS] == 1
+
+
+def test_an_until_settled_round_on_a_resumed_run_reads_judgments_once(tmp_path: Path) -> None:
+    """A run whose first round is already answered: the resumed rounds read what it holds once, and
+    settle on the old answers and the new ones together."""
+    run, _ = _finished_run(tmp_path, 40)
+    lines = (run / JUDGMENTS).read_text(encoding="utf-8").splitlines(keepends=True)
+    (run / JUDGMENTS).write_text("".join(lines[: len(lines) // 4]), encoding="utf-8")
+    kept = len(existing_judgments(run / JUDGMENTS))
+    with reads() as seen:
+        result = api.judge(run, api.JudgeRequest(models=["sim:default"], until_settled=True, round_items=10))
+    stop = result.stops["sim:default"]
+    assert stop.items >= 20 and result.outcomes["sim:default"].requested > 0
+    assert seen[JUDGMENTS] == 1
+    assert len(existing_judgments(run / JUDGMENTS)) >= kept + result.outcomes["sim:default"].requested
+
+
+def test_a_dry_run_prices_replies_from_the_judgments_it_already_read(tmp_path: Path) -> None:
+    """`judge --dry-run` on a resumed run plans from judgments.jsonl and prices the rest at the run's
+    own reply tokens (costing.output_tokens.run_figures): one read for both."""
+    run, planned = _finished_run(tmp_path, 30)
+    answered = [json.loads(x) for x in (run / JUDGMENTS).read_text(encoding="utf-8").splitlines()][::2]
+    for line in answered:  # half the calls answered, each reply 12 tokens of the default template
+        line.update(usage={"input_tokens": 100, "output_tokens": 12}, template="judge-default-v1")
+    (run / JUDGMENTS).write_text("".join(json.dumps(x) + "\n" for x in answered), encoding="utf-8")
+    with reads() as seen:
+        estimate = api.judge(run, api.JudgeRequest(models=["sim:default"], dry_run=True)).estimates[0]
+    assert seen[JUDGMENTS] == 1
+    assert estimate.calls == planned - len(answered) and estimate.output_tokens == 12 * estimate.calls
+    assert estimate.output_source == f"the run's {len(answered)} judgments"
+
+
+def _translated_run(tmp: Path) -> tuple[Path, Path]:
+    rows = [{"id": f"Natural/{i}", "subset": "Natural", "instruction": f"Task {i}", "output_1": f"a {i}",
+             "output_2": f"b {i}", "label": 1 + i % 2} for i in range(6)]  # fmt: skip
+    given = [{"item_id": f"Natural/{i}", "condition": c, "instruction": f"任务 {i}", "output_1": f"一 {i}",
+              "output_2": f"二 {i}"} for i in range(6) for c in ("zh", "ls")]  # fmt: skip
+    data, var = tmp / "items.jsonl", tmp / "given_variants.jsonl"  # not the run file's name
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    var.write_text("".join(json.dumps(v, ensure_ascii=False) + "\n" for v in given), encoding="utf-8")
+    return data, var
+
+
+def test_translate_reads_variants_once_per_stage(tmp_path: Path) -> None:
+    """Importing into a run that holds variants reads the run's variants.jsonl once (the audit and
+    the manifest's condition list share the read, and learn what was appended); a fresh run's
+    file is written by the stage and never read back."""
+    data, var = _translated_run(tmp_path)
+    run = tmp_path / "run"
+    with reads() as seen:
+        api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=var))
+    assert seen["variants.jsonl"] == 1  # imported lines are appended before the index is first read
+    with reads() as seen:
+        again = api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=var))
+    assert again.imported == 12 and seen["variants.jsonl"] == 1
+    assert RunDir(run).manifest().stages.translate is not None
+
+
+def test_a_live_translate_reads_its_variants_once(tmp_path: Path) -> None:
+    """Through a translator (a local OpenAI-compatible server): the first run writes variants.jsonl
+    without reading it back; the rerun that retries a failed item reads it once."""
+    script = ScriptedTranslator()
+    server = OpenAIServer(script)
+    server.script = script  # type: ignore[attr-defined]
+    data = _dataset(tmp_path / "items.jsonl")
+    run = tmp_path / "run"
+    with server:
+        request = api.TranslateRequest(dataset=str(data), translator=SPEC)
+        with reads() as seen:
+            first = api.translate(run, request, options=_options(server))
+        assert first.outcome is not None and first.outcome.translated > 0 and first.outcome.failed
+        assert seen["variants.jsonl"] == 0
+        with reads() as seen:
+            second = api.translate(run, request, options=_options(server))
+    assert second.outcome is not None and second.outcome.already_done == first.outcome.translated
+    assert seen["variants.jsonl"] == 1
+
+
+def test_judgebench_run_shares_one_run_folder_object_across_its_stages(tmp_path: Path) -> None:
+    """`judgebench run` (translate -> judge -> bbe -> report) holds one RunDir: the manifest and the
+    variants each stage asks about are read from memory, not once per stage (main before this read
+    variants.jsonl 4 times and manifest.json 3 times)."""
+    with reads() as seen:
+        result = api.run_pipeline(tmp_path / "run", api.PipelineRequest(models=["sim:default"], limit=20))
+    assert result.judge is not None and result.report_html is not None and result.report_html.exists()
+    assert seen["variants.jsonl"] == 0 and seen["manifest.json"] == 0  # all written by this command
+    assert seen["judges.toml"] <= 1

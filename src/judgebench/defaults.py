@@ -38,3 +38,7 @@ PLAN_ALPHA = 0.05
 PLAN_DISCORDANT = 0.2
 PLAN_LATENCY_S = 2.0
 PLAN_SIM_SEEDS = 5
+
+# `judgebench compare`: the flip-rate limit of a bare `--gate`, and the level of its intervals
+COMPARE_GATE_FLIP_RATE = 0.10
+COMPARE_CONFIDENCE = 0.95

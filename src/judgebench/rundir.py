@@ -214,7 +214,34 @@ def last_per_key(records: Iterable[T], key: Callable[[T], K]) -> dict[K, T]:
     return out
 
 
-JudgmentIndex = JsonlIndex[Judgment, CallKey]  # judgments.jsonl or bbe_neighbours.jsonl, read once
+class LineIndex(JsonlIndex[T, K]):
+    """A `JsonlIndex` that also keeps every line it read or learnt, in file order, superseded ones
+    too (held by reference: the latest records are the same objects). A figure over every answer
+    (each re-ask's reply tokens, `costing.output_tokens.run_figures`) comes from the same one read."""
+
+    def __init__(self, path: Path, model: type[T], key: Callable[[T], K]) -> None:
+        self._model = model
+        self._lines: list[T] = []
+        super().__init__(path, self._read_lines, key)
+
+    def _read_lines(self, path: Path) -> Iterator[T]:
+        self._lines = []
+        for record in read_jsonl(path, self._model):
+            self._lines.append(record)
+            yield record
+
+    def appended(self, record: T, st: os.stat_result) -> None:
+        known = self._loaded
+        super().appended(record, st)
+        if known:
+            self._lines.append(record)
+
+    def lines(self) -> list[T]:
+        """Every line of the file, in order (a missing file: none)."""
+        return self._lines if self.latest() else []
+
+
+JudgmentIndex = LineIndex[Judgment, CallKey]  # judgments.jsonl or bbe_neighbours.jsonl, read once
 
 StageName = Literal["translate", "judge", "report", "bbe"]
 
@@ -242,12 +269,12 @@ class RunDir:
 
     # -- the files, each read once and shared -------------------------------------------------------
     def judgments(self) -> JudgmentIndex:
-        """`judgments.jsonl`: the last record per call key."""
-        return self._index(JUDGMENTS, Judgment, Judgment.call_key)
+        """`judgments.jsonl`: the last record per call key (and every line, `lines()`)."""
+        return self._lines_index(JUDGMENTS)
 
     def neighbours(self) -> JudgmentIndex:
         """`bbe_neighbours.jsonl`: bbe's re-judged neighbours and repeat re-asks, last per call key."""
-        return self._index(BBE_NEIGHBOURS, Judgment, Judgment.call_key)
+        return self._lines_index(BBE_NEIGHBOURS)
 
     def plan(self) -> JsonlIndex[PlannedKey, CallKey]:
         """`plan.jsonl`: every call the judge stage planned."""
@@ -256,6 +283,13 @@ class RunDir:
     def variants(self) -> JsonlIndex[Variant, tuple[str, str]]:
         """`variants.jsonl`: the last variant per (item, condition)."""
         return self._index(VARIANTS, Variant, _variant_key)
+
+    def _lines_index(self, name: str) -> JudgmentIndex:
+        if name not in self._indexes:
+            self._indexes[name] = LineIndex(self.file(name), Judgment, Judgment.call_key)
+        index = self._indexes[name]
+        assert isinstance(index, LineIndex)
+        return index
 
     def _index(self, name: str, model: type[T], key: Callable[[T], K]) -> JsonlIndex[T, K]:
         if name not in self._indexes:

@@ -47,7 +47,9 @@ def test_a_judge_that_answers_at_random_shows_its_jitter(tmp_path: Path) -> None
         return Reply(body=chat_body(json.dumps({"winner": winner}), model=request.body["model"]))
 
     with OpenAIServer(coin) as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=30, max_retries=2)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=30, max_retries=2)
+        )
         judge = "openai-compatible:jittery"
         api.judge(
             run, api.JudgeRequest(models=[judge], limit=10, repeats=2, conditions="en"), options=options

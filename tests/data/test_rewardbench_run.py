@@ -245,13 +245,15 @@ def test_run_on_the_llmbar_part_only(snapshot: Path, tmp_path: Path) -> None:
 
 def test_ls_is_still_translated_on_top_of_the_dataset(snapshot: Path, tmp_path: Path) -> None:
     """zh comes from M-RewardBench, ls from a translator (a 127.0.0.1 OpenAI-compatible server)."""
-    from judgebench.api import CallOptions
+    from judgebench.api import CallOptions, SettingsOverrides
     from tests.servers.openai_server import OpenAIServer
     from tests.translate.test_translate_stage import SPEC, ScriptedTranslator
 
     run = tmp_path / "run"
     with OpenAIServer(ScriptedTranslator()) as server:
-        options = CallOptions(base_url=server.base_url, timeout=5, max_retries=1, progress=False)
+        options = CallOptions(
+            settings=SettingsOverrides(base_url=server.base_url, timeout=5, max_retries=1), progress=False
+        )
         result = translate(
             run,
             TranslateRequest(

@@ -30,7 +30,7 @@ SUBSETS = (
     "Adversarial/GPTOut",
     "Adversarial/Manual",
 )
-# A named judge (configs/judges.toml) with a tiny backoff: api.CallOptions cannot set backoff itself.
+# A named judge (configs/judges.toml) with a tiny backoff (its judges.toml table sets it, as a user would).
 FAST_JUDGE = "e2e-judge"
 FAST_JUDGE_SPEC = "openai-compatible:e2e-judge"
 

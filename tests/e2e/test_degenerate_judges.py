@@ -38,7 +38,9 @@ def test_degenerate_judges_over_the_wire_get_no_pass(tmp_path: Path) -> None:
     api.translate(run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path()))
     models = [f"openai-compatible:{name}" for name in ("always-a", "always-tie", "coin")]
     with OpenAIServer(_answer) as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=30, max_retries=3, concurrency=8)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=30, max_retries=3, concurrency=8)
+        )
         result = api.judge(run, api.JudgeRequest(models=models), options=options)
     assert all(o.missing == 0 for o in result.outcomes.values())
     readiness = api.report(run, api.ReportRequest(html=False)).readiness

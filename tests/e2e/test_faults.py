@@ -30,11 +30,13 @@ def _judge_and_report(
     server = OpenAIServer(responder)
     with server:
         options = api.CallOptions(
-            base_url=server.base_url,
-            timeout=timeout,
-            max_retries=8,
-            backoff_initial=0.01,
-            backoff_max=0.05,
+            settings=api.SettingsOverrides(
+                base_url=server.base_url,
+                timeout=timeout,
+                max_retries=8,
+                backoff_initial=0.01,
+                backoff_max=0.05,
+            ),
             progress=False,
         )
         result = api.judge(run, api.JudgeRequest(models=[JUDGE]), options=options)

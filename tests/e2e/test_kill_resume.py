@@ -86,7 +86,9 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path, monkeypatch: pytes
     api.translate(clean, api.TranslateRequest(dataset=str(items), variants_file=variants))
     server = OpenAIServer(DeterministicJudge())
     with server:
-        options = api.CallOptions(base_url=server.base_url, timeout=10, progress=False)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=10), progress=False
+        )
         api.judge(clean, api.JudgeRequest(models=[FAST_JUDGE]), options=options)
     api.report(clean)
 

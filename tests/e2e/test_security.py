@@ -162,7 +162,9 @@ def test_candidate_outputs_cannot_steer_the_verdict(tmp_path: Path, reply: str) 
     server = OpenAIServer(fixed)
 
     with server:
-        options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=1, progress=False)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=5, max_retries=1), progress=False
+        )
         api.judge(
             tmp_path / "run",
             api.JudgeRequest(models=["openai-compatible:fixed"], dataset=str(data)),

@@ -44,7 +44,9 @@ def test_a_structured_judge_stage_records_the_schema_and_its_short_replies_cost_
     model = "openai-compatible:chatty"
     runs = {}
     with OpenAIServer(_chatty) as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=30, max_retries=2, concurrency=8)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=30, max_retries=2, concurrency=8)
+        )
         for name, template in (("schema", SCHEMA_TEMPLATE), ("default", None)):
             run = tmp_path / name
             api.translate(run, api.TranslateRequest(dataset="sample", variants_file=sample_variants_path()))

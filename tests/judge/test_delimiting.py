@@ -80,7 +80,9 @@ def test_the_prompt_sent_is_the_one_recorded(tmp_path: Path) -> None:
     data = tmp_path / "items.jsonl"
     data.write_text(json.dumps({**row, "label": 2}) + "\n", encoding="utf-8")
     with OpenAIServer(text='{"winner": "B"}') as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=0, progress=False)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=5, max_retries=0), progress=False
+        )
         api.judge(
             tmp_path / "run",
             api.JudgeRequest(models=["openai-compatible:m"], dataset=str(data)),

@@ -62,7 +62,9 @@ def test_batch_run_equals_live_run(
     data = _dataset(tmp_path / "items.jsonl")
     with server_cls() as server:
         base = server.base_url if hasattr(server, "base_url") else server.url
-        options = api.CallOptions(base_url=base, timeout=10, max_retries=2, concurrency=32)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=base, timeout=10, max_retries=2, concurrency=32)
+        )
         api.judge(tmp_path / "live", api.JudgeRequest(models=[spec], dataset=str(data)), options=options)
         live_calls = server.live_calls()
         assert live_calls == 2 * N_ITEMS
@@ -120,7 +122,9 @@ def test_killed_while_polling_then_resumed_submits_nothing_again(tmp_path: Path)
         (batch,) = server.created()
         assert (run / "batches.json").exists()
         server.hold.clear()
-        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=10, max_retries=2)
+        )
         result = api.judge(
             run,
             api.JudgeRequest(models=["openai:gpt-4.1-mini"]),
@@ -139,7 +143,9 @@ def test_max_cost_stops_the_run_and_keeps_what_was_done(tmp_path: Path) -> None:
     data = _dataset(tmp_path / "items.jsonl")
     run = tmp_path / "run"
     with OpenAIBatchServer() as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=1, concurrency=4)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=10, max_retries=1, concurrency=4)
+        )
         # each live call reserves its worst case (900 output tokens) until its answer is priced
         first = api.judge(
             run,
@@ -174,7 +180,9 @@ def test_failed_batch_lines_can_run_live_instead(tmp_path: Path) -> None:
         return None
 
     with OpenAIBatchServer(line_fault=fault) as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=10, max_retries=2)
+        )
         result = api.judge(
             run,
             api.JudgeRequest(models=["openai:gpt-4.1-mini"], dataset=str(data), limit=30),

@@ -81,7 +81,9 @@ def test_two_judges_swap_mapping_invalid_missing_and_resume(
 ) -> None:
     data = _items(tmp_path / "items.jsonl")
     run = tmp_path / "run"
-    options = api.CallOptions(base_url=judge_server.base_url, timeout=5, max_retries=2)
+    options = api.CallOptions(
+        settings=api.SettingsOverrides(base_url=judge_server.base_url, timeout=5, max_retries=2)
+    )
     models = ["openai-compatible:judge-one", "openai-compatible:judge-two"]
     result = api.judge(run, api.JudgeRequest(models=models, dataset=str(data)), options=options)
 
@@ -152,7 +154,9 @@ def test_translated_run_has_eight_calls_per_item_and_cache_makes_a_new_run_free(
     variants.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = tmp_path / "run"
     api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=variants, limit=4))
-    options = api.CallOptions(base_url=judge_server.base_url, timeout=5, max_retries=1)
+    options = api.CallOptions(
+        settings=api.SettingsOverrides(base_url=judge_server.base_url, timeout=5, max_retries=1)
+    )
     result = api.judge(run, api.JudgeRequest(models=["openai-compatible:j"], limit=4), options=options)
     assert result.planned == 4 * 8
     records = _records(run)
@@ -171,7 +175,7 @@ def test_translated_run_has_eight_calls_per_item_and_cache_makes_a_new_run_free(
 
 def test_dry_run_calls_nothing(tmp_path: Path, judge_server: OpenAIServer) -> None:
     data = _items(tmp_path / "items.jsonl")
-    options = api.CallOptions(base_url=judge_server.base_url)
+    options = api.CallOptions(settings=api.SettingsOverrides(base_url=judge_server.base_url))
     result = api.judge(
         tmp_path / "run",
         api.JudgeRequest(models=["openai:gpt-4.1-mini"], dataset=str(data), dry_run=True),
@@ -197,7 +201,9 @@ def test_reask_is_opt_in_and_each_reask_is_a_recorded_call(tmp_path: Path) -> No
 
     data = _items(tmp_path / "items.jsonl")
     with OpenAIServer(judge) as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=5, max_retries=1)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=5, max_retries=1)
+        )
         plain = api.judge(
             tmp_path / "plain",
             api.JudgeRequest(models=["openai-compatible:j"], dataset=str(data), limit=2),

@@ -124,7 +124,9 @@ def test_a_batch_round_is_one_provider_batch(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("JUDGEBENCH_CACHE_DIR", str(tmp_path / "cache"))
     run = _run(tmp_path, "run")
     with OpenAIBatchServer() as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2, concurrency=8)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=10, max_retries=2, concurrency=8)
+        )
         result = api.judge(
             run,
             api.JudgeRequest(models=["openai:gpt-4.1-mini"], until_settled=True, round_items=20),

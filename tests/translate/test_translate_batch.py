@@ -55,7 +55,9 @@ def test_translate_by_batch_in_rounds(tmp_path: Path, monkeypatch: pytest.Monkey
     data = _items(tmp_path / "items.jsonl")
     run = tmp_path / "run"
     with TranslatorBatchServer() as server:
-        options = api.CallOptions(base_url=server.base_url, timeout=10, max_retries=2)
+        options = api.CallOptions(
+            settings=api.SettingsOverrides(base_url=server.base_url, timeout=10, max_retries=2)
+        )
         result = api.translate(
             run,
             api.TranslateRequest(dataset=str(data), translator="openai:gpt-4.1-mini"),

@@ -131,7 +131,9 @@ def _script(server: OpenAIServer) -> ScriptedTranslator:
 
 
 def _options(server: OpenAIServer) -> api.CallOptions:
-    return api.CallOptions(base_url=server.base_url, timeout=5, max_retries=1, progress=False)
+    return api.CallOptions(
+        settings=api.SettingsOverrides(base_url=server.base_url, timeout=5, max_retries=1), progress=False
+    )
 
 
 ROWS = [

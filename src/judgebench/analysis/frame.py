@@ -17,6 +17,7 @@ import pandas as pd
 from judgebench.analysis.model import SOURCE
 from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
 from judgebench.records import ConditionPair, Judgment
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
 
 COLUMNS = list(ANALYSIS_COLUMNS)
@@ -95,7 +96,7 @@ MAX_TARGETS_PAIRED = 3
 
 
 def condition_pairs(
-    conditions: Sequence[str], probes: Mapping[str, str] | None = None
+    conditions: Sequence[str], probes: Mapping[str, ProbeOrigin] | None = None
 ) -> list[ConditionPair]:
     """en->c for every other condition, then every pair among the non-en conditions (zh->ls) when
     there are at most MAX_TARGETS_PAIRED of them (or no en). `probes` (probe condition -> the
@@ -108,12 +109,12 @@ def condition_pairs(
     if len(languages) <= MAX_TARGETS_PAIRED or SOURCE not in conditions:
         pairs += [ConditionPair(a, b) for i, a in enumerate(languages) for b in languages[i + 1 :]]
     present = set(conditions)
-    made = [(probes[c], c) for c in others if c in probes]
+    made = [(probes[c].base, c) for c in others if c in probes]
     pairs += [ConditionPair(base, c) for base, c in made if base != SOURCE and base in present]
     return pairs
 
 
-def pair_names(conditions: Sequence[str], probes: Mapping[str, str] | None = None) -> list[str]:
+def pair_names(conditions: Sequence[str], probes: Mapping[str, ProbeOrigin] | None = None) -> list[str]:
     """Every condition pair's record name (`en->zh`, ..., `zh->ls`), in `condition_pairs` order."""
     return [str(pair) for pair in condition_pairs(conditions, probes)]
 

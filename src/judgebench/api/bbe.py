@@ -366,7 +366,7 @@ def bbe_estimate(request: BBERequest, *, options: CallOptions | None = None) -> 
             plans.append((ss.name, _repeat_calls(run, ss, req)[0], spec.template_path if spec else None))
     out: list[Estimate] = []
     # the run's own replies are the best guess at what the re-judged variants' replies cost
-    observed = run_figures(run.path) if run.judgments().path.exists() else None
+    observed = run_figures(run) if run.judgments().path.exists() else None
     for judge_name, calls, template_path in plans:
         template = load_template(_template_path(run, template_path))
         todo = pending_calls(calls, run.neighbours().latest())
@@ -384,16 +384,20 @@ def bbe(
     *,
     options: CallOptions | None = None,
     execution: Execution | None = None,
+    run: RunDir | None = None,
 ) -> BBEOutcome:
     """Calibrate and release (PROTOCOL §5); writes bbe.json, `<stem>_scores.csv` and `<stem>.png`.
 
     An infeasible calibration still writes bbe.json (feasible false) and is listed in `infeasible`:
-    the caller decides what that means for its exit code."""
+    the caller decides what that means for its exit code. `run`: the caller's `RunDir` for
+    `request.run` (`judgebench run` passes the one all its stages share), so what it read is shared."""
     req = request
     if req.out is not None and req.out.is_dir():  # checked before any work: nothing written, then refused
         raise ConfigError(f"--out {req.out} is a folder; give the path of the bbe.json to write")
     outcome = None
-    run = run_folder(req.run) if req.run is not None else None
+    if run is not None and (req.run is None or Path(req.run) != run.path):
+        raise ConfigError(f"the run folder given ({run.path}) is not the request's ({req.run})")
+    run = run if run is not None else run_folder(req.run) if req.run is not None else None
     if run is not None:
         result, outcome = _from_run(run, req, options or CallOptions(), execution or Execution())
     elif req.calibrate_from is not None and req.scores is not None and req.scale is not None:

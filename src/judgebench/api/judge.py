@@ -348,7 +348,7 @@ def _dry_run(
     plan = plan_judging(run, asked)
     todo = pending_calls(plan.calls, run.judgments().latest())
     # a resumed run's replies so far are the best guess at the rest of its replies
-    observed = run_figures(run.path) if run.judgments().path.exists() else None
+    observed = run_figures(run) if run.judgments().path.exists() else None
     if not ahead:
         estimates = estimate_judging(
             plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed

@@ -4,7 +4,7 @@ command's judges, resolved once from them and the config files."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from judgebench.api.requests import build_request
@@ -15,43 +15,37 @@ from judgebench.models.client import ModelClient
 
 @dataclass(frozen=True)
 class CallOptions:
-    """How to reach and pace the models of one command (flags shared by every model command).
+    """How one command calls its models: the provider settings its flags set (`settings`, one
+    `SettingsOverrides`: a field left None keeps the judge's judges.toml value, else the default),
+    the response cache, progress and the run lock.
 
     A command builds one; its `judges()` reads configs/judges.toml and configs/prices.toml on first
     use and then resolves every `--model` value of the command from what it read."""
 
-    base_url: str | None = None
-    # None: the judge's settings in configs/judges.toml, else the ProviderSettings defaults
-    timeout: float | None = None
-    max_retries: int | None = None
-    concurrency: int | None = None
-    rpm: float | None = None
-    tpm: float | None = None
+    settings: SettingsOverrides = dataclasses.field(default_factory=SettingsOverrides)
     use_cache: bool = True
     progress: bool | None = None  # None: only on a terminal
-    backoff_initial: float | None = None
-    backoff_max: float | None = None
-    # the stored answer is cut to this many characters (None: judges.toml, else 65536)
-    max_answer_chars: int | None = None
     # another process writing the same stage of the run: wait for it (False: refuse at once)
     wait_lock: bool = False
     # this command's judges, read on first use (`judges()`)
     _judges: Judges | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Every value checked (finite, in range) when the options are built, before anything runs."""
-        fields = {name: getattr(self, name) for name in SettingsOverrides.model_fields}
-        flags = {name: f"--{name.replace('_', '-')}" for name in fields}
-        build_request(SettingsOverrides, None, fields, flags=flags)
-
-    def overrides(self) -> SettingsOverrides:
-        """The provider settings these flags set (a flag given here wins over judges.toml)."""
-        return SettingsOverrides.model_validate(self, from_attributes=True)
+        """The settings are one typed `SettingsOverrides` (validated, finite, in range when it was
+        built); a plain mapping is validated here, a bad value naming its flag, before anything runs."""
+        if isinstance(self.settings, SettingsOverrides):
+            return
+        if not isinstance(self.settings, Mapping):
+            raise TypeError(f"CallOptions.settings: a SettingsOverrides, not {type(self.settings).__name__}")
+        flags = {name: f"--{name.replace('_', '-')}" for name in SettingsOverrides.model_fields}
+        object.__setattr__(
+            self, "settings", build_request(SettingsOverrides, None, dict(self.settings), flags=flags)
+        )
 
     def judges(self) -> Judges:
         """The command's judges: the config files read once, these flags on top."""
         if self._judges is None:
-            object.__setattr__(self, "_judges", Judges.load(self.overrides()))
+            object.__setattr__(self, "_judges", Judges.load(self.settings))
         assert self._judges is not None
         return self._judges
 

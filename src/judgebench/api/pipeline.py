@@ -26,8 +26,7 @@ from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
-from judgebench.rundir import VARIANTS, RunDir
-from judgebench.translate.stage import read_variants
+from judgebench.rundir import RunDir
 
 Confirm = Callable[[Sequence[Estimate]], bool]
 
@@ -75,12 +74,7 @@ def default_run_dir(dataset: str) -> Path:
     return Path("runs") / f"{stamp}-{slug}"
 
 
-def _has_variants(path: Path) -> bool:
-    variants = RunDir(path).file(VARIANTS)
-    return variants.is_file() and bool(read_variants(variants))
-
-
-def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> list[Estimate]:
+def _judge_estimates(run: RunDir, req: PipelineRequest, options: CallOptions) -> list[Estimate]:
     """The judge calls `run` will still make, per judge, before it has made any.
 
     A run that holds its variants is planned exactly (every condition and the tie-probes, pending
@@ -88,14 +82,14 @@ def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> 
     fresh run times (2 orders x conditions + 2 tie-probes) / 2 per item, less the en calls this run
     already holds (with no variants, nothing else can have been judged yet)."""
     base = JudgeRequest(models=req.models, subset=req.subset, limit=req.limit, dry_run=True)
-    if _has_variants(path):
-        return judge(path, base, options=options).estimates
+    if run.variants().latest():
+        return judge(run, base, options=options).estimates
     en_only = base.model_copy(
         update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": "en", "tie_probes": False}
     )
     done = (
-        {e.model: e.already_done for e in judge(path, en_only, options=options).estimates}
-        if path.exists()
+        {e.model: e.already_done for e in judge(run, en_only, options=options).estimates}
+        if run.path.exists()
         else {}
     )
     targets = select_conditions(req.conditions)
@@ -111,13 +105,13 @@ def _judge_estimates(path: Path, req: PipelineRequest, options: CallOptions) -> 
     return study_from_en(whole_en, targets, done=done)
 
 
-def _estimates(path: Path, req: PipelineRequest, options: CallOptions, translator: str) -> list[Estimate]:
+def _estimates(run: RunDir, req: PipelineRequest, options: CallOptions, translator: str) -> list[Estimate]:
     estimates: list[Estimate] = []
     if not _bundled(req):
-        est = translate(path, _translate_request(req, translator, dry_run=True), options=options).estimate
+        est = translate(run, _translate_request(req, translator, dry_run=True), options=options).estimate
         if est is not None:
             estimates.append(est)
-    return estimates + _judge_estimates(path, req, options)
+    return estimates + _judge_estimates(run, req, options)
 
 
 def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> bool:
@@ -154,12 +148,12 @@ def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool =
     )
 
 
-def _judgeable(path: Path, translated: TranslateResult) -> list[str] | None:
+def _judgeable(run: RunDir, translated: TranslateResult) -> list[str] | None:
     """None (every condition) after a translate stage that finished; else what the run holds, by
     name: the items that failed are judged in en only and the run says so (render.pipeline)."""
     if translated.outcome is None or not translated.outcome.failed:
         return None
-    stage = RunDir(path).manifest().stages.translate
+    stage = run.manifest().stages.translate
     return [SOURCE, *(stage.condition_names() if stage else [])]
 
 
@@ -193,14 +187,15 @@ def run_pipeline(
     The offline default needs no machine translation unless `machine_translate` is set. Before any
     paid call, `confirm(estimates)` must return True (the CLI asks; --yes skips). `dry_run` stops after
     the estimates of the whole study: nothing is called and no run folder is made. `run_dir` None:
-    a new folder under ./runs/."""
+    a new folder under ./runs/. One `RunDir` serves every stage: a file one stage read or appended
+    to is not read again by the next."""
     req = request or PipelineRequest()
     options = options or CallOptions()
     execution = execution or Execution()
-    path = run_folder(run_dir).path if run_dir else default_run_dir(req.dataset)
+    run = run_folder(run_dir if run_dir else default_run_dir(req.dataset))
     translator = req.translator or req.models[0]
     judges = _resolve_models(req, translator, options)  # a bad spec: before anything is estimated
-    result = PipelineResult(run_dir=path, estimates=_estimates(path, req, options, translator))
+    result = PipelineResult(run_dir=run.path, estimates=_estimates(run, req, options, translator))
     if req.dry_run:
         return result
     # every model with calls still to make has its key, before the question and the run folder
@@ -210,14 +205,14 @@ def run_pipeline(
         raise ConfigError("stopped before spending anything (rerun with --yes to skip the question)")
     clock = time.perf_counter()
     result.translate = translate(
-        path, _translate_request(req, translator), options=options, execution=execution
+        run, _translate_request(req, translator), options=options, execution=execution
     )
     result.seconds["translate"] = time.perf_counter() - clock
     clock = time.perf_counter()
     spent = result.translate.outcome.cost_usd if result.translate.outcome else 0.0
     judging = JudgeRequest(
         models=req.models,
-        conditions=_judgeable(path, result.translate),
+        conditions=_judgeable(run, result.translate),
         subset=req.subset,
         limit=req.limit,
         template_path=req.template_path,
@@ -225,19 +220,19 @@ def run_pipeline(
         until_settled=req.until_settled,
         round_items=req.round_items,
     )
-    result.judge = judge(path, judging, options=options, execution=execution)
+    result.judge = judge(run, judging, options=options, execution=execution)
     result.seconds["judge"] = time.perf_counter() - clock
     # bbe reads only the judgments; it runs before the report so that report.html shows its rankings.
     # Judge-LS sensitivities (0.3-0.6) need shrinkage at (0.5, 0.01): alpha auto.
     clock = time.perf_counter()
     try:
         params = BBEParams(tau=req.tau, delta=req.delta, alpha=None)
-        result.bbe = bbe(BBERequest(params=params, run=path))
+        result.bbe = bbe(BBERequest(params=params, run=run.path), run=run)
     except JudgebenchError as exc:  # e.g. no judge with a valid verdict: the report stands without it
         result.bbe_error = str(exc)
     result.seconds["bbe"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    reported = report(path)
+    reported = report(run)
     result.report_html, result.readiness = reported.paths.report_html, reported.readiness
     result.seconds["report"] = time.perf_counter() - clock
     return result

@@ -27,6 +27,7 @@ from judgebench.api.report import ReportRequest, report
 from judgebench.api.translate import TranslateRequest, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.data.llmbar import LLMBAR_SUBSETS
+from judgebench.models import SettingsOverrides
 from judgebench.models.sim import SimScenario, load_scenario
 from judgebench.records import MetricRecord
 
@@ -235,7 +236,7 @@ def _selftest(seed: int, items: int, base: Path, verify: int) -> SelftestResult:
     judge(
         run,
         JudgeRequest(models=list(judges.values())),
-        options=CallOptions(use_cache=False, concurrency=64),
+        options=CallOptions(settings=SettingsOverrides(concurrency=64), use_cache=False),
     )
     settings = ReportSettings(confidence=CONFIDENCE, bootstrap_samples=200, seed=seed)
     analysis = report(run, ReportRequest(settings=settings)).analysis
@@ -284,7 +285,7 @@ def _bridge_check(run: Path, judges: dict[str, str], seed: int, verify: int) -> 
                 f"order kept {None if u is None else u.noise_free_order_kept}"
             )
             observed = None if v is None else v.rate
-            return Check(spec, "bbe bridge release", 0.01, observed, None, None, False, detail)
+            return Check(spec, "bbe bridge release", params.delta, observed, None, None, False, detail)
         sensitivity[name] = block.sensitivity_plugin
     ok = sensitivity[BIASED] > sensitivity[UNBIASED]
     detail = f"sensitivity biased {sensitivity[BIASED]:.3f} vs unbiased {sensitivity[UNBIASED]:.3f}"
@@ -301,16 +302,15 @@ def _bbe_check(run: Path, seed: int, verify: int, judges: Sequence[str]) -> Chec
             continue
         v = block.verify
         if not block.feasible or v is None:
-            return Check(
-                block.judge, "bbe guarantee", 0.01, None, None, None, False, "infeasible or not verified"
-            )
+            why = "infeasible or not verified"
+            return Check(block.judge, "bbe guarantee", params.delta, None, None, None, False, why)
         # the default release carries over to new items (issue 28) and its verification is of it
         ok = v.passed is True and block.carries_over is True and v.certificate == block.certificate
         detail = (
             f"certificate {block.certificate} (carries over: {block.carries_over}), verified {v.certificate}"
         )
         what = "bbe violation rate <= delta"
-        check = Check(block.judge, what, 0.01, v.rate, v.ci_low, v.ci_high, ok, "" if ok else detail)
+        check = Check(block.judge, what, params.delta, v.rate, v.ci_low, v.ci_high, ok, "" if ok else detail)
         if worst is None or not ok:
             worst = check
-    return worst or Check("-", "bbe guarantee", 0.01, None, None, None, False, "no calibration")
+    return worst or Check("-", "bbe guarantee", params.delta, None, None, None, False, "no calibration")

@@ -26,12 +26,11 @@ from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import TranslateStage
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import TranslateOutcome
-from judgebench.rundir import VARIANTS, RunDir
+from judgebench.rundir import RunDir
 from judgebench.translate.stage import (
     import_variants,
     load_variants_file,
     prune_failures,
-    read_variants,
     translate_items,
     write_audit,
 )
@@ -90,7 +89,7 @@ def _dataset_lines(
 ) -> list[Variant]:
     """The dataset's own variants (M-RewardBench) of the selected items that the run lacks."""
     wanted = {i.id for i in items}
-    held = read_variants(run.file(VARIANTS)) if run.file(VARIANTS).exists() else {}
+    held = run.variants().latest()
     return [
         v
         for c in provided
@@ -117,7 +116,7 @@ def _split_conditions(
 
 
 def _untranslated(run: RunDir, items: Sequence[Item], chosen: Sequence[Condition]) -> list[Item]:
-    existing = read_variants(run.file(VARIANTS))
+    existing = run.variants().latest()
     return [i for i in items if any((i.id, c.name) not in existing for c in chosen)]
 
 
@@ -134,7 +133,7 @@ async def _translate_by_batch(
     cache; the last pass (all answers stored) writes the records. Totals come from the client."""
 
     def complete() -> set[str]:
-        held = read_variants(run.file(VARIANTS))
+        held = run.variants().latest()
         return {i.id for i in items if all((i.id, c.name) in held for c in conditions)}
 
     done_before = complete()
@@ -194,7 +193,7 @@ def _record(
 ) -> None:
     """Every condition the run now holds variants for (a later `--conditions ja` adds, never
     replaces), in the configured order (zh before ls): the report names pairs zh->ls from it."""
-    held = {v.condition for v in read_variants(run.file(VARIANTS)).values()}
+    held = {v.condition for v in run.variants().latest().values()}
     entry = TranslateStage(
         translator=translator,
         conditions=[cond for name, cond in load_conditions().items() if name in held],
@@ -211,7 +210,7 @@ def _record(
 
 
 def translate(
-    run_dir: str | Path,
+    run_dir: str | Path | RunDir,
     request: TranslateRequest | None = None,
     *,
     options: CallOptions | None = None,

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from judgebench import defaults
 from judgebench.batch.backend import BatchError
 from judgebench.batch.runner import BatchOptions, execute_batch
 from judgebench.errors import ConfigError
@@ -84,7 +85,7 @@ async def batch_rounds(
     stage: Callable[[ModelClient], Awaitable[T]],
     run_dir: Path,
     *,
-    poll_interval: float = 30.0,
+    poll_interval: float = defaults.POLL_INTERVAL_S,
     resubmit_failed: bool = True,
     max_rounds: int = 8,
     progress: ProgressReporter | None = None,

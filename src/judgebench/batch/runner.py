@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgebench import defaults
 from judgebench.batch.backend import BatchBackend, BatchError, LineOutcome, backend_for
 from judgebench.batch.state import BatchStore, Submission, new_id
 from judgebench.errors import JudgebenchError, ProviderConfigError
@@ -43,7 +44,7 @@ class BatchOptions:
     in a new batch, where the progress lines go, and which cache keys skip the store (asked again,
     like `ModelClient.call(refresh=True)`)."""
 
-    poll_interval: float = 30.0
+    poll_interval: float = defaults.POLL_INTERVAL_S
     resubmit_failed: bool = True
     log: Callable[[str], None] | None = None
     refresh: Collection[str] = ()
@@ -417,7 +418,7 @@ async def run_batch(
     run_dir: Path,
     *,
     on_result: Callable[[int, CallResult], None] | None = None,
-    poll_interval: float = 30.0,
+    poll_interval: float = defaults.POLL_INTERVAL_S,
     resubmit_failed: bool = True,
     progress: ProgressReporter | None = None,
     log: Callable[[str], None] | None = None,

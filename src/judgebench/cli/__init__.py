@@ -8,6 +8,7 @@ from __future__ import annotations
 from judgebench.cli import (  # noqa: F401  (each module registers its commands on `app`)
     bbe_cmd,
     cache_cmd,
+    compare_cmd,
     data_cmd,
     helptext,
     import_cmd,

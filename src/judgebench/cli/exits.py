@@ -15,7 +15,8 @@ class ExitCode(IntEnum):
     # the command finished, but left work undone: calls that failed after all retries (a rerun
     # retries only them), items that could not be translated, an infeasible A-BB release
     INCOMPLETE = 3
-    # `report --gate`: some readiness verdict is `fail`
+    # `report --gate`: some readiness verdict is `fail`; `compare --gate`/`--gate-mcnemar`: the verdicts
+    # changed beyond the limit between the two runs
     GATE_FAIL = 4
     # `report --gate strict`: the run is incomplete or some verdict is `inconclusive`
     GATE_UNSETTLED = 5

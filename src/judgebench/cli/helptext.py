@@ -11,6 +11,8 @@ import typer.core
 import typer.rich_utils
 from rich.table import Table
 
+from judgebench import defaults
+
 # placeholders by option name (INTERFACE.md's spelling); the rest by type below
 _BY_NAME = {
     "run": "DIR",
@@ -121,9 +123,11 @@ EXAMPLES = {
               "judgebench judge --run runs/new --dataset llmbar --conditions en,zh,ls \\",
               "    --model openai:gpt-4.1-mini --dry-run"],
     "report": ["judgebench report --run runs/llmbar", "judgebench report --run runs/llmbar --gate strict"],
-    "bbe": ["judgebench bbe --tau 0.5 --delta 0.01 --run runs/llmbar --alpha auto"],
+    "bbe": [f"judgebench bbe --tau {defaults.TAU:g} --delta {defaults.DELTA:g} --run runs/llmbar "
+            "--alpha auto"],
     "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
     "selftest": ["judgebench selftest"],
+    "compare": [f"judgebench compare runs/judge-v1 runs/judge-v2 --gate {defaults.COMPARE_GATE_FLIP_RATE:g}"],
     "show": ["judgebench data show llmbar --data-dir ../shared/llmbar --json",
              "judgebench data show my_pairs.jsonl --field instruction=question"],
     "list": ["judgebench data list"],

@@ -103,27 +103,28 @@ BatchOpt = Annotated[
 PollIntervalOpt = Annotated[float, typer.Option("--poll-interval", help="Seconds between batch polls.")]
 
 
-def call_options(*, no_cache: bool = False, **flags: Any) -> api.CallOptions:
-    """The shared model flags as the library's CallOptions: `flags` are the CallOptions fields a
-    command's flags set (base_url, timeout, max_retries, concurrency, rpm, tpm, wait_lock,
-    max_answer_chars); --no-cache is the one spelled the other way round."""
-    from judgebench import api  # the library loads when a command runs: --help stays fast
-
-    return api.CallOptions(use_cache=not no_cache, **flags)
-
-
-# The shared model flags, by the parameter names the commands give them (cli/options.py's *Opt types).
-CALL_FLAGS = (
-    "base_url", "timeout", "max_retries", "concurrency", "rpm", "tpm", "wait_lock", "max_answer_chars",
-    "no_cache",
-)  # fmt: skip
+# The shared model flags, by the parameter names the commands give them (cli/options.py's *Opt types):
+# the provider settings (one SettingsOverrides field each), then the two about the command itself.
+SETTING_FLAGS = ("base_url", "timeout", "max_retries", "concurrency", "rpm", "tpm", "max_answer_chars")
+CALL_FLAGS = (*SETTING_FLAGS, "wait_lock", "no_cache")
 
 
 def call_options_from(params: Mapping[str, Any]) -> api.CallOptions:
     """CallOptions from a command's parameters (pass `locals()` first thing it builds them): the shared
     model flags the command declares, picked by name, so a command lists its flags once, in its
-    signature, and none is forgotten on the way to the library."""
-    return call_options(**{name: params[name] for name in CALL_FLAGS if name in params})
+    signature, and none is forgotten on the way to the library. The provider settings become one
+    `SettingsOverrides`, built and validated here (a bad value names its flag) and carried as it is
+    down to the provider; --no-cache is the one spelled the other way round."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    given = {name: params[name] for name in SETTING_FLAGS if name in params}
+    flags = {name: "--" + name.replace("_", "-") for name in SETTING_FLAGS}
+    settings = api.build_request(api.SettingsOverrides, None, given, flags=flags)
+    return api.CallOptions(
+        settings=settings,
+        use_cache=not params.get("no_cache", False),
+        wait_lock=bool(params.get("wait_lock", False)),
+    )
 
 
 def _log(message: str) -> None:

@@ -23,7 +23,7 @@ from judgebench.models import Judges, JudgeSpec
 from judgebench.paths import configs_dir
 from judgebench.records import Judgment
 from judgebench.records.numbers import USER_NUMBERS
-from judgebench.rundir import JUDGMENTS, RunDir, last_per_key, read_jsonl
+from judgebench.rundir import RunDir, last_per_key
 
 # The line below which scripts/bench_output_tokens.py --write rewrites configs/output_tokens.toml.
 MEASURED_MARKER = (
@@ -83,17 +83,17 @@ def load_table(path: Path | None = None) -> OutputTokenTable:
     return table
 
 
-def run_figures(run_dir: str | Path) -> dict[tuple[str, str], tuple[float, int]]:
+def run_figures(run: RunDir | str | Path) -> dict[tuple[str, str], tuple[float, int]]:
     """(judge, template name) -> (mean output tokens per judgment, judgments) over a run's answered
     judgments. A judgment's tokens are those of its first answer and of every re-ask it took
     (`judge --reask`): the re-asks are paid for too. A line written again for the same answer (a
-    resumed or repeated stage) counts once."""
-    run = RunDir(run_dir)
-    path = run.file(JUDGMENTS)
-    if not path.exists():
-        raise InputError("the run has no judgments to measure replies from", path=str(path))
+    resumed or repeated stage) counts once. From the lines the run's judgments index already read
+    (`RunDir.judgments().lines()`): a stage that planned from them reads the file no second time."""
+    index = (run if isinstance(run, RunDir) else RunDir(run)).judgments()
+    if not index.path.exists():
+        raise InputError("the run has no judgments to measure replies from", path=str(index.path))
     answers = last_per_key(
-        (j for j in read_jsonl(path, Judgment) if j.raw is not None and j.usage is not None and j.template),
+        (j for j in index.lines() if j.raw is not None and j.usage is not None and j.template),
         lambda j: (j.call_key(), j.reask),
     )
     per_call: dict[object, list[Judgment]] = defaultdict(list)

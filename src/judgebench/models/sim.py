@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -26,7 +27,8 @@ from judgebench.models.base import (
 from judgebench.models.failures import PermanentError
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
-from judgebench.records.numbers import USER_NUMBERS
+from judgebench.records.conditions import PROBE_SEP
+from judgebench.records.numbers import USER_NUMBERS, Share
 
 
 class SimScenario(BaseModel):
@@ -46,6 +48,29 @@ class SimScenario(BaseModel):
     # one flip draw per item for both orders, flipping to the other output (a judge that changes its
     # mind about the item, not about the position): the flip rate as planted, no position effect
     item_level_flips: bool = False
+    # planted probe sensitivities (issue 31; the call context carries the shown lengths and the
+    # template): with probability `length_bias` the judge picks the longer response whenever it is
+    # at least `length_ratio` times as long as the other; with probability `template_flip` its
+    # verdict moves to the other response under any template but `home_template`
+    length_bias: float = 0.0
+    length_ratio: float = 1.5
+    template_flip: float = 0.0
+    home_template: str = "judge-default-v1"
+    # run-to-run sampling noise (`judgebench compare`): with `judge_seed` set, the judge itself (which
+    # items it misses, where it answers "A") is drawn from `judge_seed`, and `seed` (the spec's
+    # `/SEED`) is the run's: each call is redrawn from it with probability `sampling_noise`, as a judge
+    # sampled at temperature > 0 answers an uncertain item differently on another day. Unset (the
+    # default) the seed is the judge, as before.
+    judge_seed: int | None = None
+    sampling_noise: Share = 0.0
+
+    def draw_seed(self, *parts: object) -> str | int:
+        """The seed one call's draws come from: the judge's own, or the run's for a redrawn call."""
+        if self.judge_seed is None:
+            return self.seed
+        if self.sampling_noise > 0 and uniform(self.seed, *parts, "resample") < self.sampling_noise:
+            return f"run/{self.seed}"
+        return self.judge_seed
 
     def acc(self, condition: str) -> float:
         return self.accuracy.get(condition, self.accuracy.get("en", 0.85))
@@ -80,38 +105,68 @@ def uniform(*parts: object) -> float:
 
 def pair_letter(s: SimScenario, item: str, order: str, condition: str, gold: str) -> str:
     """The simulated verdict letter (A, B, Tie, or 'invalid') of one pair call."""
+    seed = s.draw_seed(item, order, condition)
 
     def decide(cond: str, salt: str) -> str:
-        if uniform(s.seed, item, order, salt, "tie") < s.tie_rate:
+        if uniform(seed, item, order, salt, "tie") < s.tie_rate:
             return "Tie"
-        if uniform(s.seed, item, order, salt, "pos") < s.pos(cond):
+        if uniform(seed, item, order, salt, "pos") < s.pos(cond):
             return "A"
-        correct = uniform(s.seed, item, "both" if s.item_level_errors else order, salt, "acc") < s.acc(cond)
+        correct = uniform(seed, item, "both" if s.item_level_errors else order, salt, "acc") < s.acc(cond)
         return gold if correct else ("B" if gold == "A" else "A")
 
-    if uniform(s.seed, item, order, condition, "invalid") < s.invalid_rate:
+    if uniform(seed, item, order, condition, "invalid") < s.invalid_rate:
         return "invalid"
     base = decide("en", "en")
     if condition == "en":
         return base
     if s.item_level_flips and base in ("A", "B"):
-        if uniform(s.seed, item, "both", condition, "flip") < s.flip_rate.get(condition, 0.0):
+        if uniform(seed, item, "both", condition, "flip") < s.flip_rate.get(condition, 0.0):
             return "B" if base == "A" else "A"
-    elif uniform(s.seed, item, order, condition, "flip") < s.flip_rate.get(condition, 0.0):
+    elif uniform(seed, item, order, condition, "flip") < s.flip_rate.get(condition, 0.0):
         # a planted language flip: any verdict other than the en one
         others = [v for v in ("A", "B", "Tie") if v != base]
-        return others[0] if uniform(s.seed, item, order, condition, "which") < 0.5 else others[1]
+        return others[0] if uniform(seed, item, order, condition, "which") < 0.5 else others[1]
     if condition in s.accuracy or condition in s.position_bias:
         return decide(condition, "en")  # same draws, the condition's own accuracy / bias
     return base
 
 
 def probe_letter(s: SimScenario, item: str, order: str, condition: str) -> str:
-    if uniform(s.seed, item, order, condition, "probe-tie") < s.tie_probe_tie:
+    seed = s.draw_seed(item, order, condition, "probe")
+    if uniform(seed, item, order, condition, "probe-tie") < s.tie_probe_tie:
         return "Tie"
     english_first = order.startswith("en_")
-    picks_en = uniform(s.seed, item, order, condition, "probe-en") < s.tie_probe_en_share
+    picks_en = uniform(seed, item, order, condition, "probe-en") < s.tie_probe_en_share
     return "A" if picks_en == english_first else "B"
+
+
+def language_of(condition: str) -> str:
+    """The language a condition is in: a probe of a language (`zh+length`) is in that language, a
+    probe of the source (`length`) reads as en through the scenario's defaults."""
+    return condition.partition(PROBE_SEP)[0]
+
+
+def probe_pull(s: SimScenario, ctx: Mapping[str, object], letter: str) -> str:
+    """The planted length and template effects on one pair verdict (A, B or Tie)."""
+    if letter not in ("A", "B", "Tie"):
+        return letter
+    item, order = str(ctx.get("item_id")), str(ctx.get("order"))
+    seed = s.draw_seed(item, order, str(ctx.get("condition")))
+    template = str(ctx.get("template") or s.home_template)
+    draw = uniform(seed, item, order, template, "template")
+    moved = template != s.home_template and draw < s.template_flip
+    if moved and letter == "Tie":
+        letter = "A" if uniform(seed, item, order, template, "template-which") < 0.5 else "B"
+    elif moved:
+        letter = "B" if letter == "A" else "A"
+    chars_a, chars_b = ctx.get("chars_a"), ctx.get("chars_b")
+    if s.length_bias > 0.0 and isinstance(chars_a, int) and isinstance(chars_b, int):
+        longer = "A" if chars_a >= s.length_ratio * max(chars_b, 1) else None
+        longer = "B" if chars_b >= s.length_ratio * max(chars_a, 1) else longer
+        if longer is not None and uniform(seed, item, order, "length") < s.length_bias:
+            letter = longer
+    return letter
 
 
 class SimProvider(Provider):
@@ -145,7 +200,8 @@ class SimProvider(Provider):
         if ctx.get("kind") == "tie_probe":
             letter = probe_letter(self.scenario, item, order, cond)
         elif ctx.get("kind") == "pair" and ctx.get("gold") in ("A", "B"):
-            letter = pair_letter(self.scenario, item, order, cond, str(ctx["gold"]))
+            letter = pair_letter(self.scenario, item, order, language_of(cond), str(ctx["gold"]))
+            letter = probe_pull(self.scenario, ctx, letter)
         else:
             raise PermanentError("the simulated judge needs the judge stage's call context", provider="sim")
         if letter == "invalid":

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from judgebench import defaults
 from judgebench.records.bbe import BBEResult, Calibration
 from judgebench.report.cells import judge_cell, pct
 from judgebench.report.model import DASH, Cell, Section, Table, literal
@@ -113,7 +114,7 @@ def _utility_paragraph(section: Section, res: BBEResult) -> None:
 
 def bbe_section(view: BBEView | None) -> Section:
     section = Section("bbe", "A-BB: bias-bounded rankings")  # in the terminal too: the summary a user reads
-    command = "judgebench bbe --tau 0.5 --delta 0.01 --run RUN --alpha auto"
+    command = f"judgebench bbe --tau {defaults.TAU:g} --delta {defaults.DELTA:g} --run RUN --alpha auto"
     if view is None:
         section.empty = f"Not computed for this run: `{command}` adds it (no new calls)."
         return section

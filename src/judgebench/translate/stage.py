@@ -25,7 +25,7 @@ from judgebench.records.sanitize import surrogate_problem
 from judgebench.rundir import (
     AUDIT,
     TRANSLATION_FAILURES,
-    VARIANTS,
+    IndexedAppender,
     JsonlAppender,
     RunDir,
     last_per_key,
@@ -38,6 +38,7 @@ VariantKey = tuple[str, str]
 
 
 def read_variants(path: Path) -> dict[VariantKey, Variant]:
+    """A variants file read afresh (a stage reads its run's through `RunDir.variants()`, once)."""
     return last_per_key(read_jsonl(path, Variant), key=lambda v: (v.item_id, v.condition))
 
 
@@ -173,7 +174,7 @@ def write_audit(
     audited again (the chosen `conditions` win over the config file), and variants of items outside
     `items` keep their previous flags.
     """
-    variants = read_variants(run.file(VARIANTS))
+    variants = run.variants().latest()
     configured = {c.name: c for c in load_conditions().values()}
     configured.update({c.name: c for c in conditions})
     rules = {name: audit_rules(c) for name, c in configured.items()}
@@ -202,14 +203,14 @@ def prune_failures(run: RunDir) -> None:
     path = run.file(TRANSLATION_FAILURES)
     if not path.exists():
         return
-    variants = read_variants(run.file(VARIANTS))
+    variants = run.variants().latest()
     latest = last_per_key(read_jsonl(path, TranslationFailure), key=lambda f: f.item_id)
     open_failures = [f for f in latest.values() if any((f.item_id, c) not in variants for c in f.conditions)]
     atomic_write_text(path, "".join(f.model_dump_json() + "\n" for f in open_failures))
 
 
 def import_variants(run: RunDir, variants: Sequence[Variant]) -> None:
-    with JsonlAppender(run.file(VARIANTS)) as out:
+    with IndexedAppender(run.variants()) as out:
         for variant in variants:
             out.append(variant)
 
@@ -224,7 +225,7 @@ async def translate_items(
     progress: ProgressReporter | None = None,
 ) -> TranslateOutcome:
     """Translate the items that lack a variant for some chosen condition; keep failures with reasons."""
-    existing = read_variants(run.file(VARIANTS))
+    existing = run.variants().latest()
     wanted = [c.name for c in conditions]
     todo = [i for i in items if any((i.id, c) not in existing for c in wanted)]
     failures: list[TranslationFailure] = []
@@ -238,7 +239,7 @@ async def translate_items(
     cost = 0.0
     translated = 0
     with (
-        JsonlAppender(run.file(VARIANTS)) as out,
+        IndexedAppender(run.variants()) as out,
         JsonlAppender(run.file(TRANSLATION_FAILURES)) as failed_out,
     ):
 

@@ -1,0 +1,160 @@
+"""`judgebench compare RUN_A RUN_B`: did the judge change between two runs over the same items?
+
+Reads each run's judgments through its run folder (`judgments.jsonl` as judgment_table's columns,
+the condition order from the manifest), pairs them unit by unit (`compare.pairing`), measures the
+drift and applies the gate (`compare.drift`), and writes compare.json, compare.md and the changed
+units into the output folder (`compare.outputs`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgebench import __version__, defaults
+from judgebench.api.datasets import run_folder
+from judgebench.compare.changes import changed_mask, changed_units
+from judgebench.compare.drift import apply_gate, drift_rows
+from judgebench.compare.model import ChangedUnit, CompareDoc, GateSettings, JudgeMatch
+from judgebench.compare.outputs import CHANGED_JSONL, write_compare
+from judgebench.compare.pairing import Side, match_judges, pair_runs
+from judgebench.compare.sections import compare_sections
+from judgebench.errors import RunDirError
+from judgebench.judgment_table import JudgmentTable, read_judgment_table
+from judgebench.records.numbers import USER_NUMBERS, Share
+from judgebench.report.model import Section
+from judgebench.rundir import JUDGMENTS, REPORT_HTML, RunDir, now_iso
+
+Alpha = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+
+
+class CompareRequest(BaseModel):
+    """What `judgebench compare` asks for: the judges to pair (empty: by name, or one each), the gate's
+    limits (None: no gate), the intervals' level and where the files go (None: RUN_B/compare-<A>)."""
+
+    model_config = USER_NUMBERS
+
+    judge_a: list[str] = Field(default_factory=list)
+    judge_b: list[str] = Field(default_factory=list)
+    gate: Share | None = None
+    gate_mcnemar: Alpha | None = None
+    confidence: Annotated[float, Field(ge=0.5, le=0.999, allow_inf_nan=False)] = defaults.COMPARE_CONFIDENCE
+    out: Path | None = None
+
+
+class CompareResult(BaseModel):
+    """The comparison (`doc`, as compare.json holds it), the files written, and the sections the CLI
+    draws."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    doc: CompareDoc
+    out: Path
+    files: list[Path]
+    changes: list[ChangedUnit]
+    sections: list[Section]
+
+    @property
+    def gate_failed(self) -> bool:
+        return self.doc.gate_failed
+
+
+def _side(run: RunDir, which: str) -> tuple[Side, JudgmentTable]:
+    """A run's judgments; a missing folder, a run never judged, or an empty log is an error naming it."""
+    if not run.path.is_dir():
+        raise RunDirError(f"run {which}: {run.path} does not exist (or is not a folder)")
+    path = run.file(JUDGMENTS)
+    if not path.exists():
+        raise RunDirError(
+            f"run {which}: {path} does not exist: run `judgebench judge --run {run.path}` first"
+        )
+    table = read_judgment_table(path)
+    if table.frame.empty:
+        raise RunDirError(f"run {which}: {path} holds no judgments: nothing to compare")
+    return Side(table.frame, str(path)), table
+
+
+def _condition_order(*runs: RunDir) -> list[str]:
+    """The conditions in the order the runs' translate stages recorded (en first), A's then B's."""
+    order = ["en"]
+    for run in runs:
+        stage = run.manifest().stages.translate if run.exists() else None
+        order += [c for c in (stage.condition_names() if stage else []) if c not in order]
+    return order
+
+
+def _report_link(run: RunDir, out: Path) -> str | None:
+    """A run's report.html relative to the output folder (its explorer's rows are linked from each
+    changed unit), or None when the run has no report."""
+    report = run.file(REPORT_HTML)
+    if not report.exists():
+        return None
+    return Path(os.path.relpath(report.resolve(), out.resolve())).as_posix()
+
+
+def _notes(matches: list[JudgeMatch], a: Side, b: Side) -> list[str]:
+    notes = []
+    for m in matches:
+        if m.how == "one judge each":
+            notes.append(
+                f"The runs share no judge name; their one judge each is compared: `{m.judge_a}` (A) with "
+                f"`{m.judge_b}` (B). Name others with --judge-a/--judge-b."
+            )
+    skipped_a = sorted(set(a.judges()) - {m.judge_a for m in matches})
+    skipped_b = sorted(set(b.judges()) - {m.judge_b for m in matches})
+    if skipped_a or skipped_b:
+        notes.append(
+            f"Judges not compared: A {', '.join(skipped_a) or 'none'}; B {', '.join(skipped_b) or 'none'}."
+        )
+    return notes
+
+
+def compare_runs(
+    run_a: str | Path | RunDir, run_b: str | Path | RunDir, req: CompareRequest
+) -> CompareResult:
+    """Compare two runs over the same items and write the comparison's files (see the module)."""
+    ra, rb = run_folder(run_a), run_folder(run_b)
+    a, table_a = _side(ra, "A")
+    b, table_b = _side(rb, "B")
+    matches = match_judges(a, b, req.judge_a, req.judge_b)
+    units, coverage = pair_runs(a, b, matches)
+    rows = drift_rows(units, _condition_order(ra, rb), req.confidence)
+    gate = GateSettings(flip_rate=req.gate, mcnemar_alpha=req.gate_mcnemar)
+    reasons = apply_gate(rows, gate, req.confidence)
+    out = req.out if req.out is not None else rb.path / f"compare-{ra.path.resolve().name}"
+    changed = units[changed_mask(units)]
+    changes = changed_units(
+        units,
+        table_a.records(int(x) for x in changed["line_a"]),
+        table_b.records(int(x) for x in changed["line_b"]),
+        _report_link(ra, out),
+        _report_link(rb, out),
+    )
+    doc = CompareDoc(
+        judgebench_version=__version__,
+        generated_at=now_iso(),
+        run_a=str(ra.path),
+        run_b=str(rb.path),
+        confidence=req.confidence,
+        matches=matches,
+        items_a=a.frame["item_id"].nunique(),
+        items_b=b.frame["item_id"].nunique(),
+        items_common=len(set(a.frame["item_id"]) & set(b.frame["item_id"])),
+        conditions_a=sorted(set(a.frame["condition"])),
+        conditions_b=sorted(set(b.frame["condition"])),
+        coverage=coverage,
+        drift=rows,
+        changed=len(changes),
+        changed_file=CHANGED_JSONL,
+        gate=gate,
+        gate_failed=bool(reasons),
+        gate_reasons=reasons,
+        notes=_notes(matches, a, b),
+    )
+    files = write_compare(out, doc, changes)
+    return CompareResult(
+        doc=doc, out=out, files=files, changes=changes, sections=compare_sections(doc, changes)
+    )

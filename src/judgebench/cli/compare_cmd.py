@@ -1,0 +1,97 @@
+"""CLI for `judgebench compare RUN_A RUN_B`: the drift between two runs over the same items, and a CI
+gate on it (exit 4 when the verdicts changed beyond the limit; ExitCode.GATE_FAIL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+from judgebench import defaults
+from judgebench.cli import render_compare
+from judgebench.cli.app import app, handle_errors
+from judgebench.cli.exits import ExitCode
+
+
+class _BareGateCommand(TyperCommand):
+    """`--gate` alone gates at the default flip-rate limit (INTERFACE.md: `compare RUN_A RUN_B
+    [--gate]`): click options cannot take an optional value, so a bare `--gate` gets the default."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: click's Context (vendored)
+        fixed: list[str] = []
+        for i, arg in enumerate(args):
+            fixed.append(arg)
+            following = args[i + 1] if i + 1 < len(args) else None
+            if arg == "--gate" and (following is None or following.startswith("-")):
+                fixed.append(str(defaults.COMPARE_GATE_FLIP_RATE))
+        return super().parse_args(ctx, fixed)
+
+
+@app.command("compare", cls=_BareGateCommand)
+@handle_errors
+def compare_command(
+    run_a: Annotated[Path, typer.Argument(metavar="RUN_A", help="The baseline run folder.")],
+    run_b: Annotated[Path, typer.Argument(metavar="RUN_B", help="The run compared with it.")],
+    judge_a: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge-a", metavar="NAME", help="A judge of RUN_A to compare (repeat; pairs with --judge-b)."
+        ),
+    ] = None,
+    judge_b: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge-b", metavar="NAME", help="The judge of RUN_B it is compared with (repeat, same order)."
+        ),
+    ] = None,
+    gate: Annotated[
+        float | None,
+        typer.Option(
+            "--gate",
+            metavar="FLIP_RATE",
+            min=0.0,
+            max=1.0,
+            help="CI gate: exit 4 when a flip rate between the runs is above FLIP_RATE with confidence "
+            f"(its interval's lower bound); --gate alone: {defaults.COMPARE_GATE_FLIP_RATE}.",
+        ),
+    ] = None,
+    gate_mcnemar: Annotated[
+        float | None,
+        typer.Option(
+            "--gate-mcnemar",
+            metavar="ALPHA",
+            min=0.0,
+            max=1.0,
+            help="CI gate: exit 4 when correctness changed (exact McNemar, BH-adjusted p below ALPHA).",
+        ),
+    ] = None,
+    confidence: Annotated[
+        float,
+        typer.Option("--confidence", min=0.5, max=0.999, help="Level of every interval."),
+    ] = defaults.COMPARE_CONFIDENCE,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="DIR", help="Where the files go. \\[default: RUN_B/compare-<RUN_A's name>]"
+        ),
+    ] = None,
+) -> None:
+    """Drift between two runs over the same items (two judge versions, templates or dates): per
+    condition the verdicts that changed, the flip rate between the runs with its interval, an exact
+    McNemar test on correctness, and the changed units (compare.json, compare.md, compare_changed.*)."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    request = api.CompareRequest(
+        judge_a=judge_a or [],
+        judge_b=judge_b or [],
+        gate=gate,
+        gate_mcnemar=gate_mcnemar,
+        confidence=confidence,
+        out=out,
+    )
+    result = api.compare_runs(run_a, run_b, request)
+    render_compare.comparison(result)
+    if result.gate_failed:
+        raise typer.Exit(code=ExitCode.GATE_FAIL)

@@ -1,0 +1,97 @@
+"""The planted cases of `compare`, over many seeds: two runs of one simulated judge (another seed: only
+its sampling noise differs) show no drift beyond the noise, and the gate passes them; a judge that
+changed (accuracy in zh, or position bias) is reported and fails the gate, every seed.
+
+The runs are the judgment tables the judge stage would record (tests/compare/conftest.py builds them
+from the simulated judge's own draws), so 60 seed pairs cost seconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from judgebench.compare.drift import apply_gate, drift_rows
+from judgebench.compare.model import Drift, GateSettings
+from judgebench.compare.pairing import match_judges, pair_runs
+from judgebench.models.sim import load_scenario
+from tests.compare.conftest import Side, sim_side
+
+SEEDS = 60
+ITEMS = 150
+GATE = GateSettings(flip_rate=0.10, mcnemar_alpha=0.05)
+
+
+def _rows(a: Side, b: Side) -> list[Drift]:
+    units, _ = pair_runs(a, b, match_judges(a, b))
+    return drift_rows(units, ["en", "zh", "ls"], 0.95)
+
+
+def _run(scenario: str, seed: int) -> Side:
+    s = load_scenario(scenario).model_copy(update={"seed": seed})
+    return sim_side(s, f"sim:{scenario}/{seed}", ITEMS)
+
+
+def _gated(rows: list[Drift], gate: GateSettings) -> list[Drift]:
+    fresh = [r.model_copy() for r in rows]
+    apply_gate(fresh, gate, 0.95)
+    return fresh
+
+
+@pytest.fixture(scope="module")
+def stable() -> list[list[Drift]]:
+    """The ungated rows of SEEDS pairs of runs of one judge, seeds 2k+1 and 2k+2."""
+    return [_rows(_run("drift-stable", 2 * k + 1), _run("drift-stable", 2 * k + 2)) for k in range(SEEDS)]
+
+
+def test_one_judge_on_two_seeds_shows_no_drift_beyond_the_noise(stable: list[list[Drift]]) -> None:
+    flip_failed, mcnemar_failed, mcnemar_rejected, covered, rows_seen = 0, 0, 0, 0, 0
+    for rows in stable:
+        gated = _gated(rows, GATE)
+        flip_failed += any(r.gate_flip == "fail" for r in gated)
+        mcnemar_failed += any(r.gate_mcnemar == "fail" for r in gated)
+        for row in rows:
+            rows_seen += 1
+            mcnemar_rejected += (row.mcnemar_p or 1.0) < 0.05
+            # the planted run-to-run change: a call redrawn in either run (5% each) answering otherwise
+            covered += (row.flip_low or 0) <= 0.027 <= (row.flip_high or 1)
+    # the flip-rate gate (10%) is far above the noise (about 2.7%): it never fails on it
+    assert flip_failed == 0, f"the flip gate failed {flip_failed} of {SEEDS} pairs of runs of one judge"
+    # the McNemar gate tests "no change in accuracy", true here: it fails at most about alpha of the
+    # time (BH over the rows; 5% of 60 is 3, and more than 9 has chance under 0.1%)
+    assert mcnemar_failed <= 9, f"the McNemar gate failed {mcnemar_failed} of {SEEDS}"
+    # unadjusted McNemar at 0.05 on a judge whose accuracy did not change: about 5% of rows or fewer
+    assert mcnemar_rejected / rows_seen <= 0.08
+    # the flip rate's interval covers the planted noise at about its level (loosely: the noise's
+    # share is approximate, the conditions share the en draws)
+    assert covered / rows_seen >= 0.85
+
+
+def test_a_limit_at_the_noise_fails_on_the_lower_bound_rarely(stable: list[list[Drift]]) -> None:
+    """Why the gate reads the lower bound: with the limit at the judge's own noise, a gate on the point
+    estimate fails about half the builds of an unchanged judge; on the lower bound, about 2.5% a row."""
+    pooled = [r for rows in stable for r in rows if r.condition == "all"]
+    noise = sum(r.changed for r in pooled) / sum(r.compared for r in pooled)
+    gated = [
+        r for rows in stable for r in _gated(rows, GateSettings(flip_rate=noise)) if r.condition == "all"
+    ]
+    on_point = sum((r.flip_rate or 0) > noise for r in gated) / len(gated)
+    on_lower = sum(r.gate_flip == "fail" for r in gated) / len(gated)
+    assert on_point > 0.25
+    assert on_lower <= 0.08
+
+
+@pytest.mark.parametrize("changed", ["drift-worse", "drift-position"])
+def test_a_changed_judge_is_reported_and_fails_the_gate_every_seed(changed: str) -> None:
+    for seed in range(0, SEEDS, 6):
+        rows = _rows(_run("drift-stable", 2 * seed + 1), _run(changed, 2 * seed + 2))
+        reasons = apply_gate(rows, GATE, 0.95)
+        assert reasons, f"seed {seed}: {changed} passed the gate"
+        failing = {r.condition for r in rows if "fail" in (r.gate_flip, r.gate_mcnemar)}
+        if changed == "drift-worse":
+            # only zh changed: zh fails (and the pooled row may), en and ls do not
+            assert "zh" in failing and not failing & {"en", "ls"}, (seed, failing)
+            zh = next(r for r in rows if r.condition == "zh")
+            assert zh.right_to_wrong > 5 * max(zh.wrong_to_right, 1)
+        else:
+            assert {"en", "zh", "ls"} <= failing, (seed, failing)
+            en = next(r for r in rows if r.condition == "en")
+            assert (en.position_a_b or 0) > (en.position_a_a or 0) + 0.1
