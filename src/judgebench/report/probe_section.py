@@ -5,15 +5,24 @@ says, and a forest plot of the same rows (`probes_forest`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
+from typing import TYPE_CHECKING
 
 from judgebench.analysis.model import Analysis, ProbeRow
 from judgebench.palette import judge_colors
 from judgebench.report.cells import count, judge_cell, pct, pct_ci, pvalue
 from judgebench.report.model import DASH, Cell, Section, Table
-from judgebench.report.plots import LIMIT_RED, MAX_WIDTH, figure, judge_label, series_handles, top_legend
+from judgebench.report.plots import (
+    LIMIT_RED,
+    MAX_WIDTH,
+    figure,
+    judge_label,
+    line_handle,
+    series_handles,
+    top_legend,
+)
+
+if TYPE_CHECKING:  # matplotlib loads where a figure is drawn (plots.py)
+    from matplotlib.figure import Figure
 
 STATUS_STYLE = {"flagged": "fail", "within": "pass", "inconclusive": "inconclusive"}
 STATUS_TEXT = {"flagged": "flagged", "within": "within limit", "inconclusive": "inconclusive"}
@@ -119,6 +128,6 @@ def probes_forest(rows: Sequence[ProbeRow], limit: float) -> Figure | None:
     labels = [f"{pair}  {judge_label(judge, 30).replace(chr(10), ' ')}" for pair, judge in keys]
     ax.set_yticks(list(ys.values()), labels, fontsize=8)
     ax.invert_yaxis()
-    limit_handle = Line2D([], [], color=LIMIT_RED, linestyle="--", linewidth=1.2, label="readiness limit")
+    limit_handle = line_handle(color=LIMIT_RED, linestyle="--", linewidth=1.2, label="readiness limit")
     top_legend(fig, [*series_handles(colors, judges), limit_handle], "judge")
     return fig
