@@ -13,12 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgebench.analysis import Analysis, ReportSettings, settled
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.api.datasets import load_run_dataset, run_folder
+from judgebench.api.human import human_for_run, run_human_labels
 from judgebench.api.leaderboard import leaderboard_weights
 from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
+from judgebench.human import HumanReport
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
 from judgebench.probes.lengths import length_categories
 from judgebench.probes.registry import load_probes
@@ -101,6 +103,16 @@ def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = 
     return _with_run_stops(run, _analyze(_read_inputs(run), settings))
 
 
+def analyze_human(
+    run_dir: str | Path | RunDir, human: str | Path, settings: ReportSettings | None = None
+) -> HumanReport:
+    """The human section of a run without writing anything: the labels of `human` (JSONL or CSV)
+    validated against the run's judgments, agreement, the annotators' ceiling, PPI++ estimates."""
+    run = run_folder(run_dir)
+    request = ReportRequest(settings=settings or ReportSettings(), human=Path(human))
+    return _human(run, _read_inputs(run), request)
+
+
 def _judge_stops(run: RunDir) -> dict[str, SequentialStop]:
     """Where each judge of a `judge --until-settled` run stopped (empty for a fixed-design run)."""
     stage = run.manifest().stages.judge if run.exists() else None
@@ -133,6 +145,14 @@ def _length_categories(run: RunDir, probes: Mapping[str, ProbeOrigin]) -> dict[s
     if spec is None or not any(origin.probe == LENGTH_PROBE for origin in probes.values()):
         return {}
     return length_categories(_run_items(run), spec.categories)
+
+
+def _human(run: RunDir, inputs: _RunInputs, req: ReportRequest) -> HumanReport:
+    """The human section: the labels checked against the run's judgments, sources from its items."""
+    assert req.human is not None
+    frame = inputs.table.analysis_frame()
+    labels = run_human_labels(frame, req.human)
+    return human_for_run(frame, labels, req.settings, items=_run_items(run), order=inputs.order or ())
 
 
 def explorer_data(run: RunDir, inputs: _RunInputs, *, every_row: bool = False) -> ExplorerData:
@@ -212,6 +232,9 @@ class ReportRequest(BaseModel):
     # the item explorer in report.html: "auto" embeds every row up to ROW_LIMIT item x judge rows,
     # past it the rows that matter (unstable, wrong in en only, audit-flagged); "all" embeds every row
     explorer: Literal["auto", "all"] = "auto"
+    # human labels (JSONL or CSV: item_id, condition, label, annotator?): the human section,
+    # human.json and the agreement / ppi_ records in metrics.json
+    human: Path | None = None
 
 
 class ReportResult(BaseModel):
@@ -222,6 +245,7 @@ class ReportResult(BaseModel):
     readiness: ReadinessDoc
     readiness_json: Path
     unstable: int | None = None  # rows written to export_unstable, when asked
+    human: HumanReport | None = None  # with ReportRequest.human
 
 
 def report(
@@ -238,11 +262,14 @@ def report(
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
     analysis = with_stops(_analyze(inputs, req.settings), stops)
+    human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write
+    if human is not None:
+        analysis = analysis.model_copy(update={"records": [*analysis.records, *human.records()]})
     leave_out = () if req.html else ("html",)
     wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, leave_out=leave_out, explorer=data)
+        paths = write_report(run, analysis, leave_out=leave_out, explorer=data, human=human)
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
@@ -262,4 +289,5 @@ def report(
         readiness=readiness,
         readiness_json=run.file(READINESS_JSON),
         unstable=unstable,
+        human=human,
     )
