@@ -101,3 +101,16 @@ def test_plan_human_labels_from_an_assumption_and_from_a_pilot(run_dir: Path) ->
     assert all(r["basis"] == "pilot: 17 labels" for r in got)
     neither = runner.invoke(app, ["plan", "--human-labels"])
     assert neither.exit_code == 1 and "--assume-agreement" in neither.output
+
+
+def test_the_example_labels_are_what_data_readme_says() -> None:
+    gold = {
+        row["id"]: str(row["label"])
+        for row in map(json.loads, (data_dir() / "sample.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    rows = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines()]
+    first = [r for r in rows if r["annotator"] == "ann1"]
+    second = [r for r in rows if r["annotator"] == "ann2"]
+    assert len(first) == 60 and all(r["label"] == gold[r["item_id"]] for r in first)
+    differs = {r["item_id"] for r in second if r["label"] != gold[r["item_id"]]}
+    assert len(second) == 36 and differs == {"Natural/3", "Natural/5", "Natural/8"}
