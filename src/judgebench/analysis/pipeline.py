@@ -62,7 +62,8 @@ def _unit_tables(
     probes: Mapping[str, ProbeOrigin] | None = None,
 ) -> UnitTables:
     p = pair_flags(df)
-    pairs = condition_pairs([c for c in conditions if c in set(p["condition"])], probes)
+    present = set(p["condition"].unique().tolist())
+    pairs = condition_pairs([c for c in conditions if c in present], probes)
     flips = flip_rows(p, pairs) if not p.empty else pd.DataFrame()
     pos = position_rows(p) if not p.empty else pd.DataFrame()
     return UnitTables(

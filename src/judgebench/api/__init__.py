@@ -2,10 +2,14 @@
 returning a typed result. The CLI parses flags, calls one of these and renders what it returns;
 tests and notebooks call them directly.
 
-    translate() -> judge() -> report(), bbe();  run_pipeline() does all four;  selftest();
-    compare_runs() for the drift between two runs.
+    translate() -> judge() -> report(), bbe();  run_pipeline() does all four (on one RunDir);
+    plan_study() before them;  run_selftest() on planted biases;  compare_runs() for the drift
+    between two runs.
 
-This package is the only stage orchestrator: nothing below it imports it.
+A stage takes the run folder (a path, or the caller's `RunDir`, whose reads it shares), its typed
+request and a `CallOptions` (the flags' provider settings as one `SettingsOverrides`, the cache, the
+lock; the command's judges resolved once). This package is the only stage orchestrator: nothing
+below it imports it.
 """
 
 from __future__ import annotations
