@@ -160,6 +160,19 @@ class ProbeRow(BaseModel):
     dependent_high: float | None = None
 
 
+class LengthRow(BaseModel):
+    """A judge's en strict accuracy on the items of one length category (which output is longer):
+    a length-biased judge is more accurate where the chosen output is the longer one."""
+
+    judge: str
+    category: str
+    items: int
+    n: int  # en pair judgments (both orders)
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
 class Analysis(BaseModel):
     """Everything `report` renders: metric records, readiness verdicts and call accounting."""
 
@@ -180,3 +193,4 @@ class Analysis(BaseModel):
     # probe condition -> (probe, base) as the judge stage recorded it, and the probe table's rows
     probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
     probe_rows: list[ProbeRow] = Field(default_factory=list)
+    length_rows: list[LengthRow] = Field(default_factory=list)

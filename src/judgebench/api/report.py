@@ -25,6 +25,8 @@ from judgebench.human import HumanReport
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
 from judgebench.models.families import load_family_table
 from judgebench.models.judge_family import judge_family
+from judgebench.probes.lengths import length_categories
+from judgebench.probes.registry import load_probes
 from judgebench.records import AuditFlag, Item
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.families import answer_models
@@ -58,6 +60,11 @@ class _RunInputs(BaseModel):
     dataset_spec: str | None = None
     # probe condition -> the condition it was made from (the judge stage's `probes`)
     probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
+    # item -> which output is longer, for a run judged with the length probe (probes/lengths.py)
+    length_categories: dict[str, str] = Field(default_factory=dict)
+
+
+LENGTH_PROBE = "length"
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
@@ -68,8 +75,10 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     translated = manifest.stages.translate
     order = translated.condition_names() if translated else None
     judged = manifest.stages.judge
+    probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
     return _RunInputs(
-        probes={c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {},
+        probes=probes,
+        length_categories=_length_categories(run, probes),
         table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
@@ -89,6 +98,7 @@ def _analyze(run: RunDir, inputs: _RunInputs, settings: ReportSettings | None) -
         planned=inputs.planned,
         leaderboard=leaderboard_weights(inputs.dataset_spec),
         probes=inputs.probes,
+        length_categories=inputs.length_categories,
     )
     return analysis.model_copy(update={"self_preference": _self_preference(run, inputs, frame, analysis)})
 
@@ -157,6 +167,14 @@ def _run_items(run: RunDir) -> list[Item]:
     except (JudgebenchError, OSError):
         return []
     return dataset.items
+
+
+def _length_categories(run: RunDir, probes: Mapping[str, ProbeOrigin]) -> dict[str, str]:
+    """Which output of each item is longer, for a run judged with a probe named `length`."""
+    spec = load_probes().get(LENGTH_PROBE)
+    if spec is None or not any(origin.probe == LENGTH_PROBE for origin in probes.values()):
+        return {}
+    return length_categories(_run_items(run), spec.categories)
 
 
 def _human(run: RunDir, inputs: _RunInputs, req: ReportRequest) -> HumanReport:
