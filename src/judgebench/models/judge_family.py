@@ -4,8 +4,8 @@ table. A simulated judge names its family in its scenario, since `sim:NAME` says
 from __future__ import annotations
 
 from judgebench.errors import ConfigError, InputError
-from judgebench.models.registry import ModelSpec
-from judgebench.models.sim import load_scenario
+from judgebench.models.registry import ModelSpec, provider_class
+from judgebench.models.sim import SimProvider, load_scenario
 from judgebench.records.families import FamilyTable
 
 
@@ -17,7 +17,7 @@ def judge_family(judge: str, table: FamilyTable, spec: str | None = None) -> str
         parsed = ModelSpec.parse(text)
     except ConfigError:
         return table.of_model(text)
-    if parsed.provider == "sim":
+    if provider_class(parsed.provider) is SimProvider:  # the registry says which class serves it
         try:
             return load_scenario(parsed.model.partition("/")[0]).family
         except InputError:
