@@ -82,16 +82,28 @@ NAMES: dict[str, tuple[str, ...]] = {
     "PLAN_DISCORDANT": ("discordant",),
     "PLAN_LATENCY_S": ("latency", "latency_s"),
     "PLAN_SIM_SEEDS": ("sim_seeds",),
+    "COMPARE_GATE_FLIP_RATE": ("gate_flip_rate", "gate"),
+    # 0.95 is the conventional level of several settings, each its own home (ReportSettings, compare,
+    # the human-label analysis) and of the statistical helpers: compare's is scanned by its own name
+    "COMPARE_CONFIDENCE": ("compare_confidence",),
 }
 # The same number written on purpose under a name plan's flags also use: the report's power is its
 # own setting (ReportSettings, the report flags' home), and the statistical helpers' conventional
-# level is a keyword every caller passes (plan passes its flags' values).
+# levels are keywords every caller passes.
 ALLOWED = {
     ("analysis/model.py", "power"),
     ("analysis/stats.py", "alpha"),
     ("analysis/stats.py", "power"),
     ("analysis/sequential.py", "alpha"),
 }
+
+
+# the selftest writes its own synthetic zh and ls variants: its conditions are its own, not the flag's
+OWN_CONDITIONS = {"api/selftest.py"}
+
+
+def _text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _numbers() -> dict[str, float]:
@@ -143,7 +155,19 @@ def restated_defaults(source: str, where: str) -> list[str]:
         for name, value in _holders(tree)
         if name in by_name and _literal(value) == by_name[name] and (where, name) not in ALLOWED
     ]
+    conditions = defaults.CONDITIONS.split(",")
     for node in ast.walk(tree):
+        written = isinstance(node, ast.List | ast.Tuple) and [_text(e) for e in node.elts] == conditions
+        if written and where not in OWN_CONDITIONS:
+            found.append(f"{where}:{node.lineno}: the default conditions {conditions} written again")
+        if (
+            isinstance(node, ast.Constant)
+            and node.value == defaults.CONDITIONS
+            and where not in OWN_CONDITIONS
+        ):
+            found.append(
+                f"{where}:{node.lineno}: the default conditions '{defaults.CONDITIONS}' written again"
+            )
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             for flag, number in re.findall(r"--([a-z][a-z-]*)[ =]([0-9][0-9.]*)", node.value):
                 if by_name.get(flag.replace("-", "_")) == float(number):
@@ -176,6 +200,8 @@ def test_no_module_writes_these_defaults_again() -> None:
         "class O:\n    poll_interval: float = 30.0",
         "params = BBEParams(tau=0.5, delta=defaults.DELTA)",
         'command = "judgebench bbe --tau 0.5 --delta 0.01 --run RUN"',  # main's report/bbe_section.py before
+        'names = names or ["zh", "ls"]',  # main's conditions.select_conditions before
+        'conditions: str = "zh,ls"',
     ],
 )
 def test_a_restated_default_is_found(planted: str) -> None:
@@ -190,6 +216,8 @@ def test_a_restated_default_is_found(planted: str) -> None:
         'command = f"judgebench bbe --tau {defaults.TAU:g} --run RUN"',
         "client = OpenAI(max_retries=0, timeout=60.0)",  # another knob's own number, not the default
         "def f(tau: float = 0.25) -> None: ...",
+        'names = names or defaults.CONDITIONS.split(",")',
+        'for cond in ("zh", "ja"): ...',
     ],
 )
 def test_reading_defaults_or_another_number_is_not_a_restatement(clean: str) -> None:

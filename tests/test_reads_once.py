@@ -99,6 +99,7 @@ def test_judge_on_a_finished_13408_judgment_run_opens_judgments_once(tmp_path: P
     assert result.planned == planned and result.outcomes["sim:default"].already_done == planned
     assert seen[JUDGMENTS] == 1
     assert seen["plan.jsonl"] <= 1 and seen["variants.jsonl"] == 1 and seen["manifest.json"] == 1
+    assert seen["judges.toml"] <= 1 and seen["prices.toml"] <= 1
 
 
 def test_a_judge_that_makes_calls_reads_its_own_answers_from_memory(tmp_path: Path) -> None:

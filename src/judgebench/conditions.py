@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from judgebench import defaults
 from judgebench.errors import ConfigError, InputError
 from judgebench.paths import configs_dir
 from judgebench.records.conditions import Condition, ConditionAudit
@@ -53,7 +54,7 @@ def select_conditions(names: list[str] | str | None, *, path: str | Path | None 
     """The target conditions a command asked for (default zh, ls), checked against the config."""
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
-    names = names or ["zh", "ls"]
+    names = names or defaults.CONDITIONS.split(",")
     known = load_conditions(path)
     chosen: list[Condition] = []
     for name in names:

@@ -283,19 +283,27 @@ _PLAN_SCHEMA = pa.schema([(name, _STR) for name in CALL_KEY])
 
 def read_plan_table(path: Path) -> pd.DataFrame | None:
     """plan.jsonl's call keys as a table (None when the run has no plan file), through the same
-    fast path with the exact reader behind it."""
+    fast path with the exact reader behind it, and the same derived cache beside the file
+    (`plan.jsonl.table.parquet`, trusted only while the plan is unchanged)."""
     if not path.exists():
         return None
     if path.stat().st_size == 0:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in CALL_KEY})
     try:
         with open(path, "rb") as fh:
+            fingerprint = _fingerprint(fh)  # the same derived cache as the judgments' (stale: rebuilt)
+            cached = _cached(path, fingerprint)
+            if cached is not None:
+                held: pd.DataFrame = cached.to_pandas()
+                return held
             expected = _lines(fh)
             opts = pa_json.ParseOptions(explicit_schema=_PLAN_SCHEMA, unexpected_field_behavior="ignore")
             table = pa_json.read_json(fh, parse_options=opts)
         if table.num_rows != expected or any(table.column(c).null_count for c in CALL_KEY):
             raise _Fallback
-        keys: pd.DataFrame = table.group_by(CALL_KEY, use_threads=False).aggregate([]).to_pandas()
+        unique_keys = table.group_by(CALL_KEY, use_threads=False).aggregate([])
+        _store(path, fingerprint, unique_keys)
+        keys: pd.DataFrame = unique_keys.to_pandas()
         return keys
     except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         exact = dict.fromkeys(p.key() for p in read_jsonl(path, PlannedKey))

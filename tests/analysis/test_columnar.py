@@ -242,3 +242,16 @@ def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
     cache_path(judgments).write_bytes(b"PAR1 not a parquet file")
     assert read_judgment_table(judgments).frame.equals(first)
     assert cache_path(judgments).read_bytes()[:4] == b"PAR1" and cache_path(judgments).stat().st_size > 100
+
+
+def test_the_plan_is_cached_and_a_stale_plan_cache_is_rebuilt(tmp_path: Path) -> None:
+    _, planned = _write_run(tmp_path, items_per_subset=4)
+    first = read_plan_table(planned)
+    assert first is not None and cache_path(planned).exists()
+    again = read_plan_table(planned)
+    assert again is not None and again.equals(first)  # from the cache
+    with JsonlAppender(planned) as out:  # one more planned call: the cache is stale
+        out.append(PlannedKey(judge="new", item_id="Natural/0", kind="pair", condition="en", order="orig"))
+    grown = read_plan_table(planned)
+    assert grown is not None and len(grown) == len(first) + 1
+    assert grown[grown["judge"] == "new"]["item_id"].tolist() == ["Natural/0"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from graphlib import CycleError, TopologicalSorter
 
 import pytest
@@ -26,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
     "rundir": {"errors", "fileio", "records", "runindex", "torn"},
-    "conditions": {"errors", "paths", "records"},
+    "conditions": {"defaults", "errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
     "batch": {"defaults", "errors", "fileio", "models", "records", "rundir"},
@@ -61,8 +62,20 @@ ALLOWED: dict[str, set[str]] = {
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
+    # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
+    "human": {"analysis", "data", "errors", "records"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
-    "report": {"analysis", "defaults", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    "report": {
+        "analysis",
+        "defaults",
+        "errors",
+        "fileio",
+        "human",
+        "judgment_table",
+        "palette",
+        "records",
+        "rundir",
+    },
     # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
     # the report's content model and Markdown renderer)
     "compare": {"analysis", "errors", "fileio", "records", "report"},
@@ -78,6 +91,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "execution",
         "fileio",
+        "human",
         "judge",
         "judgment_table",
         "models",
@@ -126,15 +140,19 @@ def test_every_module_belongs_to_a_known_room() -> None:
     assert rooms <= set(ALLOWED), f"rooms without a rule: {sorted(rooms - set(ALLOWED))}"
 
 
-def test_rooms_import_only_what_their_layer_allows() -> None:
-    bad = [
+def layer_problems(imports: Iterable[Import]) -> list[str]:
+    return [
         f"{imp.module}:{imp.line} imports {imp.target}"
-        for imp in all_imports()
+        for imp in imports
         if _crossing(imp)
         and room(imp.target) not in ALLOWED[room(imp.module)]
         # type-only imports name types; the CLI takes even those from the public API
         and (not imp.type_only or room(imp.module) == "cli")
     ]
+
+
+def test_rooms_import_only_what_their_layer_allows() -> None:
+    bad = layer_problems(all_imports())
     assert not bad, "\n".join(bad)
 
 
@@ -149,12 +167,16 @@ def test_no_import_cycle_between_rooms() -> None:
         pytest.fail(f"import cycle between rooms: {exc.args[1]}")
 
 
-def test_no_module_below_the_api_imports_it() -> None:
-    bad = [
+def below_api_problems(imports: Iterable[Import]) -> list[str]:
+    return [
         f"{imp.module}:{imp.line}"
-        for imp in all_imports()
+        for imp in imports
         if room(imp.target) == "api" and room(imp.module) not in ("api", "cli")
     ]
+
+
+def test_no_module_below_the_api_imports_it() -> None:
+    bad = below_api_problems(all_imports())
     assert not bad, bad
     # and the table grants it to no room but the CLI, so no room can reach it through another
     assert [name for name, rooms in ALLOWED.items() if "api" in rooms] == ["cli"]
@@ -174,15 +196,23 @@ def test_rooms_never_reach_what_they_must_not_know() -> None:
     """analysis/ and bbe/ reach neither judge/, execution, models/ nor api/; models/ reaches neither
     judge/, translate/, execution nor api/: not in the table, not through another room, not even for
     a type."""
-    actual: dict[str, set[str]] = defaultdict(set)
-    for imp in all_imports():
-        if _crossing(imp):  # type-only imports count here
-            actual[room(imp.module)].add(room(imp.target))
     for name, forbidden in NEVER.items():
         by_table = _reachable(ALLOWED, name) & forbidden
         assert not by_table, f"ALLOWED lets {name} reach {sorted(by_table)}"
-        by_code = _reachable(actual, name) & forbidden
-        assert not by_code, f"{name} reaches {sorted(by_code)} through its imports"
+    bad = never_problems(all_imports())
+    assert not bad, bad
+
+
+def never_problems(imports: Iterable[Import]) -> list[str]:
+    actual: dict[str, set[str]] = defaultdict(set)
+    for imp in imports:
+        if _crossing(imp):  # type-only imports count here
+            actual[room(imp.module)].add(room(imp.target))
+    return [
+        f"{name} reaches {sorted(found)} through its imports"
+        for name, forbidden in NEVER.items()
+        if (found := _reachable(actual, name) & forbidden)
+    ]
 
 
 def _renders(tree: ast.AST) -> list[tuple[int, str]]:
@@ -202,20 +232,25 @@ def _renders(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
-def test_only_the_cli_renders() -> None:
+def render_problems(imports: Iterable[Import], sources: Mapping[str, str]) -> list[str]:
     bad = [
         f"{imp.module}:{imp.line} imports {imp.target}"
-        for imp in all_imports()
+        for imp in imports
         if room(imp.module) not in CLI_ROOMS
         and (
             imp.target.partition(".")[0] in TERMINAL_LIBRARIES
             or (internal(imp) and room(imp.target) in CLI_ROOMS)
         )
     ]
-    for name, path in ALL.items():
+    for name, source in sources.items():
         if room(name) not in CLI_ROOMS:
-            bad += [f"{name}:{line} {what}" for line, what in _renders(ast.parse(path.read_text()))]
-    assert not bad, "\n".join(sorted(set(bad)))  # one line per name a `from rich.x import (...)` takes
+            bad += [f"{name}:{line} {what}" for line, what in _renders(ast.parse(source))]
+    return sorted(set(bad))  # one line per name a `from rich.x import (...)` takes
+
+
+def test_only_the_cli_renders() -> None:
+    bad = render_problems(all_imports(), {name: path.read_text() for name, path in ALL.items()})
+    assert not bad, "\n".join(bad)
 
 
 def _io_in(name: str, tree: ast.AST) -> list[str]:

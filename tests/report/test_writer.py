@@ -12,18 +12,31 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from judgebench.analysis import Analysis
+from judgebench.analysis import Analysis, analyze
 from judgebench.cli.render_report import print_sections
 from judgebench.records import MetricRecord
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.report import build_sections, write_report
 from judgebench.report.plots import PLOT_TITLES
 from judgebench.rundir import RunDir
+from tests.report.conftest import SETTINGS, make_judgments
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _sections(analysis: Analysis) -> list[str]:
     return [s.key for s in build_sections(analysis)]
+
+
+@pytest.fixture(scope="module")
+def full_analysis(flagged: list[str]) -> Analysis:
+    """conftest's full two-judge run plus the length probe on en and on zh, so that every section and
+    figure (the probes' included) has data."""
+    conditions = ("en", "zh", "ls", "length", "zh+length")
+    probes = {"length": ProbeOrigin("length", "en"), "zh+length": ProbeOrigin("length", "zh")}
+    return analyze(
+        make_judgments(conditions=conditions), flagged_items=flagged, settings=SETTINGS, probes=probes
+    )
 
 
 @pytest.fixture(scope="module")

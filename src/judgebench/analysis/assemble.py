@@ -9,6 +9,7 @@ import pandas as pd
 from judgebench.analysis.frame import Layout, pair_names
 from judgebench.analysis.model import MEAN_JUDGE, VS
 from judgebench.records import MetricRecord
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.metrics import CORE_FIELDS, CIMethod
 
 COUNTS = ("n", "b", "c", "k")
@@ -41,7 +42,7 @@ def order_table(
     layout: Layout,
     conditions: Sequence[str],
     judges: Sequence[str],
-    probes: Mapping[str, str] | None = None,
+    probes: Mapping[str, ProbeOrigin] | None = None,
 ) -> pd.DataFrame:
     """Stable, readable order: filtered, subset, judge (mean last), metric family, condition."""
     judge_rank = {j: i for i, j in enumerate([*judges, MEAN_JUDGE])}

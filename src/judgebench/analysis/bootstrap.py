@@ -1,38 +1,105 @@
-"""Item-clustered bootstrap for ratio metrics, vectorised as one matrix product per item set.
+"""Item-clustered bootstrap for ratio metrics: per-item sums times resampling counts, in row chunks.
 
 Why clustered: an item's two orders (and its conditions) share the same content, so judgments of one
 item are not independent and Wilson intervals that treat them as such are too narrow. Resampling whole
 items carries every judgment of an item together. Every metric here is a ratio of per-item sums
 (correct / answered, flips / valid pairs, ...), so a bootstrap replicate is `W @ num / W @ den` with
 `W` the B x items matrix of resampling counts: no Python loop over replicates or records.
+
+Why chunks: at a million judgments an item set has ~30,000 items, and the whole B x n matrix (with the
+draws it is counted from) took about 1 GB and more time in the memory traffic than in the arithmetic.
+`Resampler` draws the same integers from the same generator, a block of replicates at a time (numpy
+fills a draw in row-major order, so blocks of rows are the same stream as one call), and keeps only
+the B x columns results. Integer-valued sums (counts, and halves) multiply exactly in float32 while
+every partial sum stays below 2^24, so they take the faster product; other values stay float64.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 
+CHUNK_CELLS = 1 << 22  # resampling counts held at once (rows x items): 16 MB of float32
+_EXACT32 = float(1 << 24)
+
+
+def _generator(seed: int, stream: str) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(stream.encode("utf-8"))])
+
 
 def resample_weights(n_items: int, samples: int, seed: int, stream: str) -> FloatArray:
     """B x n resampling counts (times each item is drawn); `stream` (e.g. the subset) seeds each item set."""
-    rng = np.random.default_rng([seed, zlib.crc32(stream.encode("utf-8"))])
     if n_items == 0 or samples <= 0:
         return np.zeros((max(samples, 0), n_items))
-    draws = rng.integers(0, n_items, size=(samples, n_items))  # items drawn with replacement
-    flat = (draws + n_items * np.arange(samples)[:, None]).ravel()
-    return np.bincount(flat, minlength=samples * n_items).reshape(samples, n_items).astype(np.float64)
+    blocks = list(Resampler(n_items, samples, seed, stream).blocks(np.float64))
+    return np.concatenate(blocks).astype(np.float64)
+
+
+class Resampler:
+    """The resampling counts of one item set, block of replicates by block (`CHUNK_CELLS` at most)."""
+
+    def __init__(self, n_items: int, samples: int, seed: int, stream: str) -> None:
+        self.n_items = n_items
+        self.samples = max(samples, 0)
+        self.seed = seed
+        self.stream = stream
+
+    def blocks(self, dtype: type[np.floating[Any]]) -> Iterator[npt.NDArray[Any]]:
+        n, rows = self.n_items, max(1, CHUNK_CELLS // max(self.n_items, 1))
+        rng = _generator(self.seed, self.stream)
+        for start in range(0, self.samples, rows):
+            b = min(rows, self.samples - start)
+            # uint32 draws are the int64 draws' values (both take numpy's 32-bit path below 2^32), faster
+            draws = rng.integers(0, n, size=(b, n), dtype=np.uint32 if n < 1 << 31 else np.int64)
+            flat = draws.astype(np.int64).ravel()
+            flat += np.repeat(np.arange(b, dtype=np.int64) * n, n)
+            yield np.bincount(flat, minlength=b * n).reshape(b, n).astype(dtype)
+
+    def products(self, matrices: list[FloatArray]) -> list[FloatArray]:
+        """W @ m for each items x k matrix m (B x k each), W never held whole."""
+        exact32 = [_exact_in_float32(m, self.n_items) for m in matrices]
+        cast = [m.astype(np.float32) if ok else m for m, ok in zip(matrices, exact32, strict=True)]
+        out = [np.empty((self.samples, m.shape[1])) for m in matrices]
+        if self.n_items == 0:
+            for o in out:
+                o[:] = 0.0
+            return out
+        start = 0
+        need64 = not all(exact32)
+        for block in self.blocks(np.float32):
+            b = len(block)
+            block64 = block.astype(np.float64) if need64 else block
+            for m, ok, o in zip(cast, exact32, out, strict=True):
+                o[start : start + b] = block @ m if ok else block64 @ m
+            start += b
+        return out
+
+
+def _exact_in_float32(m: FloatArray, n_items: int) -> bool:
+    """Every value a multiple of 1/2 and every partial sum of W @ m below 2^24 in those halves."""
+    if m.size == 0:
+        return True
+    doubled = m * 2.0
+    if not np.array_equal(doubled, np.round(doubled)):
+        return False
+    return float(np.abs(doubled).max()) * max(n_items, 1) < _EXACT32
+
+
+def ratios(top: FloatArray, bottom: FloatArray) -> FloatArray:
+    """top / bottom, NaN where bottom is 0 (a replicate that drew no unit of the denominator)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
 
 
 def replicate_ratios(weights: FloatArray, num: FloatArray, den: FloatArray) -> FloatArray:
     """B x M bootstrap replicates of sum(num) / sum(den) per column; NaN where a replicate's den is 0."""
-    top = weights @ num
-    bottom = weights @ den
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+    return ratios(weights @ num, weights @ den)
 
 
 def percentile_interval(replicates: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray]:
@@ -60,5 +127,5 @@ def cluster_bootstrap(
     num: FloatArray, den: FloatArray, *, samples: int, seed: int, stream: str, confidence: float
 ) -> tuple[FloatArray, FloatArray]:
     """Percentile intervals of the ratio sum(num[:, j]) / sum(den[:, j]), resampling rows (items)."""
-    weights = resample_weights(num.shape[0], samples, seed, stream)
-    return percentile_interval(replicate_ratios(weights, num, den), confidence)
+    top, bottom = Resampler(num.shape[0], samples, seed, stream).products([num, den])
+    return percentile_interval(ratios(top, bottom), confidence)

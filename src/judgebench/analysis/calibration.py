@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.cells import CELL, mean_record
+from judgebench.analysis.cells import CELL, mean_record, sum_cells
 from judgebench.analysis.frame import Layout
 from judgebench.records import Metric
 
@@ -35,11 +35,10 @@ def calibration_records(layout: Layout, p: pd.DataFrame, confidence: float) -> p
     rows["sq2"] = rows["sq"] ** 2
     rows["bin"] = _bins(rows["cal_conf"].to_numpy())
     rows["one"] = 1
-    ex = layout.expand(rows)
-    agg = ex.groupby(CELL, sort=False, observed=True)[["sq", "sq2", "one"]].sum().reset_index()
+    agg = sum_cells(layout, rows, ["sq", "sq2", "one"])
     brier = mean_record(agg, Metric.BRIER, total="sq", squares="sq2", n="one", confidence=confidence)
     brier["ci_low"] = np.clip(brier["ci_low"], 0.0, 1.0)
-    bins = ex.groupby([*CELL, "bin"], sort=False, observed=True)[["cal_conf", "cal_y", "one"]].sum()
+    bins = sum_cells(layout, rows, ["cal_conf", "cal_y", "one"], extra=["bin"]).set_index([*CELL, "bin"])
     bins["gap"] = (bins["cal_conf"] - bins["cal_y"]).abs()
     per_cell = bins.groupby(level=CELL, sort=False, observed=True)[["gap", "one"]].sum().reset_index()
     ece = per_cell[CELL].copy()

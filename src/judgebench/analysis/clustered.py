@@ -1,17 +1,20 @@
 """Item-clustered bootstrap intervals for every record table cell (the glue around `bootstrap.py`).
 
-Each bootstrapped metric is a ratio of per-item sums (`long_sums`); one weight matrix per item set
-(subset group x table) resamples all of them at once, and ECE with the same weights. Paired
+Each bootstrapped metric is a ratio of per-item sums (`item_sums`: items x ratios matrices, summed
+straight from the unit tables); one stream of resampling counts per item set (subset group x table)
+resamples all of them at once, and ECE with the same counts. Paired
 differences and ECE take the clustered interval as their main one; every other metric keeps its
 Wilson or normal interval and reports the clustered one beside it (boot_low, boot_high).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.bootstrap import percentile_interval, replicate_ratios, resample_weights
+from judgebench.analysis.bootstrap import FloatArray, Resampler, percentile_interval, ratios
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.frame import Layout, UnitTables
 from judgebench.analysis.model import ReportSettings
@@ -29,44 +32,59 @@ BOOTSTRAP_MAIN = (
 )
 
 
-def long_sums(units: UnitTables) -> pd.DataFrame:
-    """Per-item numerators and denominators of each bootstrapped ratio, keyed by judge, metric, condition."""
-    pieces: list[pd.DataFrame] = []
+Piece = tuple[pd.DataFrame, Metric, str | tuple[str, str], str]
 
-    def add(rows: pd.DataFrame, metric: Metric, num: str | tuple[str, str], den: str) -> None:
+
+def _pieces(units: UnitTables) -> list[Piece]:
+    """Each bootstrapped ratio: its unit rows, the numerator column (or a difference) and the denominator."""
+    return [
+        (units.pairs, Metric.STRICT_ACCURACY, "correct", "acc_n"),
+        (units.pairs, Metric.TIE_HALF_ACCURACY, "half", "acc_n"),
+        (units.flips, Metric.FLIP_RATE, "flip", "both"),
+        (units.position, Metric.POSITION_INCONSISTENCY, "incon", "pboth"),
+        (units.increase, Metric.POSITION_INCONSISTENCY_INCREASE, ("inc_c", "inc_en"), "paired"),
+        (units.judge_flips, Metric.FLIP_RATE_DIFF, ("hit1", "hit2"), "common"),
+        (units.judge_position, Metric.POSITION_INCONSISTENCY_DIFF, ("hit1", "hit2"), "common"),
+    ]
+
+
+def item_sums(layout: Layout, units: UnitTables) -> tuple[pd.DataFrame, FloatArray, FloatArray]:
+    """Per item (rows, in `layout.items` order) the numerator and denominator of every bootstrapped
+    ratio (columns: the returned (judge, metric, condition) keys), summed straight into the matrices."""
+    item_index = pd.Index(layout.items)
+    keys: dict[tuple[str, str, str], int] = {}
+    parts: list[tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, Any], FloatArray, FloatArray]] = []
+    for rows, metric, num, den in _pieces(units):
         if rows.empty:
-            return
-        frame = rows[["judge", "item_id", "condition"]].copy()
-        frame["num"] = rows[num[0]] - rows[num[1]] if isinstance(num, tuple) else rows[num]
-        frame["den"] = rows[den]
-        frame["metric"] = metric
-        pieces.append(frame)
-
-    add(units.pairs, Metric.STRICT_ACCURACY, "correct", "acc_n")
-    add(units.pairs, Metric.TIE_HALF_ACCURACY, "half", "acc_n")
-    add(units.flips, Metric.FLIP_RATE, "flip", "both")
-    add(units.position, Metric.POSITION_INCONSISTENCY, "incon", "pboth")
-    add(units.increase, Metric.POSITION_INCONSISTENCY_INCREASE, ("inc_c", "inc_en"), "paired")
-    add(units.judge_flips, Metric.FLIP_RATE_DIFF, ("hit1", "hit2"), "common")
-    add(units.judge_position, Metric.POSITION_INCONSISTENCY_DIFF, ("hit1", "hit2"), "common")
-    if not pieces:
-        return pd.DataFrame(columns=["judge", "item_id", "condition", "metric", "num", "den"])
-    long = pd.concat(pieces, ignore_index=True)
-    return long.groupby(["item_id", *KEYS], sort=False)[["num", "den"]].sum().reset_index()
+            continue
+        judge_codes, judges = pd.factorize(rows["judge"])
+        cond_codes, conds = pd.factorize(rows["condition"])
+        pair = judge_codes.astype(np.int64) * len(conds) + cond_codes
+        present = np.unique(pair)
+        local = np.full(len(judges) * len(conds), -1, dtype=np.int64)
+        for code in present.tolist():
+            key = (str(judges[code // len(conds)]), str(metric), str(conds[code % len(conds)]))
+            local[code] = keys.setdefault(key, len(keys))
+        top = rows[num[0]] - rows[num[1]] if isinstance(num, tuple) else rows[num]
+        items = item_index.get_indexer(pd.Index(rows["item_id"])).astype(np.int64)
+        bottom = rows[den].to_numpy(dtype=np.float64)
+        parts.append((items, local[pair], top.to_numpy(dtype=np.float64), bottom))
+    n, m = len(layout.items), len(keys)
+    num_m = np.zeros(n * m)
+    den_m = np.zeros(n * m)
+    for items, cols, top_v, den_v in parts:
+        flat = items * m + cols
+        num_m += np.bincount(flat, weights=top_v, minlength=n * m)
+        den_m += np.bincount(flat, weights=den_v, minlength=n * m)
+    columns = pd.DataFrame(list(keys), columns=KEYS)
+    return columns, num_m.reshape(n, m), den_m.reshape(n, m)
 
 
 def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSettings) -> pd.DataFrame:
     """Item-clustered percentile intervals for every (judge, metric, condition) x subset x filtered."""
-    long = long_sums(units)
-    if long.empty or settings.bootstrap_samples <= 0:
+    columns, num_m, den_m = item_sums(layout, units)
+    if columns.empty or settings.bootstrap_samples <= 0:
         return pd.DataFrame(columns=BOOT_COLUMNS)
-    num = long.pivot_table(index="item_id", columns=KEYS, values="num", aggfunc="sum", fill_value=0.0)
-    den = long.pivot_table(index="item_id", columns=KEYS, values="den", aggfunc="sum", fill_value=0.0)
-    num = num.reindex(index=layout.items, fill_value=0.0)
-    den = den.reindex(index=layout.items, columns=num.columns, fill_value=0.0)
-    num_m = num.to_numpy(dtype=np.float64)
-    den_m = den.to_numpy(dtype=np.float64)
-    columns = pd.DataFrame(list(num.columns), columns=KEYS)
     ece_keys, ece_gap, ece_count = ece_matrices(layout, units.pairs)
     out = []
     for group in layout.groups:
@@ -74,22 +92,18 @@ def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSetti
             mask = layout.item_mask(group, filtered)
             if not mask.any():
                 continue
-            weights = resample_weights(
-                int(mask.sum()), settings.bootstrap_samples, settings.seed, f"{group}|{filtered}"
-            )
-            reps = replicate_ratios(weights, num_m[mask], den_m[mask])
-            low, high = percentile_interval(reps, settings.confidence)
-            frame = columns.copy()
-            frame["subset"] = group
-            frame["filtered"] = filtered
-            frame["boot_low"] = low
-            frame["boot_high"] = high
+            stream = f"{group}|{filtered}"
+            sampler = Resampler(int(mask.sum()), settings.bootstrap_samples, settings.seed, stream)
+            wanted = [num_m[mask], den_m[mask]]
+            if len(ece_keys):
+                wanted += [ece_gap[mask], ece_count[mask]]
+            products = sampler.products(wanted)
+            low, high = percentile_interval(ratios(products[0], products[1]), settings.confidence)
+            frame = columns.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
             out.append(frame[~np.isnan(low)])
             if len(ece_keys):
-                per_bin = np.abs(weights @ ece_gap[mask]).reshape(len(weights), len(ece_keys), BINS)
-                total = weights @ ece_count[mask]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    reps = np.where(total > 0, per_bin.sum(axis=2) / np.where(total > 0, total, 1.0), np.nan)
+                per_bin = np.abs(products[2]).reshape(settings.bootstrap_samples, len(ece_keys), BINS)
+                reps = ratios(per_bin.sum(axis=2), products[3])
                 low, high = percentile_interval(reps, settings.confidence)
                 frame = ece_keys.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
                 out.append(frame[~np.isnan(low)])

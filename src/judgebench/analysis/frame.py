@@ -17,6 +17,7 @@ import pandas as pd
 from judgebench.analysis.model import SOURCE
 from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
 from judgebench.records import ConditionPair, Judgment
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
 
 COLUMNS = list(ANALYSIS_COLUMNS)
@@ -49,7 +50,10 @@ def judgment_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
 
 
 class Layout:
-    """Which subset groups each item belongs to and which items the filtered tables drop."""
+    """Which subset groups each item belongs to and which items the filtered tables drop.
+
+    Besides the names, integer codes for the vectorised sums (`cells.sum_cells`): each item's leaf
+    (`item_leaf`, aligned with `items`), whether it is flagged, and which leaves each group holds."""
 
     def __init__(self, df: pd.DataFrame, flagged: set[str]) -> None:
         items = df.drop_duplicates("item_id")[["item_id", "subset"]]
@@ -61,9 +65,17 @@ class Layout:
         self.membership = pd.DataFrame(
             [(leaf, g) for g, leaves in self.groups.items() for leaf in leaves], columns=["leaf", "group"]
         )
+        self.item_index = pd.Index(self.items)
+        leaf_no = {leaf: i for i, leaf in enumerate(self.leaves)}
+        self.item_leaf = np.array([leaf_no[s] for s in items["subset"].tolist()], dtype=np.int64)
+        self.item_flagged = np.array([i in flagged for i in self.items], dtype=bool)
+        self.group_leaves = np.array(
+            [[leaf in set(members) for leaf in self.leaves] for members in self.groups.values()], dtype=bool
+        ).reshape(len(self.groups), len(self.leaves))
 
     def expand(self, df: pd.DataFrame) -> pd.DataFrame:
-        """Repeat each row for every subset group of its item, once unfiltered and once filtered."""
+        """Repeat each row for every subset group of its item, once unfiltered and once filtered (the
+        long form `cells.sum_cells` sums without building it)."""
         leaf = df["item_id"].map(self.item_subset)
         merged = df.assign(leaf=leaf.to_numpy()).merge(self.membership, on="leaf", how="inner")
         merged = merged.drop(columns=["leaf"])
@@ -74,11 +86,10 @@ class Layout:
         return pd.concat([merged.assign(filtered=False), kept.assign(filtered=True)], ignore_index=True)
 
     def item_mask(self, group: str, filtered: bool) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        members = set(self.groups[group])
-        return np.array(
-            [self.item_subset[i] in members and not (filtered and i in self.flagged) for i in self.items],
-            dtype=bool,
-        )
+        """Which of `items` belong to `group` (and, filtered, are not audit-flagged)."""
+        g = list(self.groups).index(group)
+        mask: np.ndarray[Any, np.dtype[np.bool_]] = self.group_leaves[g][self.item_leaf]
+        return mask & ~self.item_flagged if filtered else mask
 
 
 def ordered_conditions(df: pd.DataFrame, order: Sequence[str]) -> list[str]:
@@ -95,7 +106,7 @@ MAX_TARGETS_PAIRED = 3
 
 
 def condition_pairs(
-    conditions: Sequence[str], probes: Mapping[str, str] | None = None
+    conditions: Sequence[str], probes: Mapping[str, ProbeOrigin] | None = None
 ) -> list[ConditionPair]:
     """en->c for every other condition, then every pair among the non-en conditions (zh->ls) when
     there are at most MAX_TARGETS_PAIRED of them (or no en). `probes` (probe condition -> the
@@ -108,12 +119,12 @@ def condition_pairs(
     if len(languages) <= MAX_TARGETS_PAIRED or SOURCE not in conditions:
         pairs += [ConditionPair(a, b) for i, a in enumerate(languages) for b in languages[i + 1 :]]
     present = set(conditions)
-    made = [(probes[c], c) for c in others if c in probes]
+    made = [(probes[c].base, c) for c in others if c in probes]
     pairs += [ConditionPair(base, c) for base, c in made if base != SOURCE and base in present]
     return pairs
 
 
-def pair_names(conditions: Sequence[str], probes: Mapping[str, str] | None = None) -> list[str]:
+def pair_names(conditions: Sequence[str], probes: Mapping[str, ProbeOrigin] | None = None) -> list[str]:
     """Every condition pair's record name (`en->zh`, ..., `zh->ls`), in `condition_pairs` order."""
     return [str(pair) for pair in condition_pairs(conditions, probes)]
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from judgebench.conditions import SOURCE
 from judgebench.records import ConditionPair, JudgePair, MetricRecord
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.numbers import USER_NUMBERS, Share
 from judgebench.records.pairs import PAIR_SEP, VS
 
@@ -128,6 +129,49 @@ class JudgeSummary(BaseModel):
     cost_usd: float | None
 
 
+ProbeStatus = Literal["flagged", "within", "inconclusive"]
+
+
+class ProbeRow(BaseModel):
+    """One probe x language x judge: the flip rate against the condition the probe was made from,
+    with the interval readiness reads and its limit (PROTOCOL §7). `flagged`: the interval's lower
+    bound is above the limit (the probe moves the judge's verdicts); `within`: its upper bound is at
+    or below it; else `inconclusive`. A multi-instance probe (template-1..K) also gets a pooled row
+    (`condition` = the probe's name) with the share of items whose verdict depends on the instance."""
+
+    judge: str
+    probe: str
+    base: str
+    condition: str  # the probe condition (`zh+length`), or the probe for the pooled row
+    pair: str  # the record's condition (`zh->zh+length`, `en->template` pooled)
+    value: float | None
+    n: int
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    limit: float
+    status: ProbeStatus
+    mcnemar_b: int | None = None  # correct in the base only
+    mcnemar_c: int | None = None  # correct in the probe only
+    mcnemar_p: float | None = None
+    dependent_share: float | None = None  # pooled rows: items whose verdict is not the same throughout
+    dependent_low: float | None = None
+    dependent_high: float | None = None
+
+
+class LengthRow(BaseModel):
+    """A judge's en strict accuracy on the items of one length category (which output is longer):
+    a length-biased judge is more accurate where the chosen output is the longer one."""
+
+    judge: str
+    category: str
+    items: int
+    n: int  # en pair judgments (both orders)
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
 class Analysis(BaseModel):
     """Everything `report` renders: metric records, readiness verdicts and call accounting."""
 
@@ -143,3 +187,7 @@ class Analysis(BaseModel):
     )
     # judges `judge --until-settled` has not finished (running or interrupted): the run is incomplete
     unfinished_judges: list[str] = Field(default_factory=list)
+    # probe condition -> (probe, base) as the judge stage recorded it, and the probe table's rows
+    probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
+    probe_rows: list[ProbeRow] = Field(default_factory=list)
+    length_rows: list[LengthRow] = Field(default_factory=list)

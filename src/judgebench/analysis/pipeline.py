@@ -44,11 +44,13 @@ from judgebench.analysis.position import (
     position_records,
     position_rows,
 )
+from judgebench.analysis.probes import length_rows, pooled_probe_records, probe_rows
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
 from judgebench.defaults import CONDITIONS
 from judgebench.records import CallKey, Judgment, Metric
+from judgebench.records.conditions import ProbeOrigin
 
 DEFAULT_ORDER = tuple(CONDITIONS.split(","))  # pairs read zh->ls unless the caller says otherwise
 
@@ -57,10 +59,11 @@ def _unit_tables(
     df: pd.DataFrame,
     conditions: Sequence[str],
     judges: Sequence[str],
-    probes: Mapping[str, str] | None = None,
+    probes: Mapping[str, ProbeOrigin] | None = None,
 ) -> UnitTables:
     p = pair_flags(df)
-    pairs = condition_pairs([c for c in conditions if c in set(p["condition"])], probes)
+    present = set(p["condition"].unique().tolist())
+    pairs = condition_pairs([c for c in conditions if c in present], probes)
     flips = flip_rows(p, pairs) if not p.empty else pd.DataFrame()
     pos = position_rows(p) if not p.empty else pd.DataFrame()
     return UnitTables(
@@ -171,7 +174,8 @@ def analyze(
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
-    probes: Mapping[str, str] | None = None,
+    probes: Mapping[str, ProbeOrigin] | None = None,
+    length_categories: Mapping[str, str] | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
@@ -193,6 +197,7 @@ def analyze(
         planned=planned,
         leaderboard=leaderboard,
         probes=probes,
+        length_categories=length_categories,
     )
 
 
@@ -204,7 +209,8 @@ def analyze_table(
     condition_order: Sequence[str] | None = None,
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
-    probes: Mapping[str, str] | None = None,
+    probes: Mapping[str, ProbeOrigin] | None = None,
+    length_categories: Mapping[str, str] | None = None,
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
@@ -224,6 +230,8 @@ def analyze_table(
     if not mean.empty:
         table = pd.concat([table, mean], ignore_index=True)
     records = to_records(order_table(table, layout, conditions, judges, probes))
+    if probes:
+        records += pooled_probe_records(units.flips, probes, flagged, settings.confidence)
     if leaderboard is not None:
         records += leaderboard_records(df, leaderboard, settings, conditions)
     done = completeness(df, planned)
@@ -236,4 +244,7 @@ def analyze_table(
         conditions=conditions,
         subsets=list(layout.groups),
         settings=settings,
+        probes=dict(probes or {}),
+        probe_rows=probe_rows(records, probes or {}, settings),
+        length_rows=length_rows(df, length_categories or {}, settings.confidence),
     )

@@ -2,10 +2,14 @@
 returning a typed result. The CLI parses flags, calls one of these and renders what it returns;
 tests and notebooks call them directly.
 
-    translate() -> judge() -> report(), bbe();  run_pipeline() does all four;  selftest();
-    compare_runs() for the drift between two runs.
+    translate() -> judge() -> report(), bbe();  run_pipeline() does all four (on one RunDir);
+    plan_study() before them;  run_selftest() on planted biases;  compare_runs() for the drift
+    between two runs.
 
-This package is the only stage orchestrator: nothing below it imports it.
+A stage takes the run folder (a path, or the caller's `RunDir`, whose reads it shares), its typed
+request and a `CallOptions` (the flags' provider settings as one `SettingsOverrides`, the cache, the
+lock; the command's judges resolved once). This package is the only stage orchestrator: nothing
+below it imports it.
 """
 
 from __future__ import annotations
@@ -15,12 +19,20 @@ from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_
 from judgebench.api.compare import CompareRequest, CompareResult, compare_runs
 from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
 from judgebench.api.datasets import open_dataset, run_folder
+from judgebench.api.human import HumanBudgetRequest, HumanBudgetResult, agreement_flag, plan_human_labels
 from judgebench.api.imports import import_llmbar_results
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions
 from judgebench.api.pipeline import PipelineRequest, PipelineResult, run_pipeline
 from judgebench.api.plan import PlanRequest, PlanResult, plan_study
-from judgebench.api.report import ReadinessDoc, ReportRequest, ReportResult, analyze_run, report
+from judgebench.api.report import (
+    ReadinessDoc,
+    ReportRequest,
+    ReportResult,
+    analyze_human,
+    analyze_run,
+    report,
+)
 from judgebench.api.requests import build_request
 from judgebench.api.selftest import Check, SelftestResult, run_selftest
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
@@ -30,6 +42,7 @@ from judgebench.costing.estimate import Estimate
 from judgebench.data import Dataset
 from judgebench.data.llmbar_results import ImportSummary
 from judgebench.execution import Execution
+from judgebench.human import HumanLabels, HumanReport, LabelBudget, load_human_labels
 from judgebench.models import JudgeSpec, SettingsOverrides
 from judgebench.report.model import Cell as ReportCell
 from judgebench.report.model import Section as ReportSection
@@ -49,11 +62,16 @@ __all__ = [
     "DatasetList",
     "Estimate",
     "Execution",
+    "HumanBudgetRequest",
+    "HumanBudgetResult",
+    "HumanLabels",
+    "HumanReport",
     "ImportSummary",
     "JitterSpec",
     "JudgeRequest",
     "JudgeResult",
     "JudgeSpec",
+    "LabelBudget",
     "PerturbRequest",
     "PipelineRequest",
     "PipelineResult",
@@ -71,6 +89,8 @@ __all__ = [
     "TranslateRequest",
     "TranslateResult",
     "TranslatorSettings",
+    "agreement_flag",
+    "analyze_human",
     "analyze_run",
     "bbe",
     "bbe_estimate",
@@ -81,7 +101,9 @@ __all__ = [
     "import_llmbar_results",
     "judge",
     "list_datasets",
+    "load_human_labels",
     "open_dataset",
+    "plan_human_labels",
     "plan_study",
     "report",
     "run_folder",

@@ -13,14 +13,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgebench.analysis import Analysis, ReportSettings, settled
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.api.datasets import load_run_dataset, run_folder
+from judgebench.api.human import human_for_run, run_human_labels
 from judgebench.api.leaderboard import leaderboard_weights
 from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
+from judgebench.human import HumanReport
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
+from judgebench.probes.lengths import length_categories
+from judgebench.probes.registry import load_probes
 from judgebench.records import AuditFlag, Item
+from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
@@ -49,7 +54,12 @@ class _RunInputs(BaseModel):
     # the dataset spec the manifest recorded (RewardBench-family runs get leaderboard scores)
     dataset_spec: str | None = None
     # probe condition -> the condition it was made from (the judge stage's `probes`)
-    probes: dict[str, str] = Field(default_factory=dict)
+    probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
+    # item -> which output is longer, for a run judged with the length probe (probes/lengths.py)
+    length_categories: dict[str, str] = Field(default_factory=dict)
+
+
+LENGTH_PROBE = "length"
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
@@ -60,8 +70,10 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     translated = manifest.stages.translate
     order = translated.condition_names() if translated else None
     judged = manifest.stages.judge
+    probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
     return _RunInputs(
-        probes={c: p.base for c, p in judged.probes.items()} if judged else {},
+        probes=probes,
+        length_categories=_length_categories(run, probes),
         table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
@@ -80,6 +92,7 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         planned=inputs.planned,
         leaderboard=leaderboard_weights(inputs.dataset_spec),
         probes=inputs.probes,
+        length_categories=inputs.length_categories,
     )
 
 
@@ -88,6 +101,16 @@ def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = 
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
     run = run_folder(run_dir)
     return _with_run_stops(run, _analyze(_read_inputs(run), settings))
+
+
+def analyze_human(
+    run_dir: str | Path | RunDir, human: str | Path, settings: ReportSettings | None = None
+) -> HumanReport:
+    """The human section of a run without writing anything: the labels of `human` (JSONL or CSV)
+    validated against the run's judgments, agreement, the annotators' ceiling, PPI++ estimates."""
+    run = run_folder(run_dir)
+    request = ReportRequest(settings=settings or ReportSettings(), human=Path(human))
+    return _human(run, _read_inputs(run), request)
 
 
 def _judge_stops(run: RunDir) -> dict[str, SequentialStop]:
@@ -114,6 +137,22 @@ def _run_items(run: RunDir) -> list[Item]:
     except (JudgebenchError, OSError):
         return []
     return dataset.items
+
+
+def _length_categories(run: RunDir, probes: Mapping[str, ProbeOrigin]) -> dict[str, str]:
+    """Which output of each item is longer, for a run judged with a probe named `length`."""
+    spec = load_probes().get(LENGTH_PROBE)
+    if spec is None or not any(origin.probe == LENGTH_PROBE for origin in probes.values()):
+        return {}
+    return length_categories(_run_items(run), spec.categories)
+
+
+def _human(run: RunDir, inputs: _RunInputs, req: ReportRequest) -> HumanReport:
+    """The human section: the labels checked against the run's judgments, sources from its items."""
+    assert req.human is not None
+    frame = inputs.table.analysis_frame()
+    labels = run_human_labels(frame, req.human)
+    return human_for_run(frame, labels, req.settings, items=_run_items(run), order=inputs.order or ())
 
 
 def explorer_data(run: RunDir, inputs: _RunInputs, *, every_row: bool = False) -> ExplorerData:
@@ -193,6 +232,9 @@ class ReportRequest(BaseModel):
     # the item explorer in report.html: "auto" embeds every row up to ROW_LIMIT item x judge rows,
     # past it the rows that matter (unstable, wrong in en only, audit-flagged); "all" embeds every row
     explorer: Literal["auto", "all"] = "auto"
+    # human labels (JSONL or CSV: item_id, condition, label, annotator?): the human section,
+    # human.json and the agreement / ppi_ records in metrics.json
+    human: Path | None = None
 
 
 class ReportResult(BaseModel):
@@ -203,6 +245,7 @@ class ReportResult(BaseModel):
     readiness: ReadinessDoc
     readiness_json: Path
     unstable: int | None = None  # rows written to export_unstable, when asked
+    human: HumanReport | None = None  # with ReportRequest.human
 
 
 def report(
@@ -219,11 +262,14 @@ def report(
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
     analysis = with_stops(_analyze(inputs, req.settings), stops)
+    human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write
+    if human is not None:
+        analysis = analysis.model_copy(update={"records": [*analysis.records, *human.records()]})
     leave_out = () if req.html else ("html",)
     wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, leave_out=leave_out, explorer=data)
+        paths = write_report(run, analysis, leave_out=leave_out, explorer=data, human=human)
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
@@ -243,4 +289,5 @@ def report(
         readiness=readiness,
         readiness_json=run.file(READINESS_JSON),
         unstable=unstable,
+        human=human,
     )

@@ -188,7 +188,16 @@ class ScoreSetBuilder:
             self.pair_score.append(score)
             self.pair_kind.append(kind)
 
-    def build(self, name: str, scale: tuple[float, float], **extra: object) -> ScoreSet:
+    def build(
+        self,
+        name: str,
+        scale: tuple[float, float],
+        *,
+        aggregate: Literal["accuracy", "mean"],
+        score_source: str,
+        units_dropped: dict[str, int] | None = None,
+        declared_d: int | None = None,
+    ) -> ScoreSet:
         gold = np.asarray(self.gold, dtype=np.float64) if self.gold else None
         return ScoreSet(
             name=name,
@@ -207,7 +216,10 @@ class ScoreSetBuilder:
             invalid_kind=self.invalid_kind,
             group_index=np.asarray(self.group_of, dtype=np.int64),
             unit_keys=self.unit_keys,
-            **extra,  # type: ignore[arg-type]
+            aggregate=aggregate,
+            score_source=score_source,
+            units_dropped=units_dropped or {},
+            declared_d=declared_d,
         )
 
 

@@ -90,6 +90,18 @@ class _HelpTable(Table):
             column.no_wrap = True
 
 
+_PROCESS_VALUE = typer.core.TyperOption.process_value
+
+
+def _process_value(self: Any, ctx: Any, value: Any) -> Any:
+    """A help flag not given is left alone: typer would coerce its None through a pydantic adapter
+    built for the purpose, which costs `judgebench report --help` ~0.1 s of pydantic for a value no
+    one reads (the flag exposes none; its callback acts on a true value only)."""
+    if value is None and not self.expose_value and self.name == "help":
+        return None
+    return _PROCESS_VALUE(self, ctx, value)
+
+
 def install() -> None:
     """Once, when the CLI loads: Typer renders options through these hooks."""
     typer.rich_utils.Table = _HelpTable  # type: ignore[attr-defined,misc]
@@ -97,6 +109,7 @@ def install() -> None:
     typer.core.TyperOption._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
     # an argument shows its name (SPEC); its Python type (<str>) says nothing more
     typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    typer.core.TyperOption.process_value = _process_value  # type: ignore[method-assign]
 
 
 # One example per command, shown under its options (lines of at most 76 characters, so that a
@@ -114,7 +127,7 @@ EXAMPLES = {
             "--alpha auto"],
     "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
     "selftest": ["judgebench selftest"],
-    "compare": ["judgebench compare runs/judge-v1 runs/judge-v2 --gate 0.1"],
+    "compare": [f"judgebench compare runs/judge-v1 runs/judge-v2 --gate {defaults.COMPARE_GATE_FLIP_RATE:g}"],
     "show": ["judgebench data show llmbar --data-dir ../shared/llmbar --json",
              "judgebench data show my_pairs.jsonl --field instruction=question"],
     "list": ["judgebench data list"],

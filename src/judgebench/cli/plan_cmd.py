@@ -58,11 +58,64 @@ def plan_command(
         defaults.PLAN_SIM_SEEDS
     ),
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    human_labels: Annotated[
+        bool,
+        typer.Option(
+            "--human-labels",
+            help="The label budget instead: human labels per condition for +-HALF_WIDTH on the win rate, "
+            "from a pilot (--from-run RUN --human FILE) or --assume-agreement.",
+        ),
+    ] = False,
+    human: Annotated[
+        Path | None,
+        typer.Option("--human", metavar="FILE", dir_okay=False, help="The pilot's human labels (JSONL/CSV)."),
+    ] = None,
+    assume_agreement: Annotated[
+        str | None,
+        typer.Option(
+            "--assume-agreement",
+            metavar="A|COND=A,...",
+            help="The judge's assumed agreement with humans: 0.8, or per condition en=0.9,zh=0.6.",
+        ),
+    ] = None,
+    half_width: Annotated[
+        float,
+        typer.Option("--half-width", min=0.001, max=0.49, help="The win rate's interval half-width wanted."),
+    ] = 0.05,
+    items: Annotated[
+        int | None,
+        typer.Option(
+            "--items",
+            min=1,
+            help="--human-labels: items judged per condition, instead of the dataset's count.",
+        ),
+    ] = None,
 ) -> None:
     """Before a run: calls, tokens and cost (live and batch) of the fixed design, the minimum detectable
     differences at 80% power, the wall time, and the expected calls under --until-settled."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
+    if human_labels:
+        wanted = [c.strip() for c in conditions.split(",") if c.strip() and c.strip() != "en"]
+        budget = api.plan_human_labels(
+            api.HumanBudgetRequest(
+                half_width=half_width,
+                confidence=1.0 - defaults.PLAN_ALPHA,
+                run=from_run,
+                human=human,
+                agreement=api.agreement_flag(assume_agreement, ["en", *wanted]) if assume_agreement else {},
+                items=items,
+                dataset=dataset,
+                data_dir=data_dir,
+                subset=subset,
+                limit=limit,
+            )
+        )
+        if as_json:
+            console.print_json(json.dumps(budget.model_dump(mode="json")))
+        else:
+            render_plan.human_budget(budget)
+        return
     result = api.plan_study(
         api.PlanRequest(
             models=model or [defaults.MODEL],

@@ -11,7 +11,7 @@ from judgebench.cli.app import console
 from judgebench.cli.render import note, usd
 
 if TYPE_CHECKING:
-    from judgebench.api import PlanResult
+    from judgebench.api import HumanBudgetResult, PlanResult
 
 
 def study_plan(plan: PlanResult) -> None:
@@ -49,3 +49,35 @@ def study_plan(plan: PlanResult) -> None:
         console.print(settle)
     for line in plan.assumptions:
         note(f"assumed: {line}")
+
+
+def human_budget(plan: HumanBudgetResult) -> None:
+    """`plan --human-labels`: human labels per condition for +-h on the win rate, with and without PPI++."""
+    level = f"{100 * plan.confidence:g}%"
+    table = Table(
+        title=f"human labels for a {level} interval of +-{100 * plan.half_width:g} pts on the win rate"
+    )
+    for col in (
+        "judge",
+        "condition",
+        "basis",
+        "agreement",
+        "rho",
+        "items",
+        "human-only",
+        "with PPI++",
+        "saved",
+    ):
+        table.add_column(col, justify="left" if col in ("judge", "condition", "basis") else "right")
+    for row in plan.rows:
+        items = "unlimited" if row.items is None else f"{row.items:,}"
+        human = "> items" if row.human_only is None else f"{row.human_only:,}"
+        ppi = "> items" if row.ppi is None else f"{row.ppi:,}"
+        saved = "" if row.saved is None else f"{row.saved:.0%}"
+        table.add_row(
+            row.judge or "(any)", row.condition, row.basis, f"{row.agreement:.0%}", f"{row.rho:.2f}", items,
+            human, ppi, saved,
+        )  # fmt: skip
+    console.print(table)
+    for line in plan.assumptions:
+        note(line)

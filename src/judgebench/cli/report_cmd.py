@@ -132,6 +132,16 @@ def report_command(
             "(a large page on a large run).",
         ),
     ] = "auto",
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            "--human",
+            metavar="FILE",
+            dir_okay=False,
+            help="Human labels (JSONL or CSV: item_id, condition, label 1/2/tie, annotator): agreement, "
+            "the annotators' ceiling and prediction-powered estimates (human.json).",
+        ),
+    ] = None,
     wait_lock: opt.WaitLockOpt = False,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""
@@ -160,6 +170,7 @@ def report_command(
         "export_unstable": export_unstable,
         "explorer": explorer,
         "wait_lock": wait_lock,
+        "human": human,
     }
     request = api.build_request(api.ReportRequest, None, given)
     result = api.report(run, request)

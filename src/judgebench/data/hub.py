@@ -26,8 +26,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from judgebench.errors import JudgebenchError
 from judgebench.fileio import atomic_write_text
 from judgebench.paths import cache_dir
@@ -137,6 +135,8 @@ def _cached(root: Path, patterns: Sequence[str]) -> dict[str, str] | None:
 def _probe(repo: str, revision: str, folder: str) -> None:
     """One quick request for the revision, so that an unreachable hub fails at once (huggingface_hub
     would retry for half a minute) and a revision the repository lacks says so."""
+    import httpx  # lazily: 0.1 s to import, and only a download needs it
+
     url = f"{endpoint()}/api/datasets/{repo}/revision/{quote(revision, safe='')}"
     timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
     try:

@@ -20,15 +20,17 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
-
-import httpx
 
 from judgebench.data.generic import decode_bytes, parse_json
 from judgebench.data.validate import build_items
 from judgebench.errors import InputError, JudgebenchError
 from judgebench.paths import cache_dir
 from judgebench.records import Item
+
+if TYPE_CHECKING:  # httpx (0.1 s to import) loads when something is downloaded
+    import httpx
 
 logger = logging.getLogger(__name__)
 
@@ -181,6 +183,8 @@ def _offline_hint() -> str:
 
 def _download(client: httpx.Client, url: str, rel: str) -> bytes:
     """One attempt: any transport failure is reported at once, with the way out."""
+    import httpx  # loaded by fetch
+
     try:
         with client.stream("GET", url) as response:
             if response.status_code != 200:
@@ -209,6 +213,8 @@ def _download(client: httpx.Client, url: str, rel: str) -> bytes:
 
 def fetch(rels: list[str]) -> Path:
     """Make sure the cache holds verified copies of `rels`, downloading what is missing or corrupt."""
+    import httpx  # lazily: 0.1 s to import, and only a download needs it
+
     root = cache_root()
     todo = []
     for rel in rels:

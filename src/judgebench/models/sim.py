@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -26,6 +27,7 @@ from judgebench.models.base import (
 from judgebench.models.failures import PermanentError
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
+from judgebench.records.conditions import PROBE_SEP
 from judgebench.records.numbers import USER_NUMBERS, Share
 
 
@@ -46,6 +48,14 @@ class SimScenario(BaseModel):
     # one flip draw per item for both orders, flipping to the other output (a judge that changes its
     # mind about the item, not about the position): the flip rate as planted, no position effect
     item_level_flips: bool = False
+    # planted probe sensitivities (issue 31; the call context carries the shown lengths and the
+    # template): with probability `length_bias` the judge picks the longer response whenever it is
+    # at least `length_ratio` times as long as the other; with probability `template_flip` its
+    # verdict moves to the other response under any template but `home_template`
+    length_bias: float = 0.0
+    length_ratio: float = 1.5
+    template_flip: float = 0.0
+    home_template: str = "judge-default-v1"
     # run-to-run sampling noise (`judgebench compare`): with `judge_seed` set, the judge itself (which
     # items it misses, where it answers "A") is drawn from `judge_seed`, and `seed` (the spec's
     # `/SEED`) is the run's: each call is redrawn from it with probability `sampling_noise`, as a judge
@@ -131,6 +141,34 @@ def probe_letter(s: SimScenario, item: str, order: str, condition: str) -> str:
     return "A" if picks_en == english_first else "B"
 
 
+def language_of(condition: str) -> str:
+    """The language a condition is in: a probe of a language (`zh+length`) is in that language, a
+    probe of the source (`length`) reads as en through the scenario's defaults."""
+    return condition.partition(PROBE_SEP)[0]
+
+
+def probe_pull(s: SimScenario, ctx: Mapping[str, object], letter: str) -> str:
+    """The planted length and template effects on one pair verdict (A, B or Tie)."""
+    if letter not in ("A", "B", "Tie"):
+        return letter
+    item, order = str(ctx.get("item_id")), str(ctx.get("order"))
+    seed = s.draw_seed(item, order, str(ctx.get("condition")))
+    template = str(ctx.get("template") or s.home_template)
+    draw = uniform(seed, item, order, template, "template")
+    moved = template != s.home_template and draw < s.template_flip
+    if moved and letter == "Tie":
+        letter = "A" if uniform(seed, item, order, template, "template-which") < 0.5 else "B"
+    elif moved:
+        letter = "B" if letter == "A" else "A"
+    chars_a, chars_b = ctx.get("chars_a"), ctx.get("chars_b")
+    if s.length_bias > 0.0 and isinstance(chars_a, int) and isinstance(chars_b, int):
+        longer = "A" if chars_a >= s.length_ratio * max(chars_b, 1) else None
+        longer = "B" if chars_b >= s.length_ratio * max(chars_a, 1) else longer
+        if longer is not None and uniform(seed, item, order, "length") < s.length_bias:
+            letter = longer
+    return letter
+
+
 class SimProvider(Provider):
     """`sim:SCENARIO` or `sim:SCENARIO/SEED`: scenarios live in configs/sim.toml."""
 
@@ -162,7 +200,8 @@ class SimProvider(Provider):
         if ctx.get("kind") == "tie_probe":
             letter = probe_letter(self.scenario, item, order, cond)
         elif ctx.get("kind") == "pair" and ctx.get("gold") in ("A", "B"):
-            letter = pair_letter(self.scenario, item, order, cond, str(ctx["gold"]))
+            letter = pair_letter(self.scenario, item, order, language_of(cond), str(ctx["gold"]))
+            letter = probe_pull(self.scenario, ctx, letter)
         else:
             raise PermanentError("the simulated judge needs the judge stage's call context", provider="sim")
         if letter == "invalid":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,6 +31,14 @@ class Condition(BaseModel):
     probe: str | None = None
     base: str | None = None
     template: str | None = None
+
+
+class ProbeOrigin(NamedTuple):
+    """What made a probe condition: the probe (`length`, `template`) and the condition it was made
+    from (`en`, `zh`); its flips are read against that condition."""
+
+    probe: str
+    base: str
 
 
 PROBE_SEP = "+"  # a probe applied to a language: `zh+length` (on the source it is plain `length`)

@@ -54,9 +54,40 @@ class Metric(StrEnum):
     # on the items both conditions hold (analysis/leaderboard.py)
     REWARDBENCH_SCORE = "rewardbench_score"
     REWARDBENCH_SCORE_DROP = "rewardbench_score_drop"
+    # probes with several instances (template-1..K), per base->probe (`en->template`): the flip rate
+    # pooled over the instances, and the share of items whose verdict is not the same under every
+    # instance and the base (analysis/probes.py)
+    PROBE_FLIP_RATE = "probe_flip_rate"
+    PROBE_DEPENDENT_SHARE = "probe_dependent_share"
     # judge vs judge (judge `J1 vs J2`): first minus second on the units both answered validly
     FLIP_RATE_DIFF = "flip_rate_diff"
     POSITION_INCONSISTENCY_DIFF = "position_inconsistency_diff"
+    # human labels (`report --human FILE`, human/): the judge's item verdict against the humans'
+    # majority label, the annotators among themselves (judge `humans`), and prediction-powered
+    # estimates (PPI++) beside the human-only ("classical") ones; per condition, subset `all`
+    HUMAN_AGREEMENT = "human_agreement"
+    COHENS_KAPPA = "cohens_kappa"
+    KRIPPENDORFF_ALPHA = "krippendorff_alpha"
+    ANNOTATOR_AGREEMENT = "annotator_agreement"
+    PPI_WIN_RATE = "ppi_win_rate"
+    CLASSICAL_WIN_RATE = "classical_win_rate"
+    PPI_ACCURACY = "ppi_accuracy"
+    CLASSICAL_ACCURACY = "classical_accuracy"
+
+
+# what `report --human FILE` adds (human/model.py); the analysis of judgments alone never emits them
+HUMAN_METRICS: frozenset[str] = frozenset(
+    {
+        Metric.HUMAN_AGREEMENT,
+        Metric.COHENS_KAPPA,
+        Metric.KRIPPENDORFF_ALPHA,
+        Metric.ANNOTATOR_AGREEMENT,
+        Metric.PPI_WIN_RATE,
+        Metric.CLASSICAL_WIN_RATE,
+        Metric.PPI_ACCURACY,
+        Metric.CLASSICAL_ACCURACY,
+    }
+)
 
 
 def tie_probe_metric(outcome: str) -> str:
@@ -141,6 +172,11 @@ class MetricRecord(BaseModel):
     weights: str | None = None
     weighted_subsets: int | None = None
     weighted_of: int | None = None
+    # human records: a win rate's source (whose output wins: a model, or `output_1`), and a PPI
+    # estimate's judge-only items and power-tuned lambda
+    source: str | None = None
+    n_unlabeled: int | None = None
+    ppi_lambda: float | None = None
 
     @model_serializer(mode="wrap")
     def _only_fields_that_apply(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

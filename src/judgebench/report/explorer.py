@@ -64,6 +64,8 @@ class ExplorerData:
     table: JudgmentTable | None = None
     row_limit: int | None = ROW_LIMIT
     _source: JudgmentTable | None = field(default=None, init=False, repr=False)
+    _conditions: list[str] | None = field(default=None, init=False, repr=False)
+    _rows: _Rows | None = field(default=None, init=False, repr=False)
 
     def source(self) -> JudgmentTable:
         if self._source is None:
@@ -91,26 +93,78 @@ class ExplorerRow:
 
 
 def condition_order(data: ExplorerData) -> list[str]:
-    seen = list(dict.fromkeys(data.conditions))
-    frame = data.source().frame
-    for cond in frame.loc[frame["kind"] == "pair", "condition"].unique().tolist():
-        if cond not in seen:
-            seen.append(cond)
-    if SOURCE in seen:
-        seen.remove(SOURCE)
-        seen.insert(0, SOURCE)
-    return seen
+    if data._conditions is None:
+        seen = list(dict.fromkeys(data.conditions))
+        frame = data.source().frame
+        for cond in frame.loc[frame["kind"] == "pair", "condition"].unique().tolist():
+            if cond not in seen:
+                seen.append(cond)
+        if SOURCE in seen:
+            seen.remove(SOURCE)
+            seen.insert(0, SOURCE)
+        data._conditions = seen
+    return list(data._conditions)
 
 
-def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
-    """Every item x judge with a judgment, by judge and item (the table's order). A valid verdict is
-    one the analysis counts (PROTOCOL §4): answered and not invalid. Vectorised: the table holds each
-    item x judge's judgments contiguously, so a row is a slice and its verdicts one cube
-    (rows x conditions x orders) of verdict codes, -1 where missing or invalid."""
+@dataclass(frozen=True)
+class _Rows:
+    """Every item x judge row as arrays (a row is a contiguous slice of the table from `starts`):
+    its flags per condition, and whether it is wrong in en only."""
+
+    conditions: list[str]
+    starts: IntArray
+    flipped: BoolArray  # rows x conditions
+    inconsistent: BoolArray
+    wrong: BoolArray
+    labels: npt.NDArray[np.float64]
+    items: npt.NDArray[Any]  # per row
+    judges: npt.NDArray[Any]
+    subsets: npt.NDArray[Any]
+    lines: IntArray  # per judgment: its line of the file
+
+    @property
+    def unstable(self) -> BoolArray:
+        out: BoolArray = np.logical_or(self.flipped.any(axis=1), self.inconsistent.any(axis=1))
+        return out
+
+    def row(self, r: int) -> ExplorerRow:
+        at = int(self.starts[r])
+        end = int(self.starts[r + 1]) if r + 1 < len(self.starts) else len(self.lines)
+        label = float(self.labels[r])
+        return ExplorerRow(
+            str(self.items[r]),
+            str(self.judges[r]),
+            str(self.subsets[r]),
+            None if np.isnan(label) else int(label),
+            self.lines[at:end].tolist(),
+            [self.conditions[c] for c in np.flatnonzero(self.flipped[r])],
+            [self.conditions[c] for c in np.flatnonzero(self.inconsistent[r])],
+            bool(self.wrong[r]),
+        )
+
+
+def _at(frame: pd.DataFrame, column: str, starts: IntArray) -> npt.NDArray[Any]:
+    out: npt.NDArray[Any] = frame[column].to_numpy(dtype=object)[starts]
+    return out
+
+
+def _row_arrays(data: ExplorerData) -> _Rows:
+    """The rows' flags, once per `data`. A valid verdict is one the analysis counts (PROTOCOL §4):
+    answered and not invalid. Vectorised: the table holds each item x judge's judgments
+    contiguously, so a row is a slice and its verdicts one cube (rows x conditions x orders) of
+    verdict codes, -1 where missing or invalid."""
+    if data._rows is not None:
+        return data._rows
     conditions = condition_order(data)
     f = data.source().frame
     if f.empty:
-        return []
+        empty = np.zeros((0, len(conditions)), dtype=bool)
+        none = np.zeros(0, dtype=np.int64)
+        text = none.astype(object)
+        data._rows = _Rows(
+            conditions, none, empty, empty, none.astype(bool), none.astype(float), text, text, text, none
+        )
+        return data._rows
     judge_codes, _ = pd.factorize(f["judge"])
     item_codes, _ = pd.factorize(f["item_id"])
     change = np.r_[True, (judge_codes[1:] != judge_codes[:-1]) | (item_codes[1:] != item_codes[:-1])]
@@ -119,7 +173,6 @@ def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
     cube, verdicts, orders = _verdict_cube(f, row_of, len(starts), conditions)
     en = conditions.index(SOURCE) if SOURCE in conditions else -1
     pair_orders = [orders.index(o) for o in PAIR_ORDERS if o in orders]
-    both = len(pair_orders) == 2
 
     def differ(a: IntArray, b: IntArray) -> BoolArray:
         out: BoolArray = (a >= 0) & (b >= 0) & (a != b)
@@ -132,25 +185,29 @@ def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
         for o in pair_orders:
             flipped |= differ(cube[:, en : en + 1, o], cube[:, :, o])
         flipped[:, en] = False
-    if both:
+    if len(pair_orders) == 2:
         inconsistent = differ(cube[:, :, pair_orders[0]], cube[:, :, pair_orders[1]])
     labels = f["label"].to_numpy(dtype=float)[starts]
     wrong = _wrong_in_en_only(cube, verdicts, labels, en)
-    subsets = f["subset"].to_numpy(dtype=object)[starts]
-    items = f["item_id"].to_numpy(dtype=object)[starts]
-    judges = f["judge"].to_numpy(dtype=object)[starts]
-    lines = np.split(f["line"].to_numpy(dtype=np.int64), starts[1:])
-    out = []
-    for r in range(n_rows):
-        label = None if np.isnan(labels[r]) else int(labels[r])
-        flips = [conditions[c] for c in np.flatnonzero(flipped[r])] if flipped[r].any() else []
-        incons = [conditions[c] for c in np.flatnonzero(inconsistent[r])] if inconsistent[r].any() else []
-        out.append(
-            ExplorerRow(
-                items[r], judges[r], subsets[r], label, lines[r].tolist(), flips, incons, bool(wrong[r])
-            )
-        )
-    return out
+    data._rows = _Rows(
+        conditions,
+        starts,
+        flipped,
+        inconsistent,
+        wrong,
+        labels,
+        _at(f, "item_id", starts),
+        _at(f, "judge", starts),
+        _at(f, "subset", starts),
+        f["line"].to_numpy(dtype=np.int64),
+    )
+    return data._rows
+
+
+def explorer_rows(data: ExplorerData) -> list[ExplorerRow]:
+    """Every item x judge with a judgment, by judge and item (the table's order)."""
+    rows = _row_arrays(data)
+    return [rows.row(r) for r in range(len(rows.starts))]
 
 
 IntArray = npt.NDArray[np.int64]
@@ -194,23 +251,41 @@ def _wrong_in_en_only(
     return out
 
 
+def _limit(data: ExplorerData) -> int | None:
+    """The row limit for this run's conditions (fewer rows, in proportion, past three)."""
+    if data.row_limit is None:
+        return None
+    return data.row_limit * LIMIT_CONDITIONS // max(LIMIT_CONDITIONS, len(condition_order(data)))
+
+
+def _kept(ranks: IntArray, limit: int | None) -> IntArray:
+    """The indices a page keeps, in their order: every one up to `limit`, else the best ranked that
+    matter (rank < 3) up to `limit`, ties in their order."""
+    if limit is None or len(ranks) <= limit:
+        return np.arange(len(ranks), dtype=np.int64)
+    best = np.argsort(ranks, kind="stable")[:limit]
+    return np.sort(best[ranks[best] < 3])
+
+
 def page_rows(data: ExplorerData, rows: Sequence[ExplorerRow]) -> list[ExplorerRow]:
     """The rows report.html embeds: all of them up to `row_limit`, else the ones that matter
     (unstable first, then wrong in en only, then audit-flagged), at most `row_limit` (fewer, in
     proportion, when there are more than three conditions)."""
-    limit = data.row_limit
-    if limit is not None:
-        limit = limit * LIMIT_CONDITIONS // max(LIMIT_CONDITIONS, len(condition_order(data)))
-    if limit is None or len(rows) <= limit:
-        return list(rows)
     flagged = {flag.item_id for flag in data.audit}
+    ranks = np.array(
+        [0 if r.unstable else 1 if r.wrong_en_only else 2 if r.item_id in flagged else 3 for r in rows],
+        dtype=np.int64,
+    )
+    return [rows[i] for i in _kept(ranks, _limit(data)).tolist()]
 
-    def rank(row: ExplorerRow) -> int:
-        return 0 if row.unstable else 1 if row.wrong_en_only else 2 if row.item_id in flagged else 3
 
-    ranked = sorted(range(len(rows)), key=lambda i: rank(rows[i]))
-    kept = {i for i in ranked[:limit] if rank(rows[i]) < 3}
-    return [row for i, row in enumerate(rows) if i in kept]
+def _ranks(data: ExplorerData) -> IntArray:
+    """Each row's rank as `page_rows` ranks it: 0 unstable, 1 wrong in en only, 2 audit-flagged, 3 other."""
+    rows = _row_arrays(data)
+    if not len(rows.starts):
+        return np.zeros(0, dtype=np.int64)
+    flagged = np.isin(rows.items, sorted({flag.item_id for flag in data.audit}))
+    return np.select([rows.unstable, rows.wrong, flagged], [0, 1, 2], default=3).astype(np.int64)
 
 
 def _verdict_order(conditions: Sequence[str]) -> Any:
@@ -234,7 +309,8 @@ def unstable_records(data: ExplorerData) -> list[dict[str, Any]]:
     the item, its texts in every condition, every verdict with the raw answer, and its audit flags."""
     conditions = condition_order(data)
     audit = _audit_by_item(data.audit)
-    rows = [row for row in explorer_rows(data) if row.unstable]
+    table = _row_arrays(data)
+    rows = [table.row(r) for r in np.flatnonzero(table.unstable).tolist()]
     records = data.source().records(line for row in rows for line in row.lines)
     order = _verdict_order(conditions)
     out = []
@@ -293,8 +369,10 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
     """Columnar arrays for the page: rows (item x judge), their judgments as contiguous ranges, the texts
     and audit flags per item; every string through one table `s`."""
     conditions = condition_order(data)
-    every = explorer_rows(data)
-    rows = page_rows(data, every)
+    table = _row_arrays(data)
+    ranks = _ranks(data)
+    kept = _kept(ranks, _limit(data))
+    rows = [table.row(r) for r in kept.tolist()]
     records = data.source().records(line for row in rows for line in row.lines)
     order = _verdict_order(conditions)
     s = _Strings()
@@ -363,16 +441,11 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
         "audit": acols,
         "s": s.values,
         # rows of the run, and those left out of the page by the row limit (0: every row is here)
-        "rows_total": len(every),
-        "rows_left_out": len(every) - len(rows),
-        "rows_matter_left_out": _matter(data, every) - _matter(data, rows),
+        "rows_total": len(ranks),
+        "rows_left_out": len(ranks) - len(rows),
+        # the rows that matter (unstable, wrong in en only, of an audit-flagged item) left out
+        "rows_matter_left_out": int((ranks < 3).sum() - (ranks[kept] < 3).sum()),
     }
-
-
-def _matter(data: ExplorerData, rows: Sequence[ExplorerRow]) -> int:
-    """How many of `rows` matter: unstable, wrong in en only, or of an audit-flagged item."""
-    flagged = {flag.item_id for flag in data.audit}
-    return sum(1 for r in rows if r.unstable or r.wrong_en_only or r.item_id in flagged)
 
 
 def payload_json(data: ExplorerData) -> str:

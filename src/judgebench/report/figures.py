@@ -19,6 +19,7 @@ from judgebench.report.plots import (
     position_plot,
     tie_probe_plot,
 )
+from judgebench.report.probe_section import PROBES_FOREST, probes_forest
 
 if TYPE_CHECKING:  # matplotlib loads where a figure is drawn (plots.py)
     from matplotlib.figure import Figure
@@ -49,6 +50,7 @@ def make_plots(analysis: Analysis) -> dict[str, bytes]:
             analysis.settings.max_position_increase,
             Metric.POSITION_INCONSISTENCY_INCREASE,
         ),
+        PROBES_FOREST: lambda: probes_forest(analysis.probe_rows, analysis.settings.max_flip_rate),
     }
     for key, build in builders.items():
         fig = build()

@@ -18,11 +18,13 @@ from typing import Any
 from judgebench import __version__
 from judgebench.analysis.model import Analysis
 from judgebench.errors import JudgebenchError
+from judgebench.human import HumanReport
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
 from judgebench.report.bbe_section import BBEView, bbe_section, load_bbe_view
 from judgebench.report.explorer import ExplorerData
 from judgebench.report.figures import make_plots
+from judgebench.report.human_section import human_section
 from judgebench.report.model import ReportMeta, Section
 from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections, incomplete_note
@@ -38,15 +40,23 @@ class Need(StrEnum):
     FIGURES = "figures"  # the report's plots as PNGs (matplotlib: the costly part)
     SECTIONS = "sections"  # the report as data: sections (with bbe.json's), their meta
     EXPLORER = "explorer"  # the item explorer's data, when the caller read it (None otherwise)
+    HUMAN = "human"  # the human-label analysis (`report --human FILE`), when the caller made one
 
 
 class ReportInputs:
     """Everything an output may read, each part made at most once and only when first asked for."""
 
-    def __init__(self, run: RunDir, analysis: Analysis, explorer: ExplorerData | None = None) -> None:
+    def __init__(
+        self,
+        run: RunDir,
+        analysis: Analysis,
+        explorer: ExplorerData | None = None,
+        human: HumanReport | None = None,
+    ) -> None:
         self.run = run
         self.analysis = analysis
         self.explorer_data = explorer
+        self.human = human
 
     @cached_property
     def rows(self) -> list[dict[str, Any]]:
@@ -63,7 +73,8 @@ class ReportInputs:
 
     @cached_property
     def sections(self) -> list[Section]:
-        return build_sections(self.analysis, [bbe_section(self.bbe)])
+        human = human_section(self.human)
+        return build_sections(self.analysis, [bbe_section(self.bbe), *([human] if human else [])])
 
     @cached_property
     def meta(self) -> ReportMeta:
@@ -129,6 +140,10 @@ class OutputInputs:
     @property
     def explorer(self) -> ExplorerData | None:
         return self._get(Need.EXPLORER).explorer_data
+
+    @property
+    def human(self) -> HumanReport | None:
+        return self._get(Need.HUMAN).human
 
 
 Render = Callable[[OutputInputs], dict[str, bytes]]

@@ -49,6 +49,7 @@ PLOT_TITLES: dict[str, str] = {
     "forest": "Flip rate and position-inconsistency increase per judge and target, against the limits",
     "forest_flips_subsets": "Flip rate per subset, judge and target, against the readiness limit",
     "forest_position_subsets": "Position-inconsistency increase per subset, against its limit",
+    "probes_forest": "Probe flip rates per judge, probe and language, against the readiness limit",
 }
 
 Getter = Callable[[str, str], MetricRecord | None]

@@ -22,6 +22,7 @@ from judgebench.report.metric_sections import (
     tie_probes_section,
 )
 from judgebench.report.model import DASH, Cell, Section, Table, literal
+from judgebench.report.probe_section import probe_section
 
 
 def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Section]:
@@ -40,6 +41,7 @@ def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Se
         comparisons_section(index, conditions),
         answers_section(index, conditions),
         tie_probes_section(index, conditions),
+        *([probes] if (probes := probe_section(analysis)) is not None else []),
         _subsets(index, conditions, analysis),
         _sensitivity(index, conditions, analysis),
         *extra,

@@ -16,9 +16,11 @@ from pathlib import Path
 
 from judgebench.analysis.model import Analysis
 from judgebench.fileio import atomic_write_many, remove_stale_temps
+from judgebench.human import HumanReport
 from judgebench.report.explorer import ExplorerData, payload_json
 from judgebench.report.figures import PLOT_TITLES
 from judgebench.report.html import render_html
+from judgebench.report.human_section import HUMAN_JSON
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import Section
 from judgebench.report.outputs import (
@@ -74,6 +76,18 @@ def _report_html(inputs: OutputInputs) -> bytes:
     return render_html(inputs.sections, inputs.figures(), inputs.meta, payload).encode("utf-8")
 
 
+def _human_json(inputs: OutputInputs) -> dict[str, bytes]:
+    """human.json (README "Human labels"): written with --human; a report without it removes an
+    earlier one, so the folder never holds human numbers beside metrics that lack them."""
+    human = inputs.human
+    if human is None:
+        return {}
+    return {HUMAN_JSON: (human.model_dump_json(indent=2) + "\n").encode("utf-8")}
+
+
+register(ReportOutput("human", HUMAN_JSON, _human_json, frozenset({Need.HUMAN}), owns=(HUMAN_JSON,)))
+
+
 @dataclass(frozen=True)
 class ReportPaths:
     """Where `write_report` put each output (output name -> its files, in registration order), and
@@ -121,17 +135,19 @@ def write_report(
     html: bool = True,
     explorer: ExplorerData | None = None,
     leave_out: Collection[str] = (),
+    human: HumanReport | None = None,
 ) -> ReportPaths:
     """Write every registered output (less `leave_out`; `html=False` leaves out report.html) into the
     run folder. Nothing is printed: the CLI renders the returned sections.
 
-    With `explorer` (the run's judgments, texts and audit flags), report.html gets the item explorer."""
+    With `explorer` (the run's judgments, texts and audit flags), report.html gets the item explorer;
+    with `human` (`report --human FILE`), every format gets the human section and human.json is written."""
     chosen = selected({*leave_out, *(() if html else ("html",))})
     run.path.mkdir(parents=True, exist_ok=True)
     folders = {run.path} | {run.file(f).parent for out in chosen for f in (*out.owns, out.file)}
     for folder in sorted(folders):  # what a killed report left (the caller holds the lock)
         remove_stale_temps(folder)
-    inputs = ReportInputs(run, analysis, explorer)
+    inputs = ReportInputs(run, analysis, explorer, human)
     rendered = {out.name: out.render(OutputInputs(out.name, inputs, out.needs)) for out in chosen}
     atomic_write_many({run.file(rel): data for files in rendered.values() for rel, data in files.items()})
     for out in chosen:
