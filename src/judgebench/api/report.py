@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.analysis import Analysis, ReportSettings, settled
 from judgebench.analysis.pipeline import analyze_table
+from judgebench.analysis.self_preference import self_preference
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.human import human_for_run, run_human_labels
 from judgebench.api.leaderboard import leaderboard_weights
@@ -22,12 +23,16 @@ from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.human import HumanReport
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
+from judgebench.models.families import load_family_table
+from judgebench.models.judge_family import judge_family
 from judgebench.probes.lengths import length_categories
 from judgebench.probes.registry import load_probes
 from judgebench.records import AuditFlag, Item
 from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.families import answer_models
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.records.readiness import ReadinessEntry, ReadinessFile
+from judgebench.records.self_preference import SelfPreferenceReport
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
@@ -82,9 +87,10 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     )
 
 
-def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
-    return analyze_table(
-        inputs.table.analysis_frame(),
+def _analyze(run: RunDir, inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
+    frame = inputs.table.analysis_frame()
+    analysis = analyze_table(
+        frame,
         flagged_items={flag.item_id for flag in inputs.audit},
         settings=settings,
         # a run with no translate stage (imported results) names its pairs in the config's order
@@ -94,13 +100,37 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         probes=inputs.probes,
         length_categories=inputs.length_categories,
     )
+    return analysis.model_copy(update={"self_preference": _self_preference(run, inputs, frame, analysis)})
+
+
+def _self_preference(
+    run: RunDir, inputs: _RunInputs, frame: pd.DataFrame, analysis: Analysis
+) -> SelfPreferenceReport:
+    """The self-preference check (issue 31) on the run's language conditions (not its probes): the
+    answers' models from the run's items, each judge's family from the spec the manifest recorded."""
+    table = load_family_table()
+    judged = run.manifest().stages.judge if run.exists() else None
+    specs = {name: entry.spec for name, entry in judged.judges.items()} if judged else {}
+    judges = {str(j) for j in frame["judge"].unique()} if len(frame) else set()
+    families = {judge: judge_family(judge, table, specs.get(judge)) for judge in judges}
+    item_models = {item.id: answer_models(item) for item in _run_items(run) if item.label in (1, 2)}
+    settings = analysis.settings
+    return self_preference(
+        frame,
+        item_models,
+        families,
+        table,
+        conditions=[c for c in analysis.conditions if c not in inputs.probes],
+        confidence=settings.confidence,
+        seed=settings.seed,
+    )
 
 
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
     run = run_folder(run_dir)
-    return _with_run_stops(run, _analyze(_read_inputs(run), settings))
+    return _with_run_stops(run, _analyze(run, _read_inputs(run), settings))
 
 
 def analyze_human(
@@ -261,7 +291,7 @@ def report(
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
-    analysis = with_stops(_analyze(inputs, req.settings), stops)
+    analysis = with_stops(_analyze(run, inputs, req.settings), stops)
     human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write
     if human is not None:
         analysis = analysis.model_copy(update={"records": [*analysis.records, *human.records()]})
