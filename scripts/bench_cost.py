@@ -11,17 +11,24 @@ sequence's verdict; a run that reaches the last item gets the full run's verdict
 fixed-n, `--bootstrap` resamples), as `judge --until-settled` does.
 
 Verdicts are scored against the PLANTED truth (the rate the judge was built with, not the full run's
-verdict): pass when the planted metric is within its limit (at the limit counts as within for flip
-rate and position inconsistency, as not above chance for accuracy), else fail. A wrong verdict is a
-decided one on the other side; `inconclusive` is counted apart. The pair judgments are drawn with
-numpy by the sim provider's item-level rules (`frame`), so that thousands of runs fit in one process,
-and go through the report's own code (`item_values`, `settle`, `analyze`); tie-probes cost calls but
-decide nothing, so every item costs the same and calls used are items used.
-`tests/judge/test_until_settled.py` runs the real stage on `sim:` judges.
+verdict): pass when the planted metric is within its limit, else fail. At the limit itself (0 points)
+each verdict's own claim decides (PROTOCOL §4): a pass says the flip rate or position inconsistency is
+at most the limit, which is true there, a fail that it is above it; an accuracy pass says the judge
+is above chance, which is false at chance. So the truth there is pass, pass and fail, and a wrong
+verdict is a decided one on the other side; `inconclusive` is never wrong and is counted apart. The
+wrong verdicts are split into the sequence's (settled stops) and the full run's (fixed-n, at the
+last item), and `runs` counts runs with a wrong verdict (a run's two targets share its baseline).
+`--sequence finite` decides the stops with the without-replacement sequences for the mean of the
+419 items instead (`settle(..., population=N)`), to measure what the CLI does not use.
+The pair judgments are drawn with numpy by the sim provider's item-level rules (`frame`), so that
+thousands of runs fit in one process, and go through the report's own code (`item_values`, `settle`,
+`analyze`); tie-probes cost calls but decide nothing, so every item costs the same and calls used
+are items used. `tests/judge/test_until_settled.py` runs the real stage on `sim:` judges.
 
-Usage: `python scripts/bench_cost.py --seeds 200` (`--round`, `--bootstrap`, `--json`). Exit 1 when a
-target is missed: wrong verdicts <= 5% at every distance and <= 1% at 5 points or more; calls used
-<= 0.75 of the plan at 10 points and <= 0.5 at 20 points, per metric and side.
+Usage: `python scripts/bench_cost.py --seeds 200` (`--round`, `--bootstrap`, `--distances`,
+`--sequence`, `--jobs`, `--json`). Exit 1 when a target is missed: wrong verdicts <= 5% at every
+distance and <= 1% at 5 points or more; calls used <= 0.75 of the plan at 10 points and <= 0.5 at
+20 points, per metric and side.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import math
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,8 +171,12 @@ def full_verdicts(df: pd.DataFrame, judges: list[str], settings: ReportSettings)
     return out
 
 
-def run_row(row: Row, seeds: range, round_size: int, settings: ReportSettings) -> list[dict[str, object]]:
-    """Per seed: calls used (a share of the full plan: every item costs the same calls) and verdicts."""
+def run_row(
+    row: Row, seeds: range, round_size: int, settings: ReportSettings, finite: bool = False
+) -> list[dict[str, object]]:
+    """Per seed: calls used (a share of the full plan: every item costs the same calls), verdicts and
+    whether they are the sequence's (a settled stop) or the full run's. `finite`: decide on the
+    without-replacement sequences for the mean of the 419 items instead (not what the CLI does)."""
     df = frame(row, seeds)
     values = item_values(df, TARGETS)
     subsets = dict(zip(df["item_id"], df["subset"], strict=False))
@@ -172,15 +185,19 @@ def run_row(row: Row, seeds: range, round_size: int, settings: ReportSettings) -
     for seed in seeds:
         name = f"s{seed}"
         order = stratified_order(subsets, seed)
-        path = settle(values, name, TARGETS, settings, order, intervals=False)
+        population = len(order) if finite else None
+        path = settle(values, name, TARGETS, settings, order, intervals=False, population=population)
         stop = len(order)
         if path.first_settled is not None:
             stop = min(len(order), math.ceil(path.first_settled / round_size) * round_size)
         if stop < len(order):
-            verdicts = settle(values, name, TARGETS, settings, order[:stop], intervals=False).verdicts
-            runs[name] = {"calls": stop / len(order), "verdicts": dict(verdicts)}
+            judged = order[:stop]
+            verdicts = settle(
+                values, name, TARGETS, settings, judged, intervals=False, population=population
+            ).verdicts
+            runs[name] = {"calls": stop / len(order), "verdicts": dict(verdicts), "settled": True}
         else:
-            runs[name] = {"calls": 1.0, "verdicts": {}}
+            runs[name] = {"calls": 1.0, "verdicts": {}, "settled": False}
             exhausted.append(name)
     for name, verdicts in full_verdicts(df, exhausted, settings).items():
         runs[name]["verdicts"] = verdicts
@@ -189,9 +206,11 @@ def run_row(row: Row, seeds: range, round_size: int, settings: ReportSettings) -
 
 def summarise(row: Row, runs: list[dict[str, object]]) -> dict[str, object]:
     calls = np.array([float(r["calls"]) for r in runs])  # type: ignore[arg-type]
-    verdicts = [v for r in runs for v in r["verdicts"].values()]  # type: ignore[attr-defined]
-    wrong = sum(v not in (row.truth, "inconclusive") for v in verdicts)
-    open_ = sum(v == "inconclusive" for v in verdicts)
+    verdicts = [(v, r["settled"]) for r in runs for v in r["verdicts"].values()]  # type: ignore[attr-defined]
+    wrong = sum(v not in (row.truth, "inconclusive") for v, _ in verdicts)
+    wrong_seq = sum(v not in (row.truth, "inconclusive") for v, settled in verdicts if settled)
+    wrong_runs = sum(any(v not in (row.truth, "inconclusive") for v in r["verdicts"].values()) for r in runs)  # type: ignore[attr-defined]
+    open_ = sum(v == "inconclusive" for v, _ in verdicts)
     return {
         "metric": row.metric,
         "distance": row.distance,
@@ -202,6 +221,9 @@ def summarise(row: Row, runs: list[dict[str, object]]) -> dict[str, object]:
         "calls_mean": float(calls.mean()),
         "calls_p90": float(np.quantile(calls, 0.9)),
         "wrong": wrong / max(1, len(verdicts)),
+        "wrong_settled": wrong_seq / max(1, len(verdicts)),  # of all verdicts: the sequence's wrong ones
+        "wrong_full_run": (wrong - wrong_seq) / max(1, len(verdicts)),  # the fixed-n ones at the last item
+        "wrong_runs": wrong_runs,
         "inconclusive": open_ / max(1, len(verdicts)),
     }
 
@@ -218,25 +240,36 @@ def main() -> int:
     ap.add_argument("--round", type=int, default=20, help="items per round (default 20, the CLI's)")
     ap.add_argument("--bootstrap", type=int, default=200, help="bootstrap samples of the full run's verdict")
     ap.add_argument("--distances", type=int, nargs="+", default=list(DISTANCES), help="points from the limit")
+    ap.add_argument(
+        "--sequence", choices=("with-replacement", "finite"), default="with-replacement",
+        help="the sequences that decide a stop: the CLI's (with replacement, for the judge's rate) or the "
+        "finite-population ones (without replacement, for the mean of these 419 items), for comparison",
+    )  # fmt: skip
+    ap.add_argument("--jobs", type=int, default=1, help="processes (chunks of seeds run in parallel)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    finite = args.sequence == "finite"
     settings = ReportSettings(bootstrap_samples=args.bootstrap)
     started = time.perf_counter()
     if not args.json:
         print(
             f"{args.seeds} seeds per row, 419 items, en+zh+ls, rounds of {args.round} items, alpha = 0.05; "
-            "verdicts scored against the planted rate (2 targets per run)"
+            "verdicts scored against the planted rate (2 targets per run); stops decided by the "
+            f"{args.sequence} sequences"
         )
+        print(WRONG)
         print(HEADER)
     table = []
     # far rows first (cheap: they stop early), each printed as it is done
-    for row in sorted((r for r in rows(settings) if r.distance in args.distances), key=lambda r: -r.distance):
-        runs = []
-        for start in range(0, args.seeds, CHUNK):  # a frame of CHUNK judges at a time: bounded memory
-            runs += run_row(row, range(start, min(args.seeds, start + CHUNK)), args.round, settings)
-        table.append(summarise(row, runs))
-        if not args.json:
-            print(line(table[-1]), flush=True)
+    todo = sorted((r for r in rows(settings) if r.distance in args.distances), key=lambda r: -r.distance)
+    chunks = [range(start, min(args.seeds, start + CHUNK)) for start in range(0, args.seeds, CHUNK)]
+    with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else nullcontext() as pool:
+        for row in todo:  # a frame of CHUNK judges at a time: bounded memory
+            tasks = [(row, chunk, args.round, settings, finite) for chunk in chunks]
+            done = pool.map(_run_task, tasks) if pool is not None else map(_run_task, tasks)
+            table.append(summarise(row, [run for part in done for run in part]))
+            if not args.json:
+                print(line(table[-1]), flush=True)
     ok = all(met(s) for s in table)
     if args.json:
         print(json.dumps(table, indent=2))
@@ -251,9 +284,22 @@ def main() -> int:
     return 0 if ok else 1
 
 
+def _run_task(task: tuple[Row, range, int, ReportSettings, bool]) -> list[dict[str, object]]:
+    row, seeds, round_size, settings, finite = task
+    return run_row(row, seeds, round_size, settings, finite)
+
+
+WRONG = (
+    "truth: pass when the planted rate is within its limit, else fail; at the limit itself (0 points) that "
+    "is pass for\nflip rate and position inconsistency (a pass claims the rate is at most the limit, a fail "
+    "that it is above)\nand fail for accuracy (a pass claims it is above chance); wrong = a decided verdict "
+    "on the other side\n(inconclusive is never wrong), as a share of all verdicts, split into the "
+    "sequence's (settled stops)\nand the full run's fixed-n ones (runs that reached the last item); runs: "
+    "runs with a wrong verdict"
+)
 HEADER = (
     f"{'metric':<24}{'points':>7}{'planted':>9}{'truth':>6}{'calls':>7}{'p90':>6}{'wrong':>8}"
-    f"{'inconcl.':>9}  target"
+    f"{'settled':>8}{'full':>6}{'runs':>5}{'inconcl.':>9}  target"
 )
 METRICS = ["flip rate", "position inconsistency", "accuracy"]
 
@@ -265,7 +311,8 @@ def line(s: dict[str, object]) -> str:
     return (
         f"{s['metric']!s:<24}{d:>7}{float(s['planted']):>9.2f}{s['truth']!s:>6}"  # type: ignore[arg-type]
         f"{float(s['calls_mean']):>7.3f}{float(s['calls_p90']):>6.2f}"  # type: ignore[arg-type]
-        f"{float(s['wrong']):>8.1%}{float(s['inconclusive']):>9.1%}"  # type: ignore[arg-type]
+        f"{float(s['wrong']):>8.1%}{float(s['wrong_settled']):>8.1%}{float(s['wrong_full_run']):>6.1%}"  # type: ignore[arg-type]
+        f"{int(s['wrong_runs']):>5}{float(s['inconclusive']):>9.1%}"  # type: ignore[call-overload,arg-type]
         f"  {goal} {'ok' if met(s) else 'MISSED'}"
     )
 

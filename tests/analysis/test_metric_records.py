@@ -12,7 +12,7 @@ from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.subsets import leaf_subsets, subset_sort_key
 from judgebench.data.llmbar import LLMBAR_SUBSETS
 from judgebench.records import Judgment, Metric, MetricRecord
-from judgebench.records.metrics import CORE_FIELDS, tie_probe_metric
+from judgebench.records.metrics import CORE_FIELDS, HUMAN_METRICS, tie_probe_metric
 from tests.analysis.builders import pair, probe
 
 
@@ -39,7 +39,10 @@ def test_every_emitted_metric_is_registered(records: list[MetricRecord]) -> None
     # this run measures every family, zh as target; the leaderboard scores only come with a
     # RewardBench-family dataset (tests/analysis/test_leaderboard.py)
     leaderboard = {Metric.REWARDBENCH_SCORE, Metric.REWARDBENCH_SCORE_DROP}
-    assert emitted == {str(m) for m in Metric} - leaderboard
+    # the probe records come with a run judged with --probes, the human ones with `report --human`
+    # (tests/human/test_cli.py checks each is emitted there)
+    probes = {Metric.PROBE_FLIP_RATE, Metric.PROBE_DEPENDENT_SHARE}
+    assert emitted == {str(m) for m in Metric} - leaderboard - probes - HUMAN_METRICS
 
 
 def test_tie_probe_names() -> None:

@@ -3,6 +3,8 @@ martingale identity and its coverage by simulation, and the settled rule of `jud
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -176,3 +178,57 @@ def test_decisions_at_the_limit_agree_with_the_reported_interval() -> None:
         limit = settings.max_position_inconsistency
         assert (c.state == "fail") == (c.low > limit + 1e-3) or abs(c.low - limit) <= 1e-3, (seed, c)
         assert (c.state == "ok") == (c.high <= limit) or abs(c.high - limit) <= 1e-3, (seed, c)
+
+
+# --- the without-replacement (finite-population) sequence: measured by bench_cost, not used ------
+
+
+def test_without_replacement_capital_is_an_exact_martingale_over_every_order() -> None:
+    """E[K_t(m)] = 1 for every t when m is the mean of a fixed population of N values taken in
+    uniformly random order (Waudby-Smith & Ramdas 2020): exactly, over all 7! orders of a population
+    of 0s, 1s and halves, each side and three bet targets. Centring at m itself (the with-replacement
+    capital) breaks the identity, so the test can tell the two apart."""
+    pop = np.array([1.0, 0.0, 0.0, 1.0, 0.5, 1.0, 0.0])
+    orders = pop[np.array(list(itertools.permutations(range(len(pop)))))]
+    m = float(pop.mean())
+    for target in (0.2, m, 0.8):
+        plus, minus = (
+            np.array([np.exp(log_capital(o, [m], target, population=7)[k][0]) for o in orders])
+            for k in (0, 1)
+        )
+        np.testing.assert_allclose(plus.mean(axis=0), np.ones(7), rtol=1e-9)
+        np.testing.assert_allclose(minus.mean(axis=0), np.ones(7), rtol=1e-9)
+        assert np.isfinite(plus).all() and (plus > 0).all() and (minus > 0).all()
+    naive = np.array([np.exp(log_capital(o, [m], 0.2)[0][0]) for o in orders]).mean(axis=0)
+    assert abs(naive[-1] - 1.0) > 0.01
+
+
+def test_without_replacement_cs_covers_the_population_mean_and_closes_on_it() -> None:
+    """A fixed population of 419 values (LLMBar's size) in 600 random orders: the CS misses its mean at
+    some time in at most alpha of them, every interval holds the mean, and after the last value it
+    is the mean itself, where a with-replacement CS is still about 13 points wide."""
+    rng = np.random.default_rng(11)
+    pop = (rng.random(419) < 0.3).astype(float)
+    mean = float(pop.mean())
+    misses = 0
+    for _ in range(600):
+        x = rng.permutation(pop)
+        plus, minus = log_capital(x, [mean], mean, population=len(pop))
+        misses += bool(((plus >= NEED) | (minus >= NEED)).any())
+    assert misses / 600 <= ALPHA
+    lower, upper = betting_cs(rng.permutation(pop), ALPHA, 0.2, population=len(pop))
+    step = 1.0 / 2000  # the grid's
+    assert (lower <= mean + step).all() and (upper >= mean - step).all()
+    assert upper[-2] - lower[-2] <= 1 / len(pop) + step  # N - 1 values seen: the last one is in [0, 1]
+    assert lower[-1] == upper[-1] == pytest.approx(mean)
+    wr_low, wr_high = betting_cs(rng.permutation(pop), ALPHA, 0.2)
+    assert wr_high[-1] - wr_low[-1] > 0.1
+
+
+def test_without_replacement_rejects_a_mean_the_values_seen_rule_out() -> None:
+    """Ten 1s out of a population of 20 make a mean below 0.5 impossible: 0.45 is excluded from below
+    at the tenth value, not before, whatever the capital; with replacement it is not."""
+    x = np.ones(10)
+    plus, _ = log_capital(x, [0.45], 0.45, population=20)
+    assert np.isinf(plus[0][-1]) and not np.isinf(plus[0][:9]).any()
+    assert np.isfinite(log_capital(x, [0.45], 0.45)[0]).all()

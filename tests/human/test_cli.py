@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from judgebench import api
 from judgebench.cli import app
 from judgebench.paths import data_dir
+from judgebench.records.metrics import HUMAN_METRICS
 
 runner = CliRunner()
 LABELS = data_dir() / "sample_human.jsonl"
@@ -54,7 +55,8 @@ def test_report_human_writes_the_section_the_json_and_the_records(run_dir: Path)
     }
     records = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     names = {r["metric"] for r in records}
-    assert {"cohens_kappa", "krippendorff_alpha", "ppi_win_rate", "ppi_accuracy", "human_agreement"} <= names
+    assert names >= HUMAN_METRICS  # every human metric the registry names is emitted here
+    assert {"cohens_kappa", "krippendorff_alpha", "ppi_win_rate", "ppi_accuracy"} <= names  # INTERFACE's
     ppi = [r for r in records if r["metric"] == "ppi_win_rate"]
     assert all(r["source"] == "output_1" and r["n_unlabeled"] == 13 and "ppi_lambda" in r for r in ppi)
     assert "## Human labels" in (run_dir / "report.md").read_text(encoding="utf-8")
@@ -101,3 +103,16 @@ def test_plan_human_labels_from_an_assumption_and_from_a_pilot(run_dir: Path) ->
     assert all(r["basis"] == "pilot: 17 labels" for r in got)
     neither = runner.invoke(app, ["plan", "--human-labels"])
     assert neither.exit_code == 1 and "--assume-agreement" in neither.output
+
+
+def test_the_example_labels_are_what_data_readme_says() -> None:
+    gold = {
+        row["id"]: str(row["label"])
+        for row in map(json.loads, (data_dir() / "sample.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    rows = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines()]
+    first = [r for r in rows if r["annotator"] == "ann1"]
+    second = [r for r in rows if r["annotator"] == "ann2"]
+    assert len(first) == 60 and all(r["label"] == gold[r["item_id"]] for r in first)
+    differs = {r["item_id"] for r in second if r["label"] != gold[r["item_id"]]}
+    assert len(second) == 36 and differs == {"Natural/3", "Natural/5", "Natural/8"}

@@ -17,7 +17,7 @@ ITEMS, LABELLED = 600, 150
 ACCURACY = {"en": 0.9, "zh": 0.5}
 WIN_RATE, GOLD_NOISE = 0.65, 0.1
 CONFIDENCE = 0.9
-TOLERANCE = 0.05  # 2.4 binomial standard deviations of a 90% coverage over 200 seeds
+TOLERANCE = 0.06  # 2.8 binomial standard deviations of a 90% coverage over 200 seeds
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,7 @@ def test_what_no_output_needs_is_not_made(sim_run: Path, tmp_path: Path) -> None
     """Leaving out every output that needs figures: no plot is drawn, no plots folder appears."""
     analysis = api.analyze_run(sim_run, ReportSettings(bootstrap_samples=0))
     paths = write_report(RunDir(tmp_path), analysis, leave_out=("md", "plots", "html"))
-    assert sorted(p.name for p in paths.all()) == ["metrics.csv", "metrics.json"]
+    assert sorted(p.name for p in paths.all()) == ["metrics.csv", "metrics.json", "self_preference.json"]
     assert not (tmp_path / "plots").exists() and paths.plots == {}
     full = write_report(RunDir(tmp_path / "full"), analysis)
     assert full.plots and (tmp_path / "full" / "plots").is_dir()

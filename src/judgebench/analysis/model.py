@@ -15,6 +15,7 @@ from judgebench.records import ConditionPair, JudgePair, MetricRecord
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.numbers import USER_NUMBERS, Share
 from judgebench.records.pairs import PAIR_SEP, VS
+from judgebench.records.self_preference import SelfPreferenceReport
 
 ALL = "all"  # the subset of every item
 MEAN_JUDGE = "mean"  # the judge of records averaged over judges
@@ -159,6 +160,19 @@ class ProbeRow(BaseModel):
     dependent_high: float | None = None
 
 
+class LengthRow(BaseModel):
+    """A judge's en strict accuracy on the items of one length category (which output is longer):
+    a length-biased judge is more accurate where the chosen output is the longer one."""
+
+    judge: str
+    category: str
+    items: int
+    n: int  # en pair judgments (both orders)
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
 class Analysis(BaseModel):
     """Everything `report` renders: metric records, readiness verdicts and call accounting."""
 
@@ -174,6 +188,9 @@ class Analysis(BaseModel):
     )
     # judges `judge --until-settled` has not finished (running or interrupted): the run is incomplete
     unfinished_judges: list[str] = Field(default_factory=list)
+    # does a judge favour its own family's answers (analysis/self_preference.py); None: not computed
+    self_preference: SelfPreferenceReport | None = None
     # probe condition -> (probe, base) as the judge stage recorded it, and the probe table's rows
     probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
     probe_rows: list[ProbeRow] = Field(default_factory=list)
+    length_rows: list[LengthRow] = Field(default_factory=list)

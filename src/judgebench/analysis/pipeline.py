@@ -44,7 +44,7 @@ from judgebench.analysis.position import (
     position_records,
     position_rows,
 )
-from judgebench.analysis.probes import pooled_probe_records, probe_rows
+from judgebench.analysis.probes import length_rows, pooled_probe_records, probe_rows
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
@@ -185,6 +185,7 @@ def analyze(
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
     probes: Mapping[str, ProbeOrigin] | None = None,
+    length_categories: Mapping[str, str] | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
@@ -206,6 +207,7 @@ def analyze(
         planned=planned,
         leaderboard=leaderboard,
         probes=probes,
+        length_categories=length_categories,
     )
 
 
@@ -218,6 +220,7 @@ def analyze_table(
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
     probes: Mapping[str, ProbeOrigin] | None = None,
+    length_categories: Mapping[str, str] | None = None,
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
@@ -254,4 +257,5 @@ def analyze_table(
         settings=settings,
         probes=dict(probes or {}),
         probe_rows=probe_rows(records, probes or {}, settings),
+        length_rows=length_rows(df, length_categories or {}, settings.confidence),
     )

@@ -17,6 +17,8 @@ import pandas as pd
 from judgebench.analysis.model import (
     ALL,
     MEAN_JUDGE,
+    SOURCE,
+    LengthRow,
     ProbeRow,
     ProbeStatus,
     ReportSettings,
@@ -165,3 +167,35 @@ def probe_rows(
                     )
                 )  # fmt: skip
     return rows
+
+
+def length_rows(df: pd.DataFrame, categories: Mapping[str, str], confidence: float) -> list[LengthRow]:
+    """Per judge and length category, the en strict accuracy over answered pair judgments (an invalid
+    answer is wrong, PROTOCOL §4), with a Wilson interval over judgments."""
+    if df.empty or not categories:
+        return []
+    en = df[
+        (df["kind"] == "pair") & (df["condition"] == SOURCE) & df["verdict"].notna() & df["label"].notna()
+    ]
+    en = en[en["item_id"].isin(categories.keys())]
+    if en.empty:
+        return []
+    frame = pd.DataFrame(
+        {
+            "judge": en["judge"].to_numpy(),
+            "item_id": en["item_id"].to_numpy(),
+            "category": en["item_id"].map(categories).to_numpy(),
+            "correct": (en["verdict"] == en["label"].map({1.0: "1", 2.0: "2"})).to_numpy(int),
+        }
+    )
+    out: list[LengthRow] = []
+    for (judge, category), g in frame.groupby(["judge", "category"], sort=True):
+        k, n = int(g["correct"].sum()), len(g)
+        low, high = wilson(k, n, confidence)
+        out.append(
+            LengthRow(
+                judge=str(judge), category=str(category), items=int(g["item_id"].nunique()), n=n,
+                value=k / n, ci_low=_num(low[0]), ci_high=_num(high[0]),
+            )
+        )  # fmt: skip
+    return out

@@ -32,11 +32,14 @@ stratified by subset (every round holds each subset at its share), and the CS co
 on items like the benchmark's, the quantity the full run's fixed-n intervals estimate and a planted
 rate in the simulations. Stratification lowers the variance of the stream, so the pooled CS stays
 valid, conservatively, under that order (tests/analysis/test_sequential.py plants per-subset rates
-from 25% to 92%). A without-replacement CS (Waudby-Smith & Ramdas 2020) would cover another
-quantity, the mean of these N items, and decide on it: at a rate planted on the limit it stops on
-the wrong side in about a third of the runs (README, "Early stopping"), so it is not used for verdicts.
-No library is used: `expectation` needs Python >= 3.12 and `confseq` builds a C++ extension; the
-method is forty lines of numpy.
+from 25% to 92%). The without-replacement CS (Waudby-Smith & Ramdas 2020: each factor centred at
+the null mean of the values not yet drawn, `null_means`; `population=N`) is here, tested, but does
+not decide verdicts: it covers another quantity, the mean of these N items, which it pins down as
+the items run out, while a verdict is about the judge's rate on items like these (what the full
+run's fixed-n intervals estimate and the simulations plant). Scored against the planted rate, its
+stops are wrong far more often within 2 points of a limit (scripts/bench_cost.py `--sequence
+finite`; README, "Pay only for what decides"). No library is used: `expectation` needs Python
+>= 3.12 and `confseq` builds a C++ extension; the method is fifty lines of numpy.
 """
 
 from __future__ import annotations
@@ -78,31 +81,63 @@ def bets(x: Array, target: float, alpha: float = 0.05) -> tuple[Array, Array]:
     return up, down
 
 
+def null_means(x: Array, m: Array, population: int | None) -> Array:
+    """The mean of x_t under the null that the mean is m, given x_1..x_{t-1}: m itself for draws
+    with replacement; for a finite population of N values taken in uniformly random order, the
+    mean of those not yet drawn, (N m - sum_{i<t} x_i) / (N - t + 1) (Waudby-Smith & Ramdas 2020)."""
+    if population is None:
+        return np.broadcast_to(m, (len(m), len(x)))
+    t = np.arange(1, len(x) + 1, dtype=float)
+    before = np.concatenate([[0.0], np.cumsum(x)[:-1]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: Array = (population * m - before[None, :]) / (population - t + 1.0)[None, :]
+    return out
+
+
 def log_capital(
-    x: Sequence[float] | Array, m: Sequence[float] | Array, target: float, alpha: float = 0.05
+    x: Sequence[float] | Array,
+    m: Sequence[float] | Array,
+    target: float,
+    alpha: float = 0.05,
+    population: int | None = None,
 ) -> tuple[Array, Array]:
     """log K+_t(m) and log K-_t(m), shape (len(m), len(x)): the wealth of betting that the mean is
-    above (K+) or below (K-) each candidate m, after each observation, with bets aimed at `target`."""
-    xs = np.asarray(x, dtype=float)[None, :]
-    ms = np.asarray(m, dtype=float)[:, None]
+    above (K+) or below (K-) each candidate m, after each observation, with bets aimed at `target`.
+    `population=N`: the without-replacement capital for the mean of N values in random order (each
+    factor centred at the null mean of the values left, `null_means`); a null the values seen
+    already rule out (their sum above N m, or too low to reach it) gets infinite wealth on its side."""
+    xs = np.asarray(x, dtype=float)
+    ms = null_means(xs, np.asarray(m, dtype=float)[:, None], population)
+    xs = xs[None, :]
     up_bet, down_bet = (b[None, :] for b in bets(xs[0], target, alpha))
     plus, minus = [], []
     with np.errstate(divide="ignore", invalid="ignore"):
+        mc = np.clip(ms, 0.0, 1.0)
         for c in TRUNCATIONS:
-            up = np.minimum(up_bet, c / ms)
-            down = np.minimum(down_bet, c / (1.0 - ms))
-            plus.append(np.cumsum(np.log1p(up * (xs - ms)), axis=1))
-            minus.append(np.cumsum(np.log1p(-down * (xs - ms)), axis=1))
+            up = np.minimum(up_bet, c / mc)
+            down = np.minimum(down_bet, c / (1.0 - mc))
+            plus.append(np.cumsum(np.where(ms > 1.0, 0.0, np.log1p(up * (xs - mc))), axis=1))
+            minus.append(np.cumsum(np.where(ms < 0.0, 0.0, np.log1p(-down * (xs - mc))), axis=1))
     k = np.log(len(TRUNCATIONS))
-    return np.logaddexp.reduce(plus, axis=0) - k, np.logaddexp.reduce(minus, axis=0) - k
+    lp, lm = np.logaddexp.reduce(plus, axis=0) - k, np.logaddexp.reduce(minus, axis=0) - k
+    if population is not None:  # after x_t: the values seen already put the mean above / below m
+        seen, left = np.cumsum(xs[0]), population - np.arange(1, xs.shape[1] + 1)
+        total = population * np.asarray(m, dtype=float)[:, None]
+        lp = np.where(seen[None, :] > total + 1e-9, np.inf, lp)
+        lm = np.where((seen + left)[None, :] < total - 1e-9, np.inf, lm)
+    return lp, lm
 
 
 def rejected(
-    x: Sequence[float] | Array, m: Sequence[float] | Array, alpha: float, target: float
+    x: Sequence[float] | Array,
+    m: Sequence[float] | Array,
+    alpha: float,
+    target: float,
+    population: int | None = None,
 ) -> tuple[Mask, Mask]:
     """Per candidate m and time t: has the running CS excluded m because the mean is above it
     (`low`) / below it (`high`)? Booleans of shape (len(m), len(x)), monotone in t."""
-    plus, minus = log_capital(x, m, target, alpha)
+    plus, minus = log_capital(x, m, target, alpha, population)
     need = np.log(1.0 / alpha)
     low = np.maximum.accumulate(np.log(THETA) + np.nan_to_num(plus, nan=-np.inf) >= need, axis=1)
     high = np.maximum.accumulate(np.log(1.0 - THETA) + np.nan_to_num(minus, nan=-np.inf) >= need, axis=1)
@@ -110,18 +145,25 @@ def rejected(
 
 
 def betting_cs(
-    x: Sequence[float] | Array, alpha: float, target: float = 0.5, grid: Array | None = None
+    x: Sequence[float] | Array,
+    alpha: float,
+    target: float = 0.5,
+    grid: Array | None = None,
+    population: int | None = None,
 ) -> tuple[Array, Array]:
-    """The running-intersection CS for a mean of [0, 1] observations: (lower_t, upper_t) per t."""
+    """The running-intersection CS for a mean of [0, 1] observations: (lower_t, upper_t) per t
+    (`population=N`: for the mean of N values taken without replacement in random order)."""
     g = GRID if grid is None else np.asarray(grid, dtype=float)
     xs = np.asarray(x, dtype=float)
     if len(xs) == 0:
         return np.zeros(0), np.zeros(0)
-    low_rej, high_rej = rejected(xs, g, alpha, target)
+    low_rej, high_rej = rejected(xs, g, alpha, target, population)
     inside = ~(low_rej | high_rej)
     any_in = inside.any(axis=0)
     lower = np.where(any_in, g[np.argmax(inside, axis=0)], np.nan)
     upper = np.where(any_in, g[len(g) - 1 - np.argmax(inside[::-1], axis=0)], np.nan)
+    if population is not None and len(xs) == population:  # every value seen: the mean is known
+        lower[-1] = upper[-1] = float(xs.mean())
     return lower, upper
 
 
@@ -253,13 +295,13 @@ def _stream(ranked: pd.DataFrame | None, q: Quantity, k: int) -> tuple[Array, Ar
     return x, np.cumsum(seen).astype(float)
 
 
-def _trajectory(q: Quantity, x: Array, counts: Array, alpha: float) -> Array:
+def _trajectory(q: Quantity, x: Array, counts: Array, alpha: float, population: int | None) -> Array:
     """Per judged item k: 2 fail, 1 ok, 0 open (the check's state after the first k items)."""
     state = np.zeros(len(counts), dtype=float)
     if len(x) == 0:
         return state
     limit = q.scaled(q.limit)
-    low, high = rejected(x, [limit], alpha, limit)
+    low, high = rejected(x, [limit], alpha, limit, population)
     fail, ok = _bound(q, low[0], high[0])
     code = np.where(fail, 2.0, np.where(ok, 1.0, 0.0))
     idx = counts.astype(int) - 1
@@ -285,13 +327,16 @@ def settle(
     order: Sequence[str],
     *,
     intervals: bool = True,
+    population: int | None = None,
 ) -> Settlement:
     """The anytime-valid verdicts of one judge over its items judged so far (`values` from
     `item_values`), read in the judged `order` of item ids. Each check is fail / ok / open from its CS
     at level 1 - alpha; a target's verdict is fail if any of its checks (or the baseline's) fails,
     pass if all are ok, else inconclusive. `first_settled` is the least item count at which every
     verdict was decided (None: not yet). `intervals=False` skips the reported intervals (the
-    decisions need only the capital at each limit)."""
+    decisions need only the capital at each limit). `population=N` decides on the without-replacement
+    sequences for the mean of N items instead (scripts/bench_cost.py `--sequence finite` measures
+    what that does to verdicts about the judge's rate; the verdict does not use it)."""
     alpha = 1.0 - settings.confidence
     has = not values.empty and judge in values.index.get_level_values("judge")
     rows = values.xs(judge, level="judge") if has else None
@@ -304,8 +349,8 @@ def settle(
     traj: dict[str, Array] = {}
     for q in quantities(targets, settings):
         x, counts = _stream(ranked, q, k)
-        traj[q.name] = _trajectory(q, x, counts, alpha)
-        checks.append(_interval(q, x if intervals else x[:0], alpha, traj[q.name]))
+        traj[q.name] = _trajectory(q, x, counts, alpha, population)
+        checks.append(_interval(q, x if intervals else x[:0], alpha, traj[q.name], population))
     base = _combine_codes([traj[q.name] for q in quantities([], settings)], k)
     per_target: dict[str, Array] = {}
     for c in targets or [SOURCE]:
@@ -320,11 +365,11 @@ def settle(
     return Settlement(judge=judge, items=k, verdicts=verdicts, checks=checks, first_settled=first)
 
 
-def _interval(q: Quantity, x: Array, alpha: float, traj: Array) -> QuantityState:
+def _interval(q: Quantity, x: Array, alpha: float, traj: Array, population: int | None) -> QuantityState:
     """The check's anytime-valid interval (on the quantity's own scale) after its last observation."""
     if len(x) == 0:
         return QuantityState(q, 0, None, None, None, "open")
-    lower, upper = betting_cs(x, alpha, q.scaled(q.limit))
+    lower, upper = betting_cs(x, alpha, q.scaled(q.limit), population=population)
     lo, hi = float(lower[-1]), float(upper[-1])
     code = float(traj[-1]) if len(traj) else 0.0
     state: Literal["fail", "ok", "open"] = "fail" if code == 2 else ("ok" if code == 1 else "open")

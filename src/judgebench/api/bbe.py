@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, model_validator
 from judgebench import defaults
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.options import CallOptions
+from judgebench.api.probing import probe_neighbours
 from judgebench.bbe import registry
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import PerturbKind, perturb_unit
@@ -40,7 +41,7 @@ from judgebench.judge.templates import load_template
 from judgebench.judge.units import is_repeat, repeat_calls, repeats_held, unit_call, unit_item
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
 from judgebench.records.bbe import BBEResult
-from judgebench.records.manifest import BBEStage
+from judgebench.records.manifest import BBEStage, ProbeEntry
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.rundir import RunDir
 
@@ -73,6 +74,9 @@ class BBERequest(BaseModel):
     judge: str | None = None  # the judge of a --scores table (default: the file's stem)
     calibrate_from: Path | None = None  # the bridge: a Judge-LS run whose `judge` neighbours calibrate
     neighbours: list[str] | None = None
+    # probes whose conditions are neighbours too (`all`: every probe the run was judged with); a run
+    # judged with probes calibrates on its languages and the swap only unless they are named here
+    probes: list[str] | None = None
     unit_score: UnitScoreMode = "auto"
     perturb: PerturbRequest | None = None
     fresh_units: int | None = Field(
@@ -185,6 +189,15 @@ def _rejudge(
     return rejudge(calls, client, template, sink, execution=execution, progress=options.progress)
 
 
+def _recorded_probes(run: RunDir) -> dict[str, ProbeEntry]:
+    stage = run.manifest().stages.judge
+    return dict(stage.probes) if stage else {}
+
+
+def _kinds(sets: Sequence[ScoreSet]) -> set[str]:
+    return {str(k) for s in sets for k in (*s.pair_kind, *s.invalid_kind)}
+
+
 def _from_run(
     run: RunDir, req: BBERequest, options: CallOptions, execution: Execution
 ) -> tuple[BBERun, RejudgeOutcome | None]:
@@ -225,6 +238,9 @@ def _from_run(
         recorded = req.model_copy(update={"repeats": held})
         sets = [_with_repeats(run, ss, recorded, options, execution, only_recorded=True) for ss in sets]
         source["repeats"] = held
+    neighbours = probe_neighbours(_recorded_probes(run), _kinds(sets), neighbours, req.probes)
+    if req.probes:
+        source["probes"] = req.probes
     result = calibrate_sets(sets, req.params, neighbours=neighbours, source=source, skipped=loaded.skipped)
     if req.params.verify and req.params.verify_kind == "fresh":
         for out in result.outputs:

@@ -129,13 +129,18 @@ def plan_human_labels(request: HumanBudgetRequest) -> HumanBudgetResult:
     req = request
     z_note = f"{100 * req.confidence:g}% normal intervals, the power-tuned PPI++ variance (README)"
     if req.human is not None and req.run is not None:
-        frame = _frame(run_folder(req.run))
+        run = run_folder(req.run)
+        frame = _frame(run)
         labels = run_human_labels(frame, req.human)
-        rows = pilot_budget(item_verdicts(frame), labels, req.half_width, req.confidence)
+        translated = run.manifest().stages.translate
+        order = [SOURCE, *(translated.condition_names() if translated else [])]
+        verdicts = item_verdicts(frame)
+        rows = pilot_budget(verdicts, labels, req.half_width, req.confidence, order, items=req.items)
         basis = [
             f"pilot: the labelled items of {req.run} ({len(labels.labels)} labels in {req.human}) give each "
-            "condition's variance of the human win score and its correlation with the judge's; a small "
-            "pilot's correlation is itself uncertain: label a little more than the table says"
+            "condition's variance of the human win score and its correlation with the judge's"
+            + ("" if req.items is None else f", for a study of {req.items:,} items per condition")
+            + "; a small pilot's correlation is itself uncertain: label a little more than the table says"
         ]
         return HumanBudgetResult(
             half_width=req.half_width, confidence=req.confidence, rows=rows, assumptions=[*basis, z_note]

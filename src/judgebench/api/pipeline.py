@@ -44,6 +44,8 @@ class PipelineRequest(BaseModel):
     # machine-translate the sample instead of using its bundled variants
     machine_translate: bool = False
     conditions: str = defaults.CONDITIONS
+    # probes of configs/probes/ judged beside the languages (`length,format` or `all`; judge --probes)
+    probes: str | None = None
     # one subset and those below it (`llmbar`: RewardBench's LLMBar part), in every stage
     subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
@@ -81,7 +83,9 @@ def _judge_estimates(run: RunDir, req: PipelineRequest, options: CallOptions) ->
     calls only). Before translation only `en` can be planned: the whole study is the en plan of a
     fresh run times (2 orders x conditions + 2 tie-probes) / 2 per item, less the en calls this run
     already holds (with no variants, nothing else can have been judged yet)."""
-    base = JudgeRequest(models=req.models, subset=req.subset, limit=req.limit, dry_run=True)
+    base = JudgeRequest(
+        models=req.models, subset=req.subset, limit=req.limit, dry_run=True, probes=req.probes
+    )
     if run.variants().latest():
         return judge(run, base, options=options).estimates
     en_only = base.model_copy(
@@ -219,6 +223,7 @@ def run_pipeline(
         max_cost=None if req.max_cost is None else max(0.0, req.max_cost - spent),
         until_settled=req.until_settled,
         round_items=req.round_items,
+        probes=req.probes,
     )
     result.judge = judge(run, judging, options=options, execution=execution)
     result.seconds["judge"] = time.perf_counter() - clock

@@ -4,7 +4,7 @@ and bbe path as languages."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,3 +88,29 @@ def write_probe_variants(run: RunDir, variants: Sequence[Variant]) -> int:
             for variant in new:
                 out.append(variant)
     return len(new)
+
+
+def probe_neighbours(
+    recorded: Mapping[str, ProbeEntry],
+    available: Collection[str],
+    neighbours: Sequence[str] | None,
+    probes: Sequence[str] | None,
+) -> list[str] | None:
+    """The neighbour kinds of a run's A-BB calibration: `--neighbours` as given (or, in a run judged
+    with probes, every kind but the probe conditions), plus the conditions of the `--probes` named
+    (`all`: every probe the run holds). None: every kind, as before probes existed."""
+    if not probes:
+        if neighbours or not recorded:
+            return list(neighbours) if neighbours else None
+        return sorted(k for k in available if k not in recorded)
+    held = list(dict.fromkeys(e.probe for e in recorded.values()))
+    wanted = held if list(probes) == ["all"] else list(dict.fromkeys(probes))
+    unknown = [p for p in wanted if p not in held]
+    if unknown:
+        raise ConfigError(
+            f"--probes: this run was not judged with probe '{unknown[0]}'; it holds: "
+            f"{', '.join(held) or 'none'} (judge --probes first)"
+        )
+    chosen = [c for c, e in recorded.items() if e.probe in wanted and c in available]
+    base = list(neighbours) if neighbours else sorted(k for k in available if k not in recorded)
+    return list(dict.fromkeys([*base, *chosen]))

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.analysis import Analysis, ReportSettings, settled
 from judgebench.analysis.pipeline import analyze_table
+from judgebench.analysis.self_preference import self_preference
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.human import human_for_run, run_human_labels
 from judgebench.api.leaderboard import leaderboard_weights
@@ -22,10 +23,16 @@ from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.human import HumanReport
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
+from judgebench.models.families import load_family_table
+from judgebench.models.judge_family import judge_family
+from judgebench.probes.lengths import length_categories
+from judgebench.probes.registry import load_probes
 from judgebench.records import AuditFlag, Item
 from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.families import answer_models
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.records.readiness import ReadinessEntry, ReadinessFile
+from judgebench.records.self_preference import SelfPreferenceReport
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
@@ -53,6 +60,11 @@ class _RunInputs(BaseModel):
     dataset_spec: str | None = None
     # probe condition -> the condition it was made from (the judge stage's `probes`)
     probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
+    # item -> which output is longer, for a run judged with the length probe (probes/lengths.py)
+    length_categories: dict[str, str] = Field(default_factory=dict)
+
+
+LENGTH_PROBE = "length"
 
 
 def _read_inputs(run: RunDir) -> _RunInputs:
@@ -63,8 +75,10 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     translated = manifest.stages.translate
     order = translated.condition_names() if translated else None
     judged = manifest.stages.judge
+    probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
     return _RunInputs(
-        probes={c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {},
+        probes=probes,
+        length_categories=_length_categories(run, probes),
         table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
@@ -73,9 +87,10 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     )
 
 
-def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
-    return analyze_table(
-        inputs.table.analysis_frame(),
+def _analyze(run: RunDir, inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
+    frame = inputs.table.analysis_frame()
+    analysis = analyze_table(
+        frame,
         flagged_items={flag.item_id for flag in inputs.audit},
         settings=settings,
         # a run with no translate stage (imported results) names its pairs in the config's order
@@ -83,6 +98,31 @@ def _analyze(inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
         planned=inputs.planned,
         leaderboard=leaderboard_weights(inputs.dataset_spec),
         probes=inputs.probes,
+        length_categories=inputs.length_categories,
+    )
+    return analysis.model_copy(update={"self_preference": _self_preference(run, inputs, frame, analysis)})
+
+
+def _self_preference(
+    run: RunDir, inputs: _RunInputs, frame: pd.DataFrame, analysis: Analysis
+) -> SelfPreferenceReport:
+    """The self-preference check (issue 31) on the run's language conditions (not its probes): the
+    answers' models from the run's items, each judge's family from the spec the manifest recorded."""
+    table = load_family_table()
+    judged = run.manifest().stages.judge if run.exists() else None
+    specs = {name: entry.spec for name, entry in judged.judges.items()} if judged else {}
+    judges = {str(j) for j in frame["judge"].unique()} if len(frame) else set()
+    families = {judge: judge_family(judge, table, specs.get(judge)) for judge in judges}
+    item_models = {item.id: answer_models(item) for item in _run_items(run) if item.label in (1, 2)}
+    settings = analysis.settings
+    return self_preference(
+        frame,
+        item_models,
+        families,
+        table,
+        conditions=[c for c in analysis.conditions if c not in inputs.probes],
+        confidence=settings.confidence,
+        seed=settings.seed,
     )
 
 
@@ -90,7 +130,7 @@ def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = 
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
     run = run_folder(run_dir)
-    return _with_run_stops(run, _analyze(_read_inputs(run), settings))
+    return _with_run_stops(run, _analyze(run, _read_inputs(run), settings))
 
 
 def analyze_human(
@@ -127,6 +167,14 @@ def _run_items(run: RunDir) -> list[Item]:
     except (JudgebenchError, OSError):
         return []
     return dataset.items
+
+
+def _length_categories(run: RunDir, probes: Mapping[str, ProbeOrigin]) -> dict[str, str]:
+    """Which output of each item is longer, for a run judged with a probe named `length`."""
+    spec = load_probes().get(LENGTH_PROBE)
+    if spec is None or not any(origin.probe == LENGTH_PROBE for origin in probes.values()):
+        return {}
+    return length_categories(_run_items(run), spec.categories)
 
 
 def _human(run: RunDir, inputs: _RunInputs, req: ReportRequest) -> HumanReport:
@@ -243,7 +291,7 @@ def report(
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
-    analysis = with_stops(_analyze(inputs, req.settings), stops)
+    analysis = with_stops(_analyze(run, inputs, req.settings), stops)
     human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write
     if human is not None:
         analysis = analysis.model_copy(update={"records": [*analysis.records, *human.records()]})

@@ -193,6 +193,14 @@ def bbe_command(
         str | None,
         typer.Option("--neighbours", help="Neighbour kinds to bound, comma-separated (e.g. zh,ls,swap)."),
     ] = None,
+    probes: Annotated[
+        str | None,
+        typer.Option(
+            "--probes",
+            help="Probes to calibrate on besides the languages and the order swap (e.g. length,format or "
+            "all): their conditions in the run (length, zh+length, template-1, ...) become neighbours.",
+        ),
+    ] = None,
     invalid_neighbours: Annotated[
         str,
         typer.Option(
@@ -312,6 +320,7 @@ def bbe_command(
         "judge": judge,
         "calibrate_from": calibrate_from,
         "neighbours": [k.strip() for k in neighbours.split(",") if k.strip()] if neighbours else None,
+        "probes": [k.strip() for k in probes.split(",") if k.strip()] if probes else None,
         "unit_score": unit_score,
         "perturb": perturbation,
         "fresh_units": perturb_units or None,

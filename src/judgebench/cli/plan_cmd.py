@@ -82,6 +82,14 @@ def plan_command(
         float,
         typer.Option("--half-width", min=0.001, max=0.49, help="The win rate's interval half-width wanted."),
     ] = 0.05,
+    items: Annotated[
+        int | None,
+        typer.Option(
+            "--items",
+            min=1,
+            help="--human-labels: items judged per condition, instead of the dataset's count.",
+        ),
+    ] = None,
 ) -> None:
     """Before a run: calls, tokens and cost (live and batch) of the fixed design, the minimum detectable
     differences at 80% power, the wall time, and the expected calls under --until-settled."""
@@ -96,6 +104,7 @@ def plan_command(
                 run=from_run,
                 human=human,
                 agreement=api.agreement_flag(assume_agreement, ["en", *wanted]) if assume_agreement else {},
+                items=items,
                 dataset=dataset,
                 data_dir=data_dir,
                 subset=subset,

@@ -80,4 +80,4 @@ def human_budget(plan: HumanBudgetResult) -> None:
         )  # fmt: skip
     console.print(table)
     for line in plan.assumptions:
-        note(f"assumed: {line}")
+        note(line)

@@ -49,6 +49,12 @@ def run_command(
         ),
     ] = False,
     conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = defaults.CONDITIONS,
+    probes: Annotated[
+        str | None,
+        typer.Option(
+            "--probes", help="Probes of configs/probes/ to judge too (e.g. length,format,template or all)."
+        ),
+    ] = None,
     subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before spending money.")] = False,
@@ -94,6 +100,7 @@ def run_command(
         translator=translator,
         machine_translate=translate,
         conditions=conditions,
+        probes=probes,
         subset=subset,
         limit=limit,
         tau=tau,

@@ -49,7 +49,7 @@ def kappa_of(table: np.ndarray, confidence: float) -> Interval | None:
     if not math.isfinite(kappa):
         return None
     half = NormalDist().inv_cdf(0.5 + confidence / 2.0) * se if math.isfinite(se) else math.nan
-    return Interval(value=kappa, ci_low=kappa - half, ci_high=kappa + half)
+    return Interval(value=kappa, ci_low=max(-1.0, kappa - half), ci_high=min(1.0, kappa + half))
 
 
 def judge_agreement(

@@ -8,7 +8,8 @@ where rho is the correlation of the human's win score Y with the judge's. Settin
 and the human-only budget is z^2 Var(Y) / h^2. From a stated agreement a (the judge's verdict equals
 the human's with probability a, whatever the human says) and the worst-case win rate 1/2:
 Var(Y) = 1/4 and rho = 2a - 1, so a judge at chance (a = 1/2) saves nothing. From a pilot, Var(Y) and
-rho are the labelled items' own (the win score of output_1 per item, ties half).
+rho are the labelled items' own (the win score of output_1 per item, ties half), rho capped at
+2 a_low - 1 with a_low the lower Wilson bound of the pilot's agreement.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from judgebench.analysis.stats import wilson
 from judgebench.human.estimates import group_samples
 from judgebench.human.labels import HumanLabels
 from judgebench.human.ppi import ppi_variance
@@ -104,9 +106,12 @@ def pilot_budget(
     half_width: float,
     confidence: float,
     order: Sequence[str] = (),
+    *,
+    items: int | None = None,
 ) -> list[LabelBudget]:
     """Rows from a pilot: per judge and condition humans labelled, the labelled items' Var(Y), rho
-    and agreement (`verdicts`: `item_verdicts` of the pilot run; `order`: the conditions' order)."""
+    and agreement (`verdicts`: `item_verdicts` of the pilot run; `order`: the conditions' order;
+    `items`: the study's judged items per condition, default the pilot's own)."""
     reference = labels.majority()
     rank = {c: i for i, c in enumerate(order)}
     out = []
@@ -120,17 +125,22 @@ def pilot_budget(
         y, f = np.asarray(sample.y), np.asarray(sample.f)
         variance = float(np.var(y)) or WORST_VARIANCE / len(y)  # a pilot that never varied: not zero
         rho = float(np.corrcoef(y, f)[0, 1]) if np.std(y) > 0 and np.std(f) > 0 else 0.0
-        items = len(sample.y) + len(sample.f_unlabeled)
-        human, ppi = labels_needed(variance, rho, half_width, confidence, items)
+        # a small pilot that agreed throughout does not promise a perfect judge: rho is capped at
+        # what the lower Wilson bound of its agreement allows (2a - 1, as for a stated agreement)
+        agree = int(np.sum(y == f))
+        low, _ = wilson(agree, len(y), confidence)
+        rho = min(rho, 2.0 * float(low[0]) - 1.0)
+        n_items = items if items is not None else len(sample.y) + len(sample.f_unlabeled)
+        human, ppi = labels_needed(variance, rho, half_width, confidence, n_items)
         out.append(
             LabelBudget(
                 judge=str(judge),
                 condition=str(condition),
                 basis=f"pilot: {len(y)} labels",
-                agreement=float(np.mean(y == f)),
+                agreement=agree / len(y),
                 rho=max(0.0, rho),
                 variance=variance,
-                items=items,
+                items=n_items,
                 human_only=human,
                 ppi=ppi,
             )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgebench.analysis.stats import wilson
 from judgebench.human.labels import HumanValue
 from judgebench.human.model import Estimate, Interval, Quantity
 from judgebench.human.ppi import MeanEstimate, classical_mean, ppi_mean
@@ -62,9 +63,11 @@ def estimate_of(
     if len(sample.y) < MIN_LABELLED:
         return None
     judge, condition, quantity, source = key
+    every = sample.f + sample.f_unlabeled
+    if len(set(sample.y)) == 1:
+        return _unanimous(sample, key, confidence)
     ppi = ppi_mean(sample.y, sample.f, sample.f_unlabeled, confidence=confidence)
     classical = classical_mean(sample.y, confidence=confidence)
-    every = sample.f + sample.f_unlabeled
     return Estimate(
         judge=judge,
         condition=condition,
@@ -76,6 +79,28 @@ def estimate_of(
         ppi=_interval(ppi),
         classical=_interval(classical),
         judge_only=float(np.mean(every)),
+    )
+
+
+def _unanimous(sample: _Sample, key: tuple[str, str, Quantity, str | None], confidence: float) -> Estimate:
+    """Every label gave the same score: a normal interval would have no width (no variance seen), and
+    the judge's covariance with the labels is 0. Both intervals are then the Wilson interval of the
+    labels (ties counted half), the honest width of n agreeing observations."""
+    judge, condition, quantity, source = key
+    n = len(sample.y)
+    low, high = wilson(sum(sample.y), n, confidence)
+    interval = Interval(value=sample.y[0], ci_low=float(low[0]), ci_high=float(high[0]))
+    return Estimate(
+        judge=judge,
+        condition=condition,
+        quantity=quantity,
+        source=source,
+        n=n,
+        n_unlabeled=len(sample.f_unlabeled),
+        lam=0.0,
+        ppi=interval,
+        classical=interval,
+        judge_only=float(np.mean(sample.f + sample.f_unlabeled)),
     )
 
 

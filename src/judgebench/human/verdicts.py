@@ -40,8 +40,11 @@ def item_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     agg = grouped.agg(low=("code", "min"), high=("code", "max"), gold=("gold", "max")).reset_index()
     low, high = agg["low"].to_numpy(), agg["high"].to_numpy()
     combined = np.where(np.isnan(low), np.nan, np.where(low == high, low, 3.0))
-    agg["verdict"] = [None if math.isnan(c) else _VALUE[c] for c in combined]
-    agg["gold"] = [None if math.isnan(g) else _VALUE[g] for g in agg["gold"].to_numpy(dtype=float)]
+    # object columns: None stays None (pandas' string dtype would turn it into NaN, a truthy float)
+    verdict = [None if math.isnan(c) else _VALUE[c] for c in combined]
+    gold = [None if math.isnan(g) else _VALUE[g] for g in agg["gold"].to_numpy(dtype=float)]
+    agg["verdict"] = pd.Series(verdict, index=agg.index, dtype=object)
+    agg["gold"] = pd.Series(gold, index=agg.index, dtype=object)
     return agg[["judge", "item_id", "condition", "verdict", "gold"]]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from judgebench.conditions import SOURCE, Condition
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.records import CallKey, Item, Kind, Perturbation, Variant
+from judgebench.records.families import answer_models
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class PlannedCall:
     perturbation: Perturbation | None = None
     # the template probe's calls: judged under this template instead of the run's
     template: JudgeTemplate | None = field(default=None, compare=False, hash=False)
+    # the models behind output_1 and output_2 (the items' chosen/rejected model), for a simulated
+    # judge's planted self-preference; (None, None) when the data names none
+    models: tuple[str | None, str | None] = field(default=(None, None), compare=False, hash=False)
 
     @property
     def key(self) -> CallKey:
@@ -62,6 +66,8 @@ class PlannedCall:
             "gold": gold,
             "chars_a": len(self.output_a),
             "chars_b": len(self.output_b),
+            "model_a": self.models[0] if self.order == "orig" else self.models[1],
+            "model_b": self.models[1] if self.order == "orig" else self.models[0],
         }
 
 
@@ -114,6 +120,7 @@ def plan_calls(
                             b,
                             language,
                             template=(templates or {}).get(cond_name),
+                            models=answer_models(item),
                         )
                     )
         if not tie_probes or item.label not in (1, 2):

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from judgebench.errors import InputError
 from judgebench.judge.plan import PlannedCall
 from judgebench.records import CallKey, Item, Perturbation, UnitKey
+from judgebench.records.families import answer_models
 
 REPEAT_PREFIX = "repeat-"
 
@@ -36,7 +37,7 @@ def unit_call(
     a, b = (first, second) if order == "orig" else (second, first)
     return PlannedCall(
         judge, item.id, item.subset, "pair", condition, order, item.label, instruction, a, b, "English",
-        perturbation,
+        perturbation, models=answer_models(item),
     )  # fmt: skip
 
 

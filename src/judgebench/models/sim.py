@@ -1,8 +1,11 @@
 """A simulated judge (`sim:SCENARIO`) with planted biases, for the self-test and the test suite.
 
-It reads the call's `context` (item, condition, order, gold letter) that real providers never see,
-and answers like a JSON judge. Every draw is a pure function of (seed, item, order, condition), so a
-run is reproducible and the en verdict a flip is measured against is the same in every condition.
+It reads the call's `context` (item, condition, order, gold letter, the template's name, the models
+behind the answers) that real providers never see, and answers like a JSON judge. The planted length
+and formatting biases read the responses from the prompt itself (sim_prompt.py), so a probe is
+tested through the texts it actually made the judge see. Every draw is a pure function of (seed,
+item, order, condition), so a run is reproducible and the en verdict a flip is measured against is
+the same in every condition.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from judgebench.errors import InputError
 from judgebench.models.base import (
@@ -25,6 +29,8 @@ from judgebench.models.base import (
     ProviderTraits,
 )
 from judgebench.models.failures import PermanentError
+from judgebench.models.families import load_family_table
+from judgebench.models.sim_prompt import has_markdown, shown_responses
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
 from judgebench.records.conditions import PROBE_SEP
@@ -48,14 +54,23 @@ class SimScenario(BaseModel):
     # one flip draw per item for both orders, flipping to the other output (a judge that changes its
     # mind about the item, not about the position): the flip rate as planted, no position effect
     item_level_flips: bool = False
-    # planted probe sensitivities (issue 31; the call context carries the shown lengths and the
-    # template): with probability `length_bias` the judge picks the longer response whenever it is
-    # at least `length_ratio` times as long as the other; with probability `template_flip` its
-    # verdict moves to the other response under any template but `home_template`
-    length_bias: float = 0.0
-    length_ratio: float = 1.5
-    template_flip: float = 0.0
+    # planted probe sensitivities (issue 31), each a probability, all 0 (no bias) by default:
+    # `length_bias`: the judge picks the longer response whenever the prompt shows it at least
+    # `length_ratio` times as long (in characters) as the other;
+    # `template_flip`: the verdict moves to the other response under any template but `home_template`
+    # (the draw is salted with the template's name, so each paraphrase moves its own items);
+    # `markdown_bias`: the judge picks the response with Markdown marks (headings, bullets, bold, code
+    # fences, tables, links) when the prompt shows exactly one such response;
+    # `self_preference`: the judge, of model family `family`, picks the answer whose model (the
+    # items' chosen_model / rejected_model, configs/model_families.toml) is of its own family when
+    # exactly one of the two is. Applied in that order to the verdict; a later pull wins.
+    length_bias: Share = 0.0
+    length_ratio: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] = 1.5
+    template_flip: Share = 0.0
     home_template: str = "judge-default-v1"
+    markdown_bias: Share = 0.0
+    family: str | None = None
+    self_preference: Share = 0.0
     # run-to-run sampling noise (`judgebench compare`): with `judge_seed` set, the judge itself (which
     # items it misses, where it answers "A") is drawn from `judge_seed`, and `seed` (the spec's
     # `/SEED`) is the run's: each call is redrawn from it with probability `sampling_noise`, as a judge
@@ -63,6 +78,14 @@ class SimScenario(BaseModel):
     # default) the seed is the judge, as before.
     judge_seed: int | None = None
     sampling_noise: Share = 0.0
+
+    @model_validator(mode="after")
+    def _family_named(self) -> SimScenario:
+        if self.self_preference > 0 and not self.family:
+            raise ValueError(
+                "self_preference needs the judge's `family` (a family of configs/model_families.toml)"
+            )
+        return self
 
     def draw_seed(self, *parts: object) -> str | int:
         """The seed one call's draws come from: the judge's own, or the run's for a redrawn call."""
@@ -147,8 +170,19 @@ def language_of(condition: str) -> str:
     return condition.partition(PROBE_SEP)[0]
 
 
-def probe_pull(s: SimScenario, ctx: Mapping[str, object], letter: str) -> str:
-    """The planted length and template effects on one pair verdict (A, B or Tie)."""
+def _pick(letter: str, towards: str | None, draw: float, strength: float) -> str:
+    return towards if towards is not None and draw < strength else letter
+
+
+def probe_pull(
+    s: SimScenario,
+    ctx: Mapping[str, object],
+    letter: str,
+    shown: tuple[str, str] | None = None,
+    families: tuple[str | None, str | None] = (None, None),
+) -> str:
+    """The planted template, length, formatting and self-preference effects on one pair verdict (A,
+    B or Tie). `shown`: responses A and B as the prompt shows them; `families`: their models' families."""
     if letter not in ("A", "B", "Tie"):
         return letter
     item, order = str(ctx.get("item_id")), str(ctx.get("order"))
@@ -160,12 +194,19 @@ def probe_pull(s: SimScenario, ctx: Mapping[str, object], letter: str) -> str:
         letter = "A" if uniform(seed, item, order, template, "template-which") < 0.5 else "B"
     elif moved:
         letter = "B" if letter == "A" else "A"
-    chars_a, chars_b = ctx.get("chars_a"), ctx.get("chars_b")
-    if s.length_bias > 0.0 and isinstance(chars_a, int) and isinstance(chars_b, int):
+    if shown is not None and s.length_bias > 0.0:
+        chars_a, chars_b = len(shown[0]), len(shown[1])
         longer = "A" if chars_a >= s.length_ratio * max(chars_b, 1) else None
         longer = "B" if chars_b >= s.length_ratio * max(chars_a, 1) else longer
-        if longer is not None and uniform(seed, item, order, "length") < s.length_bias:
-            letter = longer
+        letter = _pick(letter, longer, uniform(seed, item, order, "length"), s.length_bias)
+    if shown is not None and s.markdown_bias > 0.0:
+        marked_a, marked_b = has_markdown(shown[0]), has_markdown(shown[1])
+        marked = None if marked_a == marked_b else ("A" if marked_a else "B")
+        letter = _pick(letter, marked, uniform(seed, item, order, "markdown"), s.markdown_bias)
+    if s.family and s.self_preference > 0.0:
+        own_a, own_b = families[0] == s.family, families[1] == s.family
+        own = None if own_a == own_b else ("A" if own_a else "B")
+        letter = _pick(letter, own, uniform(seed, item, order, "self"), s.self_preference)
     return letter
 
 
@@ -186,6 +227,7 @@ class SimProvider(Provider):
                 self.scenario = self.scenario.model_copy(update={"seed": int(seed)})
             except ValueError:
                 raise InputError(f"sim:{model}: the part after '/' must be an integer seed") from None
+        self.families = load_family_table()  # the answers' families, for a planted self-preference
 
     @property
     def capabilities(self) -> Capabilities:
@@ -194,6 +236,23 @@ class SimProvider(Provider):
     def connection_key(self) -> str:
         return f"sim:{self.model}"
 
+    def _seen(self, request: ModelRequest) -> tuple[tuple[str, str] | None, tuple[str | None, str | None]]:
+        """What the probe pulls read: the shown responses (from the prompt) and their models' families."""
+        s = self.scenario
+        shown = shown_responses(request) if s.length_bias > 0 or s.markdown_bias > 0 else None
+        if shown is None and (s.length_bias > 0 or s.markdown_bias > 0):
+            raise PermanentError(
+                "the simulated judge's length and Markdown biases read the responses from the prompt's "
+                "boundary lines, and this prompt has none",
+                provider="sim",
+            )
+        models = request.context.get("model_a"), request.context.get("model_b")
+        families = (
+            self.families.of_model(models[0] if isinstance(models[0], str) else None),
+            self.families.of_model(models[1] if isinstance(models[1], str) else None),
+        )
+        return shown, families
+
     async def generate(self, request: ModelRequest) -> ModelResponse:
         ctx = request.context
         item, order, cond = str(ctx.get("item_id")), str(ctx.get("order")), str(ctx.get("condition"))
@@ -201,7 +260,7 @@ class SimProvider(Provider):
             letter = probe_letter(self.scenario, item, order, cond)
         elif ctx.get("kind") == "pair" and ctx.get("gold") in ("A", "B"):
             letter = pair_letter(self.scenario, item, order, language_of(cond), str(ctx["gold"]))
-            letter = probe_pull(self.scenario, ctx, letter)
+            letter = probe_pull(self.scenario, ctx, letter, *self._seen(request))
         else:
             raise PermanentError("the simulated judge needs the judge stage's call context", provider="sim")
         if letter == "invalid":

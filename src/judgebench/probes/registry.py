@@ -70,6 +70,9 @@ class ProbeSpec(BaseModel):
     # strip): judging the same prompt again measures nothing but the cache
     skip_unchanged: bool = True
     steps: list[ProbeStep]
+    # length categories the data declares (the length probe): dataset subset -> category, used
+    # where an item's metadata has no `length_category` (probes/lengths.py measures the rest)
+    categories: dict[str, str] = Field(default_factory=dict)
     # where it was read from, for messages
     path: str = ""
 

@@ -75,6 +75,21 @@ class Metric(StrEnum):
     CLASSICAL_ACCURACY = "classical_accuracy"
 
 
+# what `report --human FILE` adds (human/model.py); the analysis of judgments alone never emits them
+HUMAN_METRICS: frozenset[str] = frozenset(
+    {
+        Metric.HUMAN_AGREEMENT,
+        Metric.COHENS_KAPPA,
+        Metric.KRIPPENDORFF_ALPHA,
+        Metric.ANNOTATOR_AGREEMENT,
+        Metric.PPI_WIN_RATE,
+        Metric.CLASSICAL_WIN_RATE,
+        Metric.PPI_ACCURACY,
+        Metric.CLASSICAL_ACCURACY,
+    }
+)
+
+
 def tie_probe_metric(outcome: str) -> str:
     """The tie-probe share of one outcome: `en`, `tie` or the target (tie_probe_zh, tie_probe_ja, ...).
 

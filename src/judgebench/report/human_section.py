@@ -85,7 +85,7 @@ def _estimates_table(report: HumanReport) -> Table:
             "Condition",
             "Quantity",
             "Human labels",
-            "Judge only",
+            "Judge-only items",
             "PPI++ %",
             "Human-only %",
             "Width ratio",
@@ -97,7 +97,7 @@ def _estimates_table(report: HumanReport) -> Table:
         caption="PPI++ (power-tuned lambda): the human labels correct the judge's verdicts on every item. "
         "Width ratio = PPI++ width / human-only width (below 1: what the judge bought).",
         left=3,
-        detail_columns=frozenset({"lambda", "Judge plug-in %", "Judge only"}),
+        detail_columns=frozenset({"lambda", "Judge plug-in %", "Judge-only items"}),
     )
 
 

@@ -28,6 +28,7 @@ from judgebench.report.human_section import human_section
 from judgebench.report.model import ReportMeta, Section
 from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections, incomplete_note
+from judgebench.report.self_preference_section import self_preference_section
 from judgebench.rundir import RunDir, now_iso
 
 PLOTS_DIR = "plots"
@@ -74,7 +75,8 @@ class ReportInputs:
     @cached_property
     def sections(self) -> list[Section]:
         human = human_section(self.human)
-        return build_sections(self.analysis, [bbe_section(self.bbe), *([human] if human else [])])
+        extra = [self_preference_section(self.analysis), bbe_section(self.bbe), *([human] if human else [])]
+        return build_sections(self.analysis, extra)
 
     @cached_property
     def meta(self) -> ReportMeta:

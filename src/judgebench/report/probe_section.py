@@ -92,7 +92,28 @@ def probe_section(analysis: Analysis) -> Section | None:
             short_columns=frozenset({"Flip %"}),
         )
     )
+    if analysis.length_rows:
+        section.tables.append(_length_table(analysis))
     return section
+
+
+def _length_table(analysis: Analysis) -> Table:
+    rows = [
+        [judge_cell(r.judge), Cell(r.category), Cell(count(r.items)), Cell(count(r.n)),
+         Cell(pct_ci(r.value, r.ci_low, r.ci_high), short=pct(r.value))]
+        for r in analysis.length_rows
+    ]  # fmt: skip
+    return Table(
+        ["Judge", "Length category", "Items", "n", "Strict accuracy (en) %"],
+        rows,
+        title="Accuracy by length category",
+        caption="en pair judgments, both orders, Wilson interval; the category is the data's own where it "
+        "declares one (metadata length_category, RewardBench's alpacaeval-length), else which output "
+        "is at least 1.2 times as long. A length-biased judge is more accurate where the chosen output is "
+        "the longer one.",
+        left=2,
+        short_columns=frozenset({"Strict accuracy (en) %"}),
+    )
 
 
 def probes_forest(rows: Sequence[ProbeRow], limit: float) -> Figure | None:

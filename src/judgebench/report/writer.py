@@ -1,6 +1,6 @@
 """Write every report output of a run: the registered outputs (`outputs.py`) rendered and written as
 one set. The built-in ones are registered here: metrics.json, metrics.csv, report.md, plots/*.png,
-report.html (INTERFACE.md).
+self_preference.json (README), report.html (INTERFACE.md).
 
 Every file is rendered first, then all are written by temp file and rename together
 (`atomic_write_many`), so a killed `report` leaves the previous set readable and never a new
@@ -34,6 +34,7 @@ from judgebench.report.outputs import (
     selected,
 )
 from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv
+from judgebench.report.self_preference_section import SELF_PREFERENCE_JSON, self_preference_json
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir
 
 __all__ = ["BASE_COLUMNS", "PLOTS_DIR", "ReportPaths", "metric_rows", "metrics_csv", "write_report"]
@@ -68,6 +69,11 @@ register(
         owns=tuple(f"{PLOTS_DIR}/{key}.png" for key in PLOT_TITLES),
     )
 )
+
+
+@register_output("self_preference", SELF_PREFERENCE_JSON, needs=[])
+def _self_preference_json(inputs: OutputInputs) -> bytes:
+    return self_preference_json(inputs.analysis)
 
 
 @register_output("html", REPORT_HTML, needs=[Need.SECTIONS, Need.FIGURES, Need.EXPLORER])

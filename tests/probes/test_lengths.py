@@ -1,0 +1,64 @@
+"""Length categories: read from the data where it says, measured otherwise, and a length-biased
+judge's accuracy split by them as planted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from judgebench import api
+from judgebench.analysis.model import ReportSettings
+from judgebench.api.report import analyze_run
+from judgebench.models.sim import load_scenario
+from judgebench.probes.lengths import CHOSEN_LONGER, REJECTED_LONGER, SIMILAR, length_category
+from judgebench.probes.registry import load_probes
+from judgebench.records import Item
+
+
+def _item(out1: str, out2: str, label: int = 1, subset: str = "Natural", **meta: object) -> Item:
+    return Item(
+        id="x", subset=subset, instruction="q", output_1=out1, output_2=out2, label=label, metadata=meta
+    )
+
+
+def test_the_data_s_own_category_wins_then_the_subset_s_then_the_lengths() -> None:
+    categories = load_probes()["length"].categories
+    assert length_category(_item("a", "b" * 50, length_category="mine"), categories) == "mine"
+    assert "alpacaeval-length" in length_category(
+        _item("a", "b" * 50, subset="alpacaeval-length"), categories
+    )
+    assert length_category(_item("a" * 50, "b" * 10), categories) == CHOSEN_LONGER
+    assert length_category(_item("a" * 50, "b" * 10, label=2), categories) == REJECTED_LONGER
+    assert length_category(_item("a" * 50, "b" * 45), categories) == SIMILAR
+    assert length_category(Item(id="u", subset="s", instruction="q", output_1="a", output_2="bb"), {}) is None
+
+
+def test_a_length_biased_judge_is_more_accurate_where_the_chosen_answer_is_longer(tmp_path: Path) -> None:
+    rows = []
+    for i in range(200):
+        short, long = f"It is {i}.", f"It is {i}, which follows from the statement of question {i} directly."
+        chosen_longer = i % 2 == 0
+        good, bad = (long, short) if chosen_longer else (short, long.replace(f"{i},", f"{i + 1},"))
+        rows.append({"id": f"Natural/{i}", "subset": "Natural", "instruction": f"Q{i}?", "output_1": good,
+                     "output_2": bad, "label": 1})  # fmt: skip
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = tmp_path / "run"
+    judges = ["sim:probe-biased", "sim:probe-unbiased"]
+    api.judge(run, api.JudgeRequest(models=judges, dataset=str(data), probes="length"))
+    found = {(r.judge, r.category): r for r in analyze_run(run, ReportSettings(confidence=0.99)).length_rows}
+    s = load_scenario("probe-biased")
+    planted = {
+        CHOSEN_LONGER: s.length_bias + (1 - s.length_bias) * s.acc("en"),
+        REJECTED_LONGER: (1 - s.length_bias) * s.acc("en"),
+    }
+    for category, want in planted.items():
+        row = found[("sim:probe-biased", category)]
+        assert row.items == 100 and row.n == 200
+        assert row.ci_low is not None and row.ci_high is not None and row.ci_low <= want <= row.ci_high
+        fair = found[("sim:probe-unbiased", category)]
+        assert fair.ci_low is not None and fair.ci_high is not None
+        assert fair.ci_low <= s.acc("en") <= fair.ci_high
+    assert (
+        found[("sim:probe-biased", REJECTED_LONGER)].value < found[("sim:probe-biased", CHOSEN_LONGER)].value
+    )
