@@ -90,8 +90,10 @@ def test_blocks_of_replicates_are_the_whole_draw(
     np.testing.assert_array_equal(resample_weights(n_items, samples, 5, "Natural|True"), whole)
     rng = np.random.default_rng(n_items)
     counts = rng.integers(-3, 4, size=(n_items, 6)).astype(float)
+    counts[:, 2] = 0.0  # an empty column: left out of the product, exactly 0
     halves = counts / 2.0
     floats = rng.normal(size=(n_items, 4))
+    floats[:, 1] = 0.0
     big = np.full((n_items, 1), 2.0**23)  # past float32's exact range: must take float64
     got = Resampler(n_items, samples, 5, "Natural|True").products([counts, halves, floats, big])
     np.testing.assert_array_equal(got[0], whole @ counts)

@@ -88,6 +88,11 @@ def test_a_worse_judge_fails_the_gate_in_zh_only(runs: dict[str, Path], tmp_path
     assert len(zh) == by["zh"]["changed"]
     assert all(x["verdict_a"] != x["verdict_b"] and x["gold"] in (1, 2) for x in zh)
     assert sum(x["correct_a"] and not x["correct_b"] for x in zh) == by["zh"]["right_to_wrong"]
+    zh_csv = [x for x in rows if x["condition"] == "zh" and x["kind"] == "pair"]
+    assert (
+        sum(x["correct_a"] == "true" and x["correct_b"] == "false" for x in zh_csv)
+        == by["zh"]["right_to_wrong"]
+    )
     md = (tmp_path / "compare.md").read_text()
     assert "## Drift between runs" in md and "| zh |" in md.replace("\\", "")
 
@@ -170,6 +175,6 @@ def test_items_in_one_run_only_are_counted(runs: dict[str, Path], tmp_path: Path
     doc = json.loads((tmp_path / "out" / "compare.json").read_text())
     cov = doc["coverage"][0]
     assert doc["items_a"] == ITEMS and doc["items_common"] == ITEMS - ITEMS // 5
-    assert len(cov["items_only_a"]) == ITEMS // 5 and cov["units_only_b"] == 0
+    assert len(cov["items_only_a"]) == cov["items_only_a_total"] == ITEMS // 5 and cov["units_only_b"] == 0
     assert cov["units_only_a"] == len(lines) - len(kept)
-    assert "Not compared" in (tmp_path / "out" / "compare.md").read_text()
+    assert f"items only in A: {ITEMS // 5}, only in B: 0" in (tmp_path / "out" / "compare.md").read_text()

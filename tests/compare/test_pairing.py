@@ -45,6 +45,7 @@ def test_units_in_one_run_only_are_counted_not_dropped() -> None:
     assert len(units) == 2  # x in en, both orders
     assert (cov.units_a, cov.units_b, cov.units_only_a, cov.units_only_b) == (8, 8, 6, 6)
     assert (cov.items_only_a, cov.items_only_b) == (["y"], ["z"])
+    assert (cov.items_only_a_total, cov.items_only_b_total) == (1, 1)
     assert (cov.conditions_only_a, cov.conditions_only_b) == (["zh"], ["ls"])
 
 

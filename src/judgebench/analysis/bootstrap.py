@@ -62,22 +62,34 @@ class Resampler:
             yield np.bincount(flat, minlength=b * n).reshape(b, n).astype(dtype)
 
     def products(self, matrices: list[FloatArray]) -> list[FloatArray]:
-        """W @ m for each items x k matrix m (B x k each), W never held whole."""
+        """W @ m for each items x k matrix m (B x k each), W never held whole. The matrices that
+        multiply exactly in float32 go as one product, and all-zero columns (ECE's empty bins, a
+        subset without a condition) are left out of it: their products are exactly 0."""
         exact32 = [_exact_in_float32(m, self.n_items) for m in matrices]
-        cast = [m.astype(np.float32) if ok else m for m, ok in zip(matrices, exact32, strict=True)]
-        out = [np.empty((self.samples, m.shape[1])) for m in matrices]
-        if self.n_items == 0:
-            for o in out:
-                o[:] = 0.0
+        out = [np.zeros((self.samples, m.shape[1])) for m in matrices]
+        if self.n_items == 0 or self.samples == 0:
             return out
+        plans = []
+        for ok in (True, False):
+            members = [i for i, e in enumerate(exact32) if e == ok and matrices[i].shape[1]]
+            if not members:
+                continue
+            joined = np.concatenate([matrices[i] for i in members], axis=1)
+            used = np.flatnonzero(joined.any(axis=0))  # an all-zero column's product is 0
+            factor = joined[:, used].astype(np.float32) if ok else joined[:, used]
+            bounds = np.cumsum([0] + [matrices[i].shape[1] for i in members])
+            plans.append((ok, members, factor, used, bounds, np.empty((self.samples, len(used)))))
         start = 0
-        need64 = not all(exact32)
         for block in self.blocks(np.float32):
             b = len(block)
-            block64 = block.astype(np.float64) if need64 else block
-            for m, ok, o in zip(cast, exact32, out, strict=True):
-                o[start : start + b] = block @ m if ok else block64 @ m
+            for ok, _, factor, _, _, acc in plans:
+                acc[start : start + b] = block @ factor if ok else block.astype(np.float64) @ factor
             start += b
+        for _, members, _, used, bounds, acc in plans:
+            full = np.zeros((self.samples, int(bounds[-1])))
+            full[:, used] = acc
+            for j, i in enumerate(members):
+                out[i] = full[:, bounds[j] : bounds[j + 1]]
         return out
 
 

@@ -27,10 +27,9 @@ def _bins(confidence: np.ndarray[Any, np.dtype[Any]]) -> np.ndarray[Any, np.dtyp
 
 def calibration_records(layout: Layout, p: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """Brier score (with a normal interval) and 10-bin ECE of stated confidence vs strict correctness."""
-    cal = p[p["cal_n"] == 1]
-    if cal.empty:
+    rows = p.loc[p["cal_n"] == 1, ["judge", "item_id", "condition", "cal_conf", "cal_y"]]
+    if rows.empty:
         return pd.DataFrame()
-    rows = cal[["judge", "item_id", "condition", "cal_conf", "cal_y"]].copy()
     rows["sq"] = (rows["cal_conf"] - rows["cal_y"]) ** 2
     rows["sq2"] = rows["sq"] ** 2
     rows["bin"] = _bins(rows["cal_conf"].to_numpy())
@@ -55,7 +54,8 @@ def ece_matrices(
 
     Returns the (judge, condition, metric) keys, the items x (keys x 10) gaps and the items x keys counts.
     """
-    cal = p[p["cal_n"] == 1] if "cal_n" in p.columns else p.iloc[0:0]
+    wanted = ["judge", "condition", "item_id", "cal_conf", "cal_y"]
+    cal = p.loc[p["cal_n"] == 1, wanted] if "cal_n" in p.columns else p.iloc[0:0]
     keys = cal[["judge", "condition"]].drop_duplicates().reset_index(drop=True)
     n_items, n_keys = len(layout.items), len(keys)
     gap = np.zeros((n_items, n_keys * BINS))

@@ -37,11 +37,11 @@ def judge_pair_rows(
             h2 = common & (hit[j2] == 1)
             frame = pd.DataFrame(
                 {
-                    "common": common.astype(int),
-                    "hit1": h1.astype(int),
-                    "hit2": h2.astype(int),
-                    "b": (h1 & ~h2).astype(int),
-                    "c": (h2 & ~h1).astype(int),
+                    "common": common.astype("int8"),
+                    "hit1": h1.astype("int8"),
+                    "hit2": h2.astype("int8"),
+                    "b": (h1 & ~h2).astype("int8"),
+                    "c": (h2 & ~h1).astype("int8"),
                 }
             )
             out.append(frame.reset_index().assign(judge=str(JudgePair(j1, j2))))

@@ -39,15 +39,15 @@ def flip_rows(p: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame
         a_choice, b_choice = a.isin(CHOICES), b.isin(CHOICES)
         frame = pd.DataFrame(
             {
-                "both": both.astype(int),
-                "flip": (both & a.ne(b)).astype(int),
-                "lab": lab.astype(int),
-                "gold_flip": (lab & ca.ne(cb)).astype(int),
-                "b": (lab & ca.eq(1.0) & cb.eq(0.0)).astype(int),
-                "c": (lab & ca.eq(0.0) & cb.eq(1.0)).astype(int),
-                "reversal": (both & a_choice & b_choice & a.ne(b)).astype(int),
-                "to_tie": (both & a_choice & b.eq("tie")).astype(int),
-                "from_tie": (both & a.eq("tie") & b_choice).astype(int),
+                "both": both.astype("int8"),
+                "flip": (both & a.ne(b)).astype("int8"),
+                "lab": lab.astype("int8"),
+                "gold_flip": (lab & ca.ne(cb)).astype("int8"),
+                "b": (lab & ca.eq(1.0) & cb.eq(0.0)).astype("int8"),
+                "c": (lab & ca.eq(0.0) & cb.eq(1.0)).astype("int8"),
+                "reversal": (both & a_choice & b_choice & a.ne(b)).astype("int8"),
+                "to_tie": (both & a_choice & b.eq("tie")).astype("int8"),
+                "from_tie": (both & a.eq("tie") & b_choice).astype("int8"),
             }
         )
         out.append(frame.reset_index().assign(condition=str(ConditionPair(c1, c2))))

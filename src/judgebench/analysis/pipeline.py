@@ -125,25 +125,35 @@ def _never_made(df: pd.DataFrame, plan: pd.DataFrame) -> pd.Series:
     return missing.value_counts()
 
 
-def completeness(df: pd.DataFrame, planned: PlanKeys | None) -> Completeness:
-    """Planned calls against the records the run holds (the last line per key)."""
+def never_made(df: pd.DataFrame, planned: PlanKeys | None) -> pd.Series | None:
+    """Per judge, how many planned calls have no record (None without a plan): the anti-join once,
+    for `completeness` and `judge_summaries` both."""
+    return None if planned is None else _never_made(df, plan_frame(planned))
+
+
+def completeness(df: pd.DataFrame, planned: PlanKeys | None, never: pd.Series | None = None) -> Completeness:
+    """Planned calls against the records the run holds (the last line per key); `never` is
+    `never_made(df, planned)` when the caller has it."""
     answered = int(df["verdict"].notna().sum())
     failed = int(df["verdict"].isna().sum())
     if planned is None:
         return Completeness(plan_known=False, planned=len(df), answered=answered, never_made=0, failed=failed)
-    never = int(_never_made(df, plan_frame(planned)).sum())
+    count = int((never if never is not None else _never_made(df, plan_frame(planned))).sum())
     return Completeness(
         plan_known=True,
-        planned=len(df) + never,  # planned or present: the records are unique per key
+        planned=len(df) + count,  # planned or present: the records are unique per key
         answered=answered,
-        never_made=never,
+        never_made=count,
         failed=failed,
     )
 
 
-def judge_summaries(df: pd.DataFrame, planned: PlanKeys | None = None) -> list[JudgeSummary]:
-    """Call accounting per judge, in first-seen order."""
-    never = _never_made(df, plan_frame(planned)) if planned is not None else pd.Series(dtype=int)
+def judge_summaries(
+    df: pd.DataFrame, planned: PlanKeys | None = None, never: pd.Series | None = None
+) -> list[JudgeSummary]:
+    """Call accounting per judge, in first-seen order (`never` as for `completeness`)."""
+    if never is None:
+        never = _never_made(df, plan_frame(planned)) if planned is not None else pd.Series(dtype=int)
     out = []
     for judge, g in df.groupby("judge", sort=False):
         answered = g["verdict"].notna()
@@ -234,11 +244,12 @@ def analyze_table(
         records += pooled_probe_records(units.flips, probes, flagged, settings.confidence)
     if leaderboard is not None:
         records += leaderboard_records(df, leaderboard, settings, conditions)
-    done = completeness(df, planned)
+    missing = never_made(df, planned)
+    done = completeness(df, planned, missing)
     return Analysis(
         records=records,
         readiness=assess_readiness(records, settings, complete=done.complete),
-        judges=judge_summaries(df, planned),
+        judges=judge_summaries(df, planned, missing),
         completeness=done,
         flagged_items=sorted(flagged),
         conditions=conditions,

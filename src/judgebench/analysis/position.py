@@ -28,7 +28,7 @@ def position_rows(p: pd.DataFrame) -> pd.DataFrame:
             wide[order] = np.nan
     both = wide["orig"].notna() & wide["swap"].notna()
     frame = pd.DataFrame(
-        {"pboth": both.astype(int), "incon": (both & wide["orig"].ne(wide["swap"])).astype(int)}
+        {"pboth": both.astype("int8"), "incon": (both & wide["orig"].ne(wide["swap"])).astype("int8")}
     )
     return frame.reset_index()
 
@@ -48,11 +48,11 @@ def position_increase_rows(pos: pd.DataFrame, conditions: Sequence[str]) -> pd.D
         ie = paired & (incon[SOURCE] == 1)
         frame = pd.DataFrame(
             {
-                "paired": paired.astype(int),
-                "inc_c": ic.astype(int),
-                "inc_en": ie.astype(int),
-                "b": (ic & ~ie).astype(int),
-                "c": (ie & ~ic).astype(int),
+                "paired": paired.astype("int8"),
+                "inc_c": ic.astype("int8"),
+                "inc_en": ie.astype("int8"),
+                "b": (ic & ~ie).astype("int8"),
+                "c": (ie & ~ic).astype("int8"),
             }
         )
         out.append(frame.reset_index().assign(condition=str(ConditionPair(SOURCE, c))))

@@ -21,8 +21,6 @@ import pandas as pd
 from judgebench.analysis.stats import bh_adjust, wilson
 from judgebench.compare.model import ALL_CONDITIONS, Drift, GateSettings, GateStatus, Kind
 
-GROUP = ["judge_a", "judge_b", "kind", "condition"]
-
 
 def clustered_wilson(
     changed: np.ndarray, clusters: np.ndarray, confidence: float

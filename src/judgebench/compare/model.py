@@ -40,8 +40,10 @@ class Coverage(BaseModel):
     units_b: int
     units_only_a: int
     units_only_b: int
-    items_only_a: list[str] = Field(default_factory=list)
+    items_only_a: list[str] = Field(default_factory=list)  # the first LISTED_ITEMS ids, sorted
     items_only_b: list[str] = Field(default_factory=list)
+    items_only_a_total: int = 0  # every one, counted
+    items_only_b_total: int = 0
     conditions_only_a: list[str] = Field(default_factory=list)
     conditions_only_b: list[str] = Field(default_factory=list)
 

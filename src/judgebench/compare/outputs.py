@@ -33,13 +33,22 @@ def changed_jsonl(changes: Sequence[ChangedUnit]) -> str:
     return "".join(json.dumps(c.model_dump(mode="json"), ensure_ascii=False) + "\n" for c in changes)
 
 
+def _cell(value: object) -> object:
+    """A CSV cell: empty for None, true/false as in the JSONL, text made spreadsheet-safe."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return spreadsheet_cell(value)
+
+
 def changed_csv(changes: Sequence[ChangedUnit]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for change in changes:
         data = change.model_dump(mode="json")
-        writer.writerow([spreadsheet_cell("" if data[c] is None else data[c]) for c in CSV_COLUMNS])
+        writer.writerow([_cell(data[c]) for c in CSV_COLUMNS])
     return buffer.getvalue()
 
 

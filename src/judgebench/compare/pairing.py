@@ -101,6 +101,8 @@ def paired_units(a: Side, b: Side, match: JudgeMatch) -> tuple[pd.DataFrame, Cov
         units_only_b=len(only_b),
         items_only_a=sorted(items_a - items_b)[:LISTED_ITEMS],
         items_only_b=sorted(items_b - items_a)[:LISTED_ITEMS],
+        items_only_a_total=len(items_a - items_b),
+        items_only_b_total=len(items_b - items_a),
         conditions_only_a=sorted(conds_a - conds_b),
         conditions_only_b=sorted(conds_b - conds_a),
     )

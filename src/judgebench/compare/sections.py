@@ -115,8 +115,10 @@ def _coverage_lines(doc: CompareDoc) -> list[str]:
         )
         if c.units_only_a or c.units_only_b:
             parts = [f"{c.units_only_a:,} unit(s) only in A", f"{c.units_only_b:,} only in B"]
-            if c.items_only_a or c.items_only_b:
-                parts.append(f"items only in A: {len(c.items_only_a)}, only in B: {len(c.items_only_b)}")
+            if c.items_only_a_total or c.items_only_b_total:
+                parts.append(
+                    f"items only in A: {c.items_only_a_total:,}, only in B: {c.items_only_b_total:,}"
+                )
             if c.conditions_only_a or c.conditions_only_b:
                 only_a, only_b = (
                     ", ".join(c.conditions_only_a) or "none",
