@@ -32,6 +32,7 @@ _BY_NAME = {
     "write_batch": "FILE",
     "import_batch": "FILE",
     "conditions": "LIST",
+    "probes": "LIST",
     "base_url": "URL",
     "subset": "NAME",
     "scale": "MIN MAX",
