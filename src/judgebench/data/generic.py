@@ -10,8 +10,9 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judgebench.data.validate import (
     DEFAULT_SUBSET,
@@ -25,6 +26,9 @@ from judgebench.data.validate import (
 )
 from judgebench.errors import InputError
 from judgebench.records import Item
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 FORMATS: dict[str, str] = {
     ".jsonl": "jsonl",
@@ -200,13 +204,22 @@ def parse_csv(
             line=1,
             field=missing[0].split("'")[1],
         )
-    records: list[RawRecord] = []
+    records = [
+        RawRecord(index=index, line=line, data=data)
+        for index, (line, data) in enumerate(csv_rows(reader, header, shown))
+    ]
+    return header, records
+
+
+def csv_rows(reader: Reader, header: list[str], shown: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """The non-blank rows after the header as (line, column -> cell); a broken row or one with another
+    field count than the header is an error naming the file and line (a cell may span lines)."""
     line = reader.line_num + 1
     while True:
         try:
             row = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
             raise InputError(f"not valid CSV: {exc}", path=shown, line=line) from None
         if any(cell.strip() for cell in row):
@@ -214,9 +227,8 @@ def parse_csv(
                 raise InputError(
                     f"the row has {len(row)} fields, the header has {len(header)}", path=shown, line=line
                 )
-            records.append(RawRecord(index=len(records), line=line, data=dict(zip(header, row, strict=True))))
+            yield line, dict(zip(header, row, strict=True))
         line = reader.line_num + 1
-    return header, records
 
 
 def load_file(

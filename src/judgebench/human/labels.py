@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from judgebench.data.generic import read_text
+from judgebench.data.generic import csv_rows, read_text
 from judgebench.errors import InputError
 
 HumanValue = Literal["1", "2", "tie"]
@@ -128,21 +128,7 @@ def _rows_csv(text: str, shown: str) -> Iterable[tuple[int, dict[str, Any]]]:
     if len(set(header)) != len(header):
         twice = next(name for name in header if header.count(name) > 1)
         raise InputError(f"column '{twice}' appears twice in the header", path=shown, line=1)
-    line = reader.line_num + 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(f"not valid CSV: {exc}", path=shown, line=line) from None
-        if any(cell.strip() for cell in row):
-            if len(row) != len(header):
-                raise InputError(
-                    f"the row has {len(row)} fields, the header has {len(header)}", path=shown, line=line
-                )
-            yield line, dict(zip(header, row, strict=True))
-        line = reader.line_num + 1
+    yield from csv_rows(reader, header, shown)
 
 
 def _label_of(data: dict[str, Any], shown: str, line: int) -> HumanLabel:
