@@ -15,29 +15,13 @@ import pytest
 import judgebench
 from judgebench import records
 from judgebench.records import judgments
+from tests.architecture.test_startup_imports import DEFERRED
 
 SRC = Path(judgebench.__file__).resolve().parents[1]
 
 # What `--help` must not pay for: the data and plotting stack, the statistics, the provider SDKs and
 # local model runtimes, the HTTP and hub clients, and the library API.
-HEAVY = (
-    "pandas",
-    "numpy",
-    "pyarrow",
-    "matplotlib",
-    "statsmodels",
-    "scipy",
-    "openai",
-    "anthropic",
-    "google.genai",
-    "torch",
-    "llama_cpp",
-    "xllamacpp",
-    "tiktoken",
-    "huggingface_hub",
-    "httpx",
-    "judgebench.api",
-)
+HEAVY = (*DEFERRED, "pandas", "numpy", "pyarrow", "httpx", "judgebench.api")
 
 _PROBE = """
 import json, sys
