@@ -95,23 +95,26 @@ def plain_text(text: str, params: Params, ctx: TextContext) -> str:
     return strip_markdown(text)
 
 
-def append(text: str, params: Params, ctx: TextContext) -> str:
-    """`text` (or `text.LANG`) added after the text, separated by `separator` (default a blank line)."""
+def _text_for(params: Params, ctx: TextContext) -> str:
+    """The `text` parameter for the item's language: a string, or a table by language (with an
+    optional `fallback` table naming the language to borrow from)."""
     value = params.get("text")
     if isinstance(value, Mapping):
         value = value.get(ctx.language) or value.get(params.get("fallback", {}).get(ctx.language, ""))
     if not isinstance(value, str) or not value:
         raise TransformError(f"parameter 'text' gives nothing for language '{ctx.language}'")
+    return value
+
+
+def append(text: str, params: Params, ctx: TextContext) -> str:
+    """`text` (or `text.LANG`) added after the text, separated by `separator` (default a blank line)."""
+    value = _text_for(params, ctx)
     return text + str(params.get("separator", "\n\n")) + value
 
 
 def prepend(text: str, params: Params, ctx: TextContext) -> str:
     """`text` (or `text.LANG`) put before the text, separated by `separator`."""
-    value = params.get("text")
-    if isinstance(value, Mapping):
-        value = value.get(ctx.language) or value.get(params.get("fallback", {}).get(ctx.language, ""))
-    if not isinstance(value, str) or not value:
-        raise TransformError(f"parameter 'text' gives nothing for language '{ctx.language}'")
+    value = _text_for(params, ctx)
     return value + str(params.get("separator", "\n\n")) + text
 
 
