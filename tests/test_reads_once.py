@@ -242,3 +242,14 @@ def test_judgebench_run_shares_one_run_folder_object_across_its_stages(tmp_path:
     assert result.judge is not None and result.report_html is not None and result.report_html.exists()
     assert seen["variants.jsonl"] == 0 and seen["manifest.json"] == 0  # all written by this command
     assert seen["judges.toml"] <= 1
+
+
+def test_a_report_loads_the_run_dataset_once(tmp_path: Path) -> None:
+    """A report reads the run's dataset once for everything that needs items (self-preference, the
+    length categories, the human section, the explorer's en texts); each of them loaded it again."""
+    api.run_pipeline(tmp_path / "run", api.PipelineRequest(models=["sim:default"], limit=20))
+    with reads() as seen:
+        api.report(tmp_path / "run", api.ReportRequest(human=Path("data/sample_human.jsonl").resolve()))
+    # one load of the dataset opens its file twice (parsed, then hashed for provenance by
+    # data.dataset); before, the report loaded it three times (6 opens)
+    assert seen["sample.jsonl"] == 2

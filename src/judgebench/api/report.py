@@ -62,6 +62,9 @@ class _RunInputs(BaseModel):
     probes: dict[str, ProbeOrigin] = Field(default_factory=dict)
     # item -> which output is longer, for a run judged with the length probe (probes/lengths.py)
     length_categories: dict[str, str] = Field(default_factory=dict)
+    # the run's items as its manifest recorded them, loaded once for self-preference, the length
+    # categories, the human section and the explorer's en texts ([] when they cannot be read)
+    items: list[Item] = Field(default_factory=list)
 
 
 LENGTH_PROBE = "length"
@@ -76,9 +79,11 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     order = translated.condition_names() if translated else None
     judged = manifest.stages.judge
     probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
+    items = _run_items(run)
     return _RunInputs(
         probes=probes,
-        length_categories=_length_categories(run, probes),
+        items=items,
+        length_categories=_length_categories(items, probes),
         table=read_judgment_table(path),
         audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
         order=order or None,
@@ -113,7 +118,7 @@ def _self_preference(
     specs = {name: entry.spec for name, entry in judged.judges.items()} if judged else {}
     judges = {str(j) for j in frame["judge"].unique()} if len(frame) else set()
     families = {judge: judge_family(judge, table, specs.get(judge)) for judge in judges}
-    item_models = {item.id: answer_models(item) for item in _run_items(run) if item.label in (1, 2)}
+    item_models = {item.id: answer_models(item) for item in inputs.items if item.label in (1, 2)}
     settings = analysis.settings
     return self_preference(
         frame,
@@ -169,12 +174,12 @@ def _run_items(run: RunDir) -> list[Item]:
     return dataset.items
 
 
-def _length_categories(run: RunDir, probes: Mapping[str, ProbeOrigin]) -> dict[str, str]:
+def _length_categories(items: list[Item], probes: Mapping[str, ProbeOrigin]) -> dict[str, str]:
     """Which output of each item is longer, for a run judged with a probe named `length`."""
     spec = load_probes().get(LENGTH_PROBE)
     if spec is None or not any(origin.probe == LENGTH_PROBE for origin in probes.values()):
         return {}
-    return length_categories(_run_items(run), spec.categories)
+    return length_categories(items, spec.categories)
 
 
 def _human(run: RunDir, inputs: _RunInputs, req: ReportRequest) -> HumanReport:
@@ -182,7 +187,7 @@ def _human(run: RunDir, inputs: _RunInputs, req: ReportRequest) -> HumanReport:
     assert req.human is not None
     frame = inputs.table.analysis_frame()
     labels = run_human_labels(frame, req.human)
-    return human_for_run(frame, labels, req.settings, items=_run_items(run), order=inputs.order or ())
+    return human_for_run(frame, labels, req.settings, items=inputs.items, order=inputs.order or ())
 
 
 def explorer_data(run: RunDir, inputs: _RunInputs, *, every_row: bool = False) -> ExplorerData:
@@ -190,7 +195,7 @@ def explorer_data(run: RunDir, inputs: _RunInputs, *, every_row: bool = False) -
     others from variants.jsonl) and the audit flags. A dataset that cannot be loaded (an imported
     results file, a moved data folder) leaves the en texts out, never the report."""
     texts: dict[tuple[str, str], ItemTexts] = {}
-    for item in _run_items(run):
+    for item in inputs.items:
         texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
     for variant in run.variants().latest().values():
         texts[(variant.item_id, variant.condition)] = ItemTexts(
