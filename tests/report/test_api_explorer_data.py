@@ -22,8 +22,9 @@ ITEM = Item(id="x", subset="Natural", instruction="Say hi", output_1="hi", outpu
 RECORDED = SimpleNamespace(spec="sample", data_dir=None)
 
 
-def _inputs() -> Any:
-    return api_report._RunInputs(audit=[], order=["en", "zh"], planned=None)
+def _inputs(run: RunDir) -> Any:
+    """The report's inputs with the items read the way `_read_inputs` reads them (once per report)."""
+    return api_report._RunInputs(audit=[], order=["en", "zh"], planned=None, items=api_report._run_items(run))
 
 
 def test_texts_come_from_the_dataset_and_the_variants(
@@ -38,7 +39,7 @@ def test_texts_come_from_the_dataset_and_the_variants(
         api_report, "load_run_dataset", lambda run, d, dd: (SimpleNamespace(items=[ITEM]), None)
     )
     monkeypatch.setattr(RunDir, "manifest", lambda self: SimpleNamespace(dataset=RECORDED))
-    data = api_report.explorer_data(RunDir(tmp_path), _inputs())
+    data = api_report.explorer_data(RunDir(tmp_path), _inputs(RunDir(tmp_path)))
     assert data.texts[("x", "en")].output_2 == "bye"
     assert data.texts[("x", "zh")].instruction == "说你好"  # the last line per key wins
     assert list(data.conditions) == ["en", "zh"]
@@ -52,7 +53,7 @@ def test_an_unloadable_dataset_only_drops_the_en_texts(
 
     monkeypatch.setattr(api_report, "load_run_dataset", fail)
     monkeypatch.setattr(RunDir, "manifest", lambda self: SimpleNamespace(dataset=RECORDED))
-    data = api_report.explorer_data(RunDir(tmp_path), _inputs())
+    data = api_report.explorer_data(RunDir(tmp_path), _inputs(RunDir(tmp_path)))
     assert data.texts == {}
 
 
@@ -72,5 +73,5 @@ def test_llmbar_without_a_data_dir_is_read_from_the_cache_never_downloaded(
         lambda self: SimpleNamespace(dataset=SimpleNamespace(spec="llmbar", data_dir=None)),
     )
     monkeypatch.setattr(api_report, "llmbar_cache_root", lambda: tmp_path / "cache" / "llmbar")
-    assert api_report.explorer_data(RunDir(tmp_path), _inputs()).texts == {}
+    assert api_report.explorer_data(RunDir(tmp_path), _inputs(RunDir(tmp_path))).texts == {}
     assert seen == [str(tmp_path / "cache" / "llmbar")]  # a local copy: load_llmbar reads, fetches nothing
