@@ -35,6 +35,7 @@ from judgebench.torn import note_torn
 logger = logging.getLogger("judgebench.rundir")
 
 R = TypeVar("R")
+_decode = json.JSONDecoder().decode  # json.loads of a str, less its per-call checks
 
 
 def read_lines(path: Path, parse: Callable[[Any], R]) -> Iterator[tuple[int, R]]:
@@ -49,15 +50,20 @@ def read_lines(path: Path, parse: Callable[[Any], R]) -> Iterator[tuple[int, R]]
         yield from parse_lines(fh, path, parse)
 
 
-def parse_lines(lines: Iterable[bytes], path: Path, parse: Callable[[Any], R]) -> Iterator[tuple[int, R]]:
+def parse_lines(
+    lines: Iterable[bytes], path: Path, parse: Callable[[Any], R], *, at: list[int] | None = None
+) -> Iterator[tuple[int, R]]:
     """`read_lines` over the lines of an open file (each with its newline, as a binary file gives
-    them: a last line without one is what a writer killed mid-append leaves)."""
+    them: a last line without one is what a writer killed mid-append leaves). `at[0]` is kept at
+    the number of the line being read (after the loop: the file's line count)."""
     torn: list[int] = []
+    at = at if at is not None else [0]
     for number, raw in enumerate(lines, start=1):
+        at[0] = number
         if not raw.strip():
             continue
         try:
-            yield number, parse(json.loads(raw.decode("utf-8")))
+            yield number, parse(_decode(raw.decode("utf-8")))
         except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
             if not raw.endswith(b"\n"):  # unterminated last line: a crash mid-append, not a bad record
                 continue
@@ -181,32 +187,50 @@ _TYPES: dict[str, frozenset[type]] = {
 _KINDS = frozenset({"pair", "tie_probe"})
 _WINNERS = frozenset({"A", "B", "Tie", "invalid", None})
 _LABELS = frozenset({1, 2, None})
-_USAGE = ("input_tokens", "output_tokens")
 
 
 # a field added to Judgment and not to _TYPES would go unchecked: then every line goes to the model
 _COMPLETE = set(_TYPES) == set(Judgment.model_fields)
 
 
-def _plain(d: dict[str, Any]) -> bool:
-    """Whether the `Judgment` model takes this line's JSON object as it stands (see the module doc);
-    False leaves the line to the model."""
+def _typed(keys: tuple[str, ...], kinds: tuple[type, ...]) -> bool:
+    """Whether every field of these names has a JSON type the model takes unchanged, and the
+    required ones are there (an unknown field is ignored, as the model ignores it)."""
     if not _COMPLETE:  # pragma: no cover - tests/test_answers.py keeps the two in step
         return False
     types = _TYPES
-    for key, value in d.items():
-        allowed = types.get(key)  # an unknown field is ignored, as the model ignores it
-        if allowed is not None and type(value) not in allowed:
+    for key, kind in zip(keys, kinds, strict=True):
+        allowed = types.get(key)
+        if allowed is not None and kind not in allowed:
             return False
-    if not all(k in d for k in _REQUIRED) or d["kind"] not in _KINDS:
+    return all(k in keys for k in _REQUIRED)
+
+
+# (field names, their value types) -> _typed: lines of one writer share a handful of shapes
+_SHAPES: dict[tuple[tuple[str, ...], tuple[type, ...]], bool] = {}
+
+
+def _plain(d: dict[str, Any]) -> bool:
+    """Whether the `Judgment` model takes this line's JSON object as it stands (see the module doc);
+    False leaves the line to the model."""
+    shape = (tuple(d), tuple(map(type, d.values())))
+    typed = _SHAPES.get(shape)
+    if typed is None:
+        if len(_SHAPES) > 4096:  # pragma: no cover - a file of ever-new field sets
+            _SHAPES.clear()
+        typed = _SHAPES[shape] = _typed(*shape)
+    get = d.get
+    if not typed or d["kind"] not in _KINDS or get("winner") not in _WINNERS or get("label") not in _LABELS:
         return False
-    if d.get("winner") not in _WINNERS or d.get("label") not in _LABELS:
-        return False
-    usage = d.get("usage")
-    if usage is not None and any(k in usage and type(usage[k]) is not int for k in _USAGE):
-        return False
-    perturbation = d.get("perturbation")
-    return perturbation is None or all(type(perturbation.get(k)) is str for k in ("field", "operation"))
+    usage = get("usage")
+    if usage is not None:
+        ugot = usage.get
+        if type(ugot("input_tokens", 0)) is not int or type(ugot("output_tokens", 0)) is not int:
+            return False
+    perturbation = get("perturbation")
+    return perturbation is None or (
+        type(perturbation.get("field")) is str and type(perturbation.get("operation")) is str
+    )
 
 
 class _Shared:
@@ -220,49 +244,32 @@ class _Shared:
     def text(self, value: str) -> str:
         return self.strings.setdefault(value, value)
 
-    def opt(self, value: str | None) -> str | None:
-        return None if value is None else self.strings.setdefault(value, value)
-
-    def number(self, value: int) -> int:
-        return self.ints.setdefault(value, value)
-
 
 def _float(value: Any) -> float | None:
     return float(value) if type(value) is int else value  # the model's float of an int
 
 
-def _parser(shared: _Shared, numbered: list[int]) -> Callable[[Any], Answer]:
-    """JSON object -> Answer (its line: `numbered[0]`, the line the reader is on)."""
-    s, o, n = shared.text, shared.opt, shared.number
+def _parser(shared: _Shared, at: list[int]) -> Callable[[Any], Answer]:
+    """JSON object -> Answer (its line: `at[0]`, the line the reader is on)."""
+    s, n = shared.strings.setdefault, shared.ints.setdefault
 
     def parse(d: Any) -> Answer:
         if type(d) is not dict or not _plain(d):
-            return answer_of(Judgment.model_validate(d), numbered[0])  # the model decides
+            return answer_of(Judgment.model_validate(d), at[0])  # the model decides
         get = d.get
-        usage = get("usage")
+        judge, item, subset, kind, cond, order = (d[k] for k in _REQUIRED)
+        verdict, winner, template, usage = get("verdict"), get("winner"), get("template"), get("usage")
         return Answer(
-            s(d["judge"]), s(d["item_id"]), s(d["subset"]), cast(Kind, s(d["kind"])), s(d["condition"]),
-            s(d["order"]), o(get("verdict")), o(get("winner")), get("label"), _float(get("confidence")),
-            None if usage is None else n(usage.get("input_tokens", 0)),
-            None if usage is None else n(usage.get("output_tokens", 0)),
-            _float(get("cost_usd")), get("error"), o(get("template")), get("reask", 0),
-            get("raw") is not None, numbered[0],
+            s(judge, judge), s(item, item), s(subset, subset), cast(Kind, s(kind, kind)), s(cond, cond),
+            s(order, order), None if verdict is None else s(verdict, verdict),
+            None if winner is None else s(winner, winner), get("label"), _float(get("confidence")),
+            None if usage is None else n(i := usage.get("input_tokens", 0), i),
+            None if usage is None else n(o := usage.get("output_tokens", 0), o),
+            _float(get("cost_usd")), get("error"), None if template is None else s(template, template),
+            get("reask", 0), get("raw") is not None, at[0],
         )  # fmt: skip
 
     return parse
-
-
-class _Numbered:
-    """The lines of an open file, the number of the one being read kept in `number[0]`."""
-
-    def __init__(self, lines: Iterable[bytes]) -> None:
-        self.lines = lines
-        self.number = [0]
-
-    def __iter__(self) -> Iterator[bytes]:
-        for raw in self.lines:
-            self.number[0] += 1
-            yield raw
 
 
 def read_answers(path: Path) -> tuple[list[Answer], int]:
@@ -271,14 +278,14 @@ def read_answers(path: Path) -> tuple[list[Answer], int]:
     no garbage, and walking them took most of a read's time."""
     if not path.exists():
         return [], 0
+    at = [0]
+    parse = _parser(_Shared(), at)
     paused = gc.isenabled()
     gc.disable()
     try:
         with open(path, "rb") as fh:
-            lines = _Numbered(fh)
-            parse = _parser(_Shared(), lines.number)
-            answers = [a for _, a in parse_lines(lines, path, parse)]
-        return answers, lines.number[0]
+            answers = [a for _, a in parse_lines(fh, path, parse, at=at)]
+        return answers, at[0]
     finally:
         if paused:
             gc.enable()
@@ -287,12 +294,21 @@ def read_answers(path: Path) -> tuple[list[Answer], int]:
 def plan_keys(path: Path) -> dict[CallKey, CallKey]:
     """plan.jsonl's call keys in file order: a line of exactly five strings (and a known kind) is
     its key as it stands; any other line is the `PlannedKey` model's to take or refuse."""
-    shared = _Shared()
-    s = shared.text
+    s = _Shared().text  # one object per distinct string
 
     def parse(d: Any) -> CallKey:
-        if type(d) is dict and d.get("kind") in _KINDS and all(type(d.get(f)) is str for f in _KEY):
-            return CallKey(s(d["judge"]), s(d["item_id"]), d["kind"], s(d["condition"]), s(d["order"]))
+        if type(d) is dict:
+            get = d.get
+            judge, item, kind, cond, order = (
+                get("judge"),
+                get("item_id"),
+                get("kind"),
+                get("condition"),
+                get("order"),
+            )
+            strings = type(judge) is str and type(item) is str and type(cond) is str and type(order) is str
+            if strings and type(kind) is str and kind in _KINDS:
+                return CallKey(s(judge), s(item), kind, s(cond), s(order))  # type: ignore[arg-type]
         return PlannedKey.model_validate(d).key()
 
     paused = gc.isenabled()
@@ -302,9 +318,6 @@ def plan_keys(path: Path) -> dict[CallKey, CallKey]:
     finally:
         if paused:
             gc.enable()
-
-
-_KEY = CallKey._fields
 
 
 class JudgmentLog(BaseIndex[Answer, CallKey]):

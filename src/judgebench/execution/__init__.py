@@ -71,7 +71,8 @@ def existing_judgments(path: Path) -> dict[CallKey, Judgment]:
 
 def pending_calls(plan: Sequence[PlannedCall], done: Mapping[CallKey, Answered]) -> list[PlannedCall]:
     """Calls with no record, or whose last record is a failed call (missing): only those run again."""
-    return [c for c in plan if c.key not in done or done[c.key].verdict is None]
+    get = done.get
+    return [c for c in plan if (record := get(c.key)) is None or record.verdict is None]
 
 
 def _shifted(on_result: OnResult, indices: list[int]) -> OnResult:
