@@ -13,7 +13,7 @@ from judgebench.records import CallKey, Item, Kind, Perturbation, Variant
 from judgebench.records.families import answer_models
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million-call plan holds no dict per call
 class PlannedCall:
     judge: str
     item_id: str
