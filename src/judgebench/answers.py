@@ -17,6 +17,7 @@ also skips a torn line and keeps a whole record appended onto it).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -35,6 +36,21 @@ from judgebench.torn import note_torn
 logger = logging.getLogger("judgebench.rundir")
 
 R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic collector paused while a million records are built: fresh objects that live on
+    are no garbage, and walking them again and again took a sixth of a resume's time."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 _decode = json.JSONDecoder().decode  # json.loads of a str, less its per-call checks
 
 
@@ -274,21 +290,14 @@ def _parser(shared: _Shared, at: list[int]) -> Callable[[Any], Answer]:
 
 def read_answers(path: Path) -> tuple[list[Answer], int]:
     """Every line's `Answer` in file order, and how many lines the file has (the number the next
-    appended line takes, less one). The collector is paused meanwhile: a million fresh objects are
-    no garbage, and walking them took most of a read's time."""
+    appended line takes, less one), the collector paused meanwhile."""
     if not path.exists():
         return [], 0
     at = [0]
     parse = _parser(_Shared(), at)
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        with open(path, "rb") as fh:
-            answers = [a for _, a in parse_lines(fh, path, parse, at=at)]
-        return answers, at[0]
-    finally:
-        if paused:
-            gc.enable()
+    with paused_gc(), open(path, "rb") as fh:
+        answers = [a for _, a in parse_lines(fh, path, parse, at=at)]
+    return answers, at[0]
 
 
 def plan_keys(path: Path) -> dict[CallKey, CallKey]:
@@ -311,13 +320,8 @@ def plan_keys(path: Path) -> dict[CallKey, CallKey]:
                 return CallKey(s(judge), s(item), kind, s(cond), s(order))  # type: ignore[arg-type]
         return PlannedKey.model_validate(d).key()
 
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return {key: key for _, key in read_lines(path, parse)}
-    finally:
-        if paused:
-            gc.enable()
 
 
 class JudgmentLog(BaseIndex[Answer, CallKey]):
@@ -333,8 +337,9 @@ class JudgmentLog(BaseIndex[Answer, CallKey]):
     def _load(self, path: Path) -> dict[CallKey, Answer]:
         self._lines, self._count = read_answers(path)
         latest: dict[CallKey, Answer] = {}
-        for answer in self._lines:
-            latest[answer.call_key()] = answer
+        with paused_gc():
+            for answer in self._lines:
+                latest[answer.call_key()] = answer
         return latest
 
     def _reset(self) -> None:
