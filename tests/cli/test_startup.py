@@ -4,6 +4,7 @@ scripts/bench_startup.py's. The CLI is thin and loads `judgebench.api` when a co
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ from judgebench.records import judgments
 from tests.architecture.test_startup_imports import DEFERRED
 
 SRC = Path(judgebench.__file__).resolve().parents[1]
+cli_app = importlib.import_module("judgebench.cli.app")  # the module (judgebench.cli.app is the Typer app)
 
 # What `--help` must not pay for: the data and plotting stack, the statistics, the provider SDKs and
 # local model runtimes, the HTTP and hub clients, and the library API.
@@ -150,3 +152,60 @@ def test_records_load_their_models_on_first_use() -> None:
     assert set(records.__all__) <= set(dir(records))
     with pytest.raises(AttributeError, match="NoSuchRecord"):
         _ = records.NoSuchRecord  # type: ignore[attr-defined]
+
+
+_EVERY_HELP = [
+    [*command.split(), "--help"]
+    for command in (
+        "report", "bbe", "run", "judge", "translate", "plan", "selftest", "compare", "data", "data show",
+        "data list", "import", "import llmbar-results", "cache", "cache info", "cache clear",
+    )
+]  # fmt: skip
+_MISTAKES = [
+    ["report", "--bogus"],
+    ["bbe", "--tau", "x"],
+    ["data", "nosuch"],
+    ["reprot"],
+    ["report", "--run", "/nonexistent/run"],
+    ["report", "--run"],
+    ["--version"],
+]
+
+
+def _main_says(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple:
+    monkeypatch.setattr(sys, "argv", ["judgebench", *args])
+    with pytest.raises(SystemExit) as exited:
+        cli_app.main()
+    out, err = capsys.readouterr()
+    return exited.value.code, out, err
+
+
+@pytest.mark.parametrize("args", [*_EVERY_HELP, *_MISTAKES], ids=" ".join)
+def test_the_app_built_for_one_command_says_what_the_whole_app_says(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """main() builds only the command its arguments name (Typer builds every command it holds before
+    parsing a flag): each help page, usage error and error is the one the whole app gives."""
+    monkeypatch.setenv("COLUMNS", "100")
+    built_for = cli_app.for_args(args)
+    one = _main_says(args, capsys, monkeypatch)
+    monkeypatch.setattr(cli_app, "for_args", lambda _: cli_app.app)
+    whole = _main_says(args, capsys, monkeypatch)
+    assert one == whole
+    assert one[1] or one[2]  # something was said
+    named = args[0] in {
+        info.name for info in (*cli_app.app.registered_commands, *cli_app.app.registered_groups)
+    }
+    assert (built_for is not cli_app.app) == named
+
+
+def test_the_app_built_for_one_command_holds_it_alone() -> None:
+    whole = cli_app.app
+    counts = (len(whole.registered_commands), len(whole.registered_groups))
+    report = cli_app.for_args(["report", "--help"])
+    assert [info.name for info in report.registered_commands] == ["report"] and report.registered_groups == []
+    data = cli_app.for_args(["data", "show", "--help"])
+    assert data.registered_commands == [] and [info.name for info in data.registered_groups] == ["data"]
+    assert report.registered_callback is whole.registered_callback and report.info is whole.info
+    assert cli_app.for_args(["--help"]) is whole and cli_app.for_args([]) is whole
+    assert (len(whole.registered_commands), len(whole.registered_groups)) == counts  # left as it was
