@@ -143,6 +143,15 @@ def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     assert "judgebench.api" in _heavy(modules)
 
 
+def test_a_command_loads_its_stage_only(tmp_path: Path) -> None:
+    """`judgebench.api` loads a stage with its first use: `data list` (files on disk, no judgment)
+    loads the listing and neither the analysis, the report nor the data stack."""
+    modules, _ = _loaded(["data", "list"], tmp_path)
+    assert "judgebench.api.data" in modules
+    loaded = {"judgebench.api.report", "judgebench.analysis", "pandas", "pyarrow"} & modules
+    assert loaded == set()
+
+
 def test_records_load_their_models_on_first_use() -> None:
     """records/__init__ names its models lazily (so that records.sanitize stays light); each name
     is the very class its submodule defines, and an unknown name is an AttributeError."""
