@@ -9,11 +9,14 @@ or draws a figure has). Timings are scripts/bench_startup.py's, never a test's."
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.architecture.imports import ALL, SRC, imports_of
 
@@ -33,6 +36,8 @@ DEFERRED = (
 # and what `import judgebench.api` does not load either: httpx (0.1 s, rich and pygments with it) loads
 # where something is downloaded (data/); the local model's engine, which needs it, loads with the model
 NOT_AT_API_IMPORT = (*DEFERRED, "httpx")
+# nor, until a stage is used, the data stack and the record models
+AT_FIRST_USE = ("pandas", "numpy", "pyarrow", "pydantic")
 
 
 def _is(module: str, library: str) -> bool:
@@ -65,15 +70,20 @@ def test_slow_libraries_are_imported_only_inside_functions() -> None:
     assert not bad, "\n".join(bad)
 
 
-def _loaded_after(code: str) -> set[str]:
-    """The modules a fresh interpreter holds after running `code`."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+def _printed_by(code: str) -> str:
+    """What a fresh interpreter running `code` prints."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300, check=False
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return done.stdout
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`."""
+    printed = _printed_by(f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))")
+    return set(json.loads(printed.splitlines()[-1]))
 
 
 def _deferred_in(modules: set[str]) -> list[str]:
@@ -81,9 +91,61 @@ def _deferred_in(modules: set[str]) -> list[str]:
 
 
 def test_importing_the_api_loads_no_slow_library() -> None:
+    """`import judgebench.api` names the stages without loading them (PEP 562): not even the data
+    stack nor pydantic; a stage loads with its first use."""
     modules = _loaded_after("import judgebench.api")
-    assert "judgebench.api" in modules and "judgebench.report.plots" in modules
+    assert "judgebench.api" in modules
     assert _deferred_in(modules) == []
+    assert sorted(lib for lib in AT_FIRST_USE if any(_is(m, lib) for m in modules)) == []
+    assert not [m for m in modules if m.startswith("judgebench.api.")]
+
+
+def test_every_name_of_the_api_loads_no_slow_library() -> None:
+    """Every stage loaded (each name of `judgebench.api` looked up, as the package once imported them
+    all): still none of the slow libraries, which load with a statistic, a figure or a call."""
+    modules = _loaded_after("import judgebench.api as api\nfor name in api.__all__: getattr(api, name)")
+    assert "judgebench.api.report" in modules and "judgebench.report.plots" in modules
+    assert {"pandas", "pyarrow", "pydantic"} <= modules  # the other side: the probe sees a library
+    assert _deferred_in(modules) == []
+
+
+def _type_checking_names() -> dict[str, tuple[str, str]]:
+    """What the `if TYPE_CHECKING:` imports of judgebench/api/__init__.py bind: name -> (module, name)."""
+    tree = ast.parse((SRC / "judgebench" / "api" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    return {
+        alias.asname or alias.name: (node.module, alias.name)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+
+
+def test_the_api_names_what_the_checker_sees() -> None:
+    """Each lazily loaded name of `judgebench.api` is the very object its `if TYPE_CHECKING:` import
+    names (what mypy and an IDE see), and the two lists, `__all__` and `dir()` agree."""
+    import judgebench.api as api
+
+    seen = _type_checking_names()
+    assert set(seen) == set(api.__all__) == set(api._HOME)
+    for name, (module, attribute) in seen.items():
+        assert getattr(api, name) is getattr(importlib.import_module(module), attribute), name
+    assert set(api.__all__) <= set(dir(api))
+    with pytest.raises(AttributeError, match="no_such_stage"):
+        _ = api.no_such_stage  # type: ignore[attr-defined]
+
+
+def test_a_stage_function_keeps_its_name_over_its_module() -> None:
+    """`report`, `judge`, `bbe` and `translate` name a function and the submodule defining it: loading
+    the submodule first (as run_pipeline does) leaves the package's name the function."""
+    stages = ("report", "judge", "bbe", "translate")
+    shown = _printed_by(
+        "import inspect, judgebench.api.report, judgebench.api.judge, judgebench.api.bbe\n"
+        "import judgebench.api.translate\nimport judgebench.api as api\n"
+        "from judgebench.api import report, judge, bbe, translate\n"
+        f"print(*[inspect.isfunction(getattr(api, n)) and getattr(api, n) is eval(n) for n in {stages!r}])"
+    )
+    assert shown.split() == ["True"] * len(stages)
 
 
 def test_a_statistic_or_a_figure_loads_its_library() -> None:

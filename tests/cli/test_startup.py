@@ -4,6 +4,7 @@ scripts/bench_startup.py's. The CLI is thin and loads `judgebench.api` when a co
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -18,10 +19,13 @@ from judgebench.records import judgments
 from tests.architecture.test_startup_imports import DEFERRED
 
 SRC = Path(judgebench.__file__).resolve().parents[1]
+cli_app = importlib.import_module("judgebench.cli.app")  # the module (judgebench.cli.app is the Typer app)
 
 # What `--help` must not pay for: the data and plotting stack, the statistics, the provider SDKs and
 # local model runtimes, the HTTP and hub clients, and the library API.
 HEAVY = (*DEFERRED, "pandas", "numpy", "pyarrow", "httpx", "judgebench.api")
+# what typer's help formatter imports for markup mode "markdown" and pretty tracebacks (~25 ms)
+UNUSED_BY_HELP = ("rich.markdown", "markdown_it", "rich.traceback", "rich.syntax", "pygments")
 
 _PROBE = """
 import json, sys
@@ -57,8 +61,12 @@ def _loaded(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[set[str
     return set(found["modules"]), done.stdout
 
 
+def _has(modules: set[str], name: str) -> bool:
+    return any(m == name or m.startswith(name + ".") for m in modules)
+
+
 def _heavy(modules: set[str]) -> list[str]:
-    return sorted(name for name in HEAVY if any(m == name or m.startswith(name + ".") for m in modules))
+    return sorted(name for name in HEAVY if _has(modules, name))
 
 
 @pytest.mark.parametrize(
@@ -74,6 +82,47 @@ def test_help_loads_no_heavy_library(args: list[str], tmp_path: Path) -> None:
     # records.sanitize only
     records_loaded = sorted(m for m in modules if m.startswith("judgebench.records."))
     assert records_loaded == ["judgebench.records.sanitize"]
+    # nor what typer's help formatter imports and our help never uses (Markdown, Traceback)
+    assert sorted(name for name in UNUSED_BY_HELP if _has(modules, name)) == []
+
+
+def test_typer_builds_the_real_markdown_and_traceback_when_asked() -> None:
+    """The other side of the stand-ins for rich.markdown and rich.traceback: once the CLI has loaded
+    typer's help formatter, a help page in markup mode "markdown" still renders its Markdown (the
+    real class, loaded then), a pretty traceback is rich's, and `import rich.markdown` is the module."""
+    code = """
+import sys
+import judgebench.cli
+assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+import typer, typer.rich_utils
+from typer.testing import CliRunner
+md = typer.Typer(rich_markup_mode="markdown")
+
+@md.command()
+def hello() -> None:
+    \"\"\"Say **hello** to `you`.\"\"\"
+
+@md.command()
+def bye() -> None:
+    \"\"\"Say bye.\"\"\"
+
+print(CliRunner().invoke(md, ["hello", "--help"], env={"COLUMNS": "80"}).output)
+import rich.markdown, rich.traceback
+assert sys.modules["rich.markdown"] is rich.markdown
+assert isinstance(rich.markdown.Markdown("x"), rich.markdown.Markdown)
+try:
+    raise ValueError("boom")
+except ValueError as exc:
+    tb = typer.rich_utils.Traceback.from_exception(type(exc), exc, exc.__traceback__)
+print(type(tb) is rich.traceback.Traceback, "markdown_it" in sys.modules)
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Say hello to you." in done.stdout and "**" not in done.stdout  # rendered, not shown as typed
+    assert done.stdout.split()[-2:] == ["True", "True"]
 
 
 @pytest.mark.parametrize("args", [["--help"], ["report", "--help"], ["import", "--help"]])
@@ -94,6 +143,15 @@ def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     assert "judgebench.api" in _heavy(modules)
 
 
+def test_a_command_loads_its_stage_only(tmp_path: Path) -> None:
+    """`judgebench.api` loads a stage with its first use: `data list` (files on disk, no judgment)
+    loads the listing and neither the analysis, the report nor the data stack."""
+    modules, _ = _loaded(["data", "list"], tmp_path)
+    assert "judgebench.api.data" in modules
+    loaded = {"judgebench.api.report", "judgebench.analysis", "pandas", "pyarrow"} & modules
+    assert loaded == set()
+
+
 def test_records_load_their_models_on_first_use() -> None:
     """records/__init__ names its models lazily (so that records.sanitize stays light); each name
     is the very class its submodule defines, and an unknown name is an AttributeError."""
@@ -103,3 +161,60 @@ def test_records_load_their_models_on_first_use() -> None:
     assert set(records.__all__) <= set(dir(records))
     with pytest.raises(AttributeError, match="NoSuchRecord"):
         _ = records.NoSuchRecord  # type: ignore[attr-defined]
+
+
+_EVERY_HELP = [
+    [*command.split(), "--help"]
+    for command in (
+        "report", "bbe", "run", "judge", "translate", "plan", "selftest", "compare", "data", "data show",
+        "data list", "import", "import llmbar-results", "cache", "cache info", "cache clear",
+    )
+]  # fmt: skip
+_MISTAKES = [
+    ["report", "--bogus"],
+    ["bbe", "--tau", "x"],
+    ["data", "nosuch"],
+    ["reprot"],
+    ["report", "--run", "/nonexistent/run"],
+    ["report", "--run"],
+    ["--version"],
+]
+
+
+def _main_says(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple:
+    monkeypatch.setattr(sys, "argv", ["judgebench", *args])
+    with pytest.raises(SystemExit) as exited:
+        cli_app.main()
+    out, err = capsys.readouterr()
+    return exited.value.code, out, err
+
+
+@pytest.mark.parametrize("args", [*_EVERY_HELP, *_MISTAKES], ids=" ".join)
+def test_the_app_built_for_one_command_says_what_the_whole_app_says(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """main() builds only the command its arguments name (Typer builds every command it holds before
+    parsing a flag): each help page, usage error and error is the one the whole app gives."""
+    monkeypatch.setenv("COLUMNS", "100")
+    built_for = cli_app.for_args(args)
+    one = _main_says(args, capsys, monkeypatch)
+    monkeypatch.setattr(cli_app, "for_args", lambda _: cli_app.app)
+    whole = _main_says(args, capsys, monkeypatch)
+    assert one == whole
+    assert one[1] or one[2]  # something was said
+    named = args[0] in {
+        info.name for info in (*cli_app.app.registered_commands, *cli_app.app.registered_groups)
+    }
+    assert (built_for is not cli_app.app) == named
+
+
+def test_the_app_built_for_one_command_holds_it_alone() -> None:
+    whole = cli_app.app
+    counts = (len(whole.registered_commands), len(whole.registered_groups))
+    report = cli_app.for_args(["report", "--help"])
+    assert [info.name for info in report.registered_commands] == ["report"] and report.registered_groups == []
+    data = cli_app.for_args(["data", "show", "--help"])
+    assert data.registered_commands == [] and [info.name for info in data.registered_groups] == ["data"]
+    assert report.registered_callback is whole.registered_callback and report.info is whole.info
+    assert cli_app.for_args(["--help"]) is whole and cli_app.for_args([]) is whole
+    assert (len(whole.registered_commands), len(whole.registered_groups)) == counts  # left as it was
