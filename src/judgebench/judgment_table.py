@@ -360,11 +360,11 @@ def _to_frame(table: pa.Table) -> pd.DataFrame:
     for at, name in enumerate(CATEGORICAL):
         column = table.column(name)
         if column.null_count == table.num_rows and table.num_rows:  # all missing: None, as in records
-            values: pd.Series[Any] | pd.Categorical = pd.Series([None] * table.num_rows, dtype=object)
+            frame.insert(at, name, pd.Series([None] * table.num_rows, dtype=object))
         else:
-            values = _categorical(column)
-        frame.insert(at, name, values)
-    return frame[table.column_names]
+            frame.insert(at, name, pd.Series(_categorical(column), copy=False))
+    ordered: pd.DataFrame = frame[table.column_names]
+    return ordered
 
 
 def _released(frame: pd.DataFrame) -> pd.DataFrame:
