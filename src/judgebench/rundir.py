@@ -17,12 +17,13 @@ import sys
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from judgebench import __version__
-from judgebench.errors import InputError, RunDirError
+from judgebench.answers import JudgmentLog, plan_keys, read_lines
+from judgebench.errors import RunDirError
 from judgebench.fileio import atomic_write_json
 from judgebench.records import CallKey, Judgment, PlannedKey, Variant
 from judgebench.records.manifest import (
@@ -34,8 +35,8 @@ from judgebench.records.manifest import (
     migrate,
 )
 from judgebench.records.sanitize import mask_url, replace_surrogates
-from judgebench.runindex import JsonlIndex, Signature, signature
-from judgebench.torn import note_torn, repair_torn_lines, torn_seen
+from judgebench.runindex import BaseIndex, JsonlIndex, Signature, signature
+from judgebench.torn import repair_torn_lines, torn_seen
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl
@@ -46,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 S = TypeVar("S", bound=StageEntry)
+A = TypeVar("A", contravariant=True)
 
 MANIFEST = "manifest.json"
 VARIANTS = "variants.jsonl"
@@ -155,52 +157,10 @@ def _repair_tail(path: Path) -> None:
 def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
     """Records of a run file. A torn line (a JSON object cut short by a killed writer, at the end or,
     when another writer appended after it, anywhere) is skipped with a warning, keeping any whole
-    record appended onto it; any other bad line is an error naming the file and line."""
-    if not path.exists():
-        return
-    with open(path, "rb") as fh:
-        lines = fh.read().split(b"\n")
-    last = len(lines) - 1
-    torn: list[int] = []
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            data = json.loads(raw.decode("utf-8"))
-            yield model.model_validate(data)
-        except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
-            if number - 1 == last:  # unterminated last line: a crash mid-append, not a bad record
-                continue
-            if isinstance(exc, ValidationError) or not raw.lstrip().startswith(b"{"):
-                raise InputError(
-                    f"unreadable record ({exc.__class__.__name__}: {exc})", path=str(path), line=number
-                ) from None
-            torn.append(number)
-            salvaged = _salvage(raw, model)
-            if salvaged is not None:
-                yield salvaged
-    if torn:
-        note_torn(path)
-        shown = ", ".join(map(str, torn[:10])) + (" ..." if len(torn) > 10 else "")
-        logger.warning(
-            "warning: %s: skipped %d torn line(s) (line %s): a writer was killed mid-line; the "
-            "stage that writes this file repairs it when it next runs (the fragments kept aside)",
-            path,
-            len(torn),
-            shown,
-        )
-
-
-def _salvage(raw: bytes, model: type[T]) -> T | None:
-    """A whole record appended onto a torn line (`{"a": 1, "b{"a": 2}`): the longest tail that
-    parses, or None."""
-    start = raw.find(b"{", 1)
-    while start != -1:
-        try:
-            return model.model_validate(json.loads(raw[start:].decode("utf-8")))
-        except (json.JSONDecodeError, UnicodeDecodeError, ValidationError):
-            start = raw.find(b"{", start + 1)
-    return None
+    record appended onto it; any other bad line is an error naming the file and line
+    (`answers.read_lines`, the one reading loop)."""
+    for _, record in read_lines(path, model.model_validate):
+        yield record
 
 
 K = TypeVar("K", bound=Hashable)
@@ -217,7 +177,7 @@ def last_per_key(records: Iterable[T], key: Callable[[T], K]) -> dict[K, T]:
 class LineIndex(JsonlIndex[T, K]):
     """A `JsonlIndex` that also keeps every line it read or learnt, in file order, superseded ones
     too (held by reference: the latest records are the same objects). A figure over every answer
-    (each re-ask's reply tokens, `costing.output_tokens.run_figures`) comes from the same one read."""
+    (each re-ask's reply tokens) comes from the same one read."""
 
     def __init__(self, path: Path, model: type[T], key: Callable[[T], K]) -> None:
         self._model = model
@@ -230,6 +190,9 @@ class LineIndex(JsonlIndex[T, K]):
             self._lines.append(record)
             yield record
 
+    def _reset(self) -> None:
+        self._lines = []
+
     def appended(self, record: T, st: os.stat_result) -> None:
         known = self._loaded
         super().appended(record, st)
@@ -241,7 +204,21 @@ class LineIndex(JsonlIndex[T, K]):
         return self._lines if self.latest() else []
 
 
-JudgmentIndex = LineIndex[Judgment, CallKey]  # judgments.jsonl or bbe_neighbours.jsonl, read once
+class PlanIndex(BaseIndex[CallKey, CallKey]):
+    """plan.jsonl's call keys (a planned call is its key): each line read as five strings, the
+    `PlannedKey` model deciding only a line that is not exactly those (issue 26: a million planned
+    calls were a million models held to learn which keys the plan lists)."""
+
+    def _load(self, path: Path) -> dict[CallKey, CallKey]:
+        return plan_keys(path)
+
+    def appended(self, record: PlannedKey, st: os.stat_result) -> None:
+        if self._loaded:
+            key = record.key()
+            self._learn(key, key, st)
+
+
+JudgmentIndex = LineIndex[Judgment, CallKey]  # bbe_neighbours.jsonl (its records whole), read once
 
 StageName = Literal["translate", "judge", "report", "bbe"]
 
@@ -255,7 +232,7 @@ class RunDir:
 
     def __init__(self, path: str | Path | RunDir) -> None:
         self.path = Path(path)
-        self._indexes: dict[str, JsonlIndex[Any, Any]] = {}
+        self._indexes: dict[str, BaseIndex[Any, Any]] = {}
         self._manifest: tuple[Signature, Manifest] | None = None
 
     def __fspath__(self) -> str:
@@ -268,33 +245,40 @@ class RunDir:
         return self.path / name
 
     # -- the files, each read once and shared -------------------------------------------------------
-    def judgments(self) -> JudgmentIndex:
-        """`judgments.jsonl`: the last record per call key (and every line, `lines()`)."""
-        return self._lines_index(JUDGMENTS)
+    def judgments(self) -> JudgmentLog:
+        """`judgments.jsonl` as light `Answer`s: the last per call key (and every line, `lines()`;
+        whole records of chosen lines, `records()`)."""
+        if JUDGMENTS not in self._indexes:
+            self._indexes[JUDGMENTS] = JudgmentLog(self.file(JUDGMENTS))
+        index = self._indexes[JUDGMENTS]
+        assert isinstance(index, JudgmentLog)
+        return index
 
     def neighbours(self) -> JudgmentIndex:
         """`bbe_neighbours.jsonl`: bbe's re-judged neighbours and repeat re-asks, last per call key."""
-        return self._lines_index(BBE_NEIGHBOURS)
+        if BBE_NEIGHBOURS not in self._indexes:
+            self._indexes[BBE_NEIGHBOURS] = LineIndex(self.file(BBE_NEIGHBOURS), Judgment, Judgment.call_key)
+        index = self._indexes[BBE_NEIGHBOURS]
+        assert isinstance(index, LineIndex)
+        return index
 
-    def plan(self) -> JsonlIndex[PlannedKey, CallKey]:
-        """`plan.jsonl`: every call the judge stage planned."""
-        return self._index(PLAN, PlannedKey, PlannedKey.key)
+    def plan(self) -> PlanIndex:
+        """`plan.jsonl`: the key of every call the judge stage planned."""
+        if PLAN not in self._indexes:
+            self._indexes[PLAN] = PlanIndex(self.file(PLAN))
+        index = self._indexes[PLAN]
+        assert isinstance(index, PlanIndex)
+        return index
 
     def variants(self) -> JsonlIndex[Variant, tuple[str, str]]:
         """`variants.jsonl`: the last variant per (item, condition)."""
         return self._index(VARIANTS, Variant, _variant_key)
 
-    def _lines_index(self, name: str) -> JudgmentIndex:
-        if name not in self._indexes:
-            self._indexes[name] = LineIndex(self.file(name), Judgment, Judgment.call_key)
-        index = self._indexes[name]
-        assert isinstance(index, LineIndex)
-        return index
-
     def _index(self, name: str, model: type[T], key: Callable[[T], K]) -> JsonlIndex[T, K]:
         if name not in self._indexes:
             self._indexes[name] = JsonlIndex(self.file(name), lambda p: read_jsonl(p, model), key)
-        index: JsonlIndex[T, K] = self._indexes[name]
+        index = self._indexes[name]
+        assert isinstance(index, JsonlIndex)
         return index
 
     @property
@@ -460,15 +444,26 @@ def _variant_key(variant: Variant) -> tuple[str, str]:
     return (variant.item_id, variant.condition)
 
 
-class IndexedAppender(Generic[T]):
-    """A `JsonlAppender` for a file a `JsonlIndex` holds: each whole line appended is added to the
+class Appendable(Protocol[A]):
+    """An index of a run file that learns the records appended to it (`JsonlIndex`, `JudgmentLog`)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def before_append(self, st: os.stat_result) -> None: ...
+
+    def appended(self, record: A, st: os.stat_result) -> None: ...
+
+
+class IndexedAppender(Generic[A]):
+    """A `JsonlAppender` for a file an index holds: each whole line appended is added to the
     index, so the stage that wrote it never reads the file again to learn what it holds."""
 
-    def __init__(self, index: JsonlIndex[T, Any], *, fsync_interval: float = 1.0) -> None:
+    def __init__(self, index: Appendable[A], *, fsync_interval: float = 1.0) -> None:
         self.index = index
         self._out = JsonlAppender(index.path, fsync_interval=fsync_interval)
 
-    def append(self, record: T) -> None:
+    def append(self, record: A) -> None:
         fd = self._out.fileno()
         self.index.before_append(os.fstat(fd))
         self._out.append(record)  # type: ignore[arg-type]
@@ -477,7 +472,7 @@ class IndexedAppender(Generic[T]):
     def close(self) -> None:
         self._out.close()
 
-    def __enter__(self) -> IndexedAppender[T]:
+    def __enter__(self) -> IndexedAppender[A]:
         return self
 
     def __exit__(self, *exc: object) -> None:

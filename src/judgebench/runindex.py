@@ -39,29 +39,36 @@ def _same(known: Signature | None, now: Signature | None) -> bool:
     return known == now
 
 
-class JsonlIndex(Generic[T, K]):
+class BaseIndex(Generic[T, K]):
     """The last record per key of one JSONL file (INTERFACE: a later line supersedes an earlier one),
-    read at most once while only its own appender writes the file."""
+    read at most once while only its own appender writes the file (`_load` reads it; a subclass's
+    `appended` learns each appended line through `_learn`)."""
 
-    def __init__(self, path: Path, read: Callable[[Path], Iterable[T]], key: Callable[[T], K]) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self._read = read
-        self._key = key
         self._known: Signature | None = None
         self._loaded = False
         self._latest: dict[K, T] = {}
         self.reads = 0  # full reads of the file so far (what the index exists to keep at one)
+
+    def _load(self, path: Path) -> dict[K, T]:
+        """Key -> the last record with that key, in file order of first appearance."""
+        raise NotImplementedError
+
+    def _reset(self) -> None:
+        """Forget what `_load` kept besides the latest records (the file is missing)."""
 
     def latest(self) -> Mapping[K, T]:
         """Key -> the last record with that key, in file order of first appearance."""
         now = _on_disk(self.path)
         if not self._loaded or not _same(self._known, now):
             # the signature is taken before reading: a line appended meanwhile means one more read
-            records = list(self._read(self.path)) if now is not None else []
-            self.reads += now is not None
             self._latest = {}
-            for record in records:
-                self._latest[self._key(record)] = record
+            if now is None:
+                self._reset()
+            else:
+                self._latest = self._load(self.path)
+                self.reads += 1
             self._known, self._loaded = now, True
         return self._latest
 
@@ -73,8 +80,28 @@ class JsonlIndex(Generic[T, K]):
         if self._loaded and not _same(self._known, signature(st)):
             self._loaded = False
 
+    def _learn(self, key: K, record: T, st: os.stat_result) -> None:
+        """A record the appender wrote as a whole line (`st` after the write), as a re-read would
+        order it (last_per_key)."""
+        self._latest[key] = record
+        self._known = signature(st)
+
+
+class JsonlIndex(BaseIndex[T, K]):
+    """A `BaseIndex` whose records are what `read` yields of the file, keyed by `key`."""
+
+    def __init__(self, path: Path, read: Callable[[Path], Iterable[T]], key: Callable[[T], K]) -> None:
+        self._read = read
+        self._key = key
+        super().__init__(path)
+
+    def _load(self, path: Path) -> dict[K, T]:
+        latest: dict[K, T] = {}
+        for record in list(self._read(path)):
+            latest[self._key(record)] = record
+        return latest
+
     def appended(self, record: T, st: os.stat_result) -> None:
         """Called by the appender once `record` is a whole line of the file (`st` after the write)."""
         if self._loaded:
-            self._latest[self._key(record)] = record  # as a re-read would order it (last_per_key)
-            self._known = signature(st)
+            self._learn(self._key(record), record, st)

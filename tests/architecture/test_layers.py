@@ -26,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "records": set(),
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
-    "rundir": {"errors", "fileio", "records", "runindex", "torn"},
+    "answers": {"errors", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
+    "rundir": {"answers", "errors", "fileio", "records", "runindex", "torn"},
     "conditions": {"defaults", "errors", "paths", "records"},
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
@@ -50,6 +51,7 @@ ALLOWED: dict[str, set[str]] = {
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
+        "answers",
         "batch",
         "defaults",
         "errors",
@@ -60,7 +62,18 @@ ALLOWED: dict[str, set[str]] = {
         "rundir",
     },
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
-    "costing": {"batch", "errors", "judge", "models", "paths", "progress", "records", "rundir", "translate"},
+    "costing": {
+        "answers",
+        "batch",
+        "errors",
+        "judge",
+        "models",
+        "paths",
+        "progress",
+        "records",
+        "rundir",
+        "translate",
+    },
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
     "human": {"analysis", "data", "errors", "records"},
@@ -81,6 +94,7 @@ ALLOWED: dict[str, set[str]] = {
     "compare": {"analysis", "errors", "fileio", "records", "report"},
     "api": {
         "analysis",
+        "answers",
         "batch",
         "bbe",
         "compare",

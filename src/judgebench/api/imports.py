@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judgebench.answers import JudgmentLog
 from judgebench.api.datasets import run_folder
 from judgebench.data import Dataset, load_dataset
 from judgebench.data.llmbar_results import ImportSummary, published_judgments
-from judgebench.records import Judgment
+from judgebench.records import CallKey, Judgment
 from judgebench.records.manifest import ImportStage
 from judgebench.rundir import IndexedAppender, RunDir
 
@@ -35,10 +36,10 @@ def _append_new(
 ) -> None:
     run.init(dataset=dataset.manifest_entry(data_dir=str(Path(data_dir).resolve())))
     judgments = run.judgments()
-    existing = {(key, j.verdict, j.raw) for key, j in judgments.latest().items() if j.judge == summary.judge}
+    held = _held(judgments, new, summary.judge)
     with IndexedAppender(judgments) as out:
         for judgment in new:
-            if (judgment.call_key(), judgment.verdict, judgment.raw) in existing:
+            if held.get(judgment.call_key()) == (judgment.verdict, judgment.raw):
                 continue
             out.append(judgment)
             summary.appended += 1
@@ -52,3 +53,19 @@ def _append_new(
         missing_subsets=summary.missing_subsets,
     )
     run.record_import(summary.judge, entry)
+
+
+def _held(
+    judgments: JudgmentLog, new: list[Judgment], judge: str
+) -> dict[CallKey, tuple[str | None, str | None]]:
+    """(verdict, raw) of the run's last record, by judge `judge`, of each call key an imported
+    judgment could repeat: whole records are read again only for the keys whose verdict already
+    matches (a repeated import's), not a `Judgment` for every line of a big run."""
+    latest = judgments.latest()
+    lines: dict[int, CallKey] = {}
+    for judgment in new:
+        answer = latest.get(judgment.call_key())
+        if answer is not None and answer.judge == judge and answer.verdict == judgment.verdict:
+            lines[answer.line] = judgment.call_key()
+    records = judgments.records(lines)
+    return {key: (records[line].verdict, records[line].raw) for line, key in lines.items() if line in records}

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench import defaults
+from judgebench.answers import paused_gc
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
@@ -150,15 +151,16 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
     probes = plan_probes(request.probes, items, variants, bases_of(SOURCE in wanted, targets))
     if probes.variants:
         variants = {**variants, **{(v.item_id, v.condition): v for v in probes.variants}}
-    calls, notes = plan_calls(
-        items,
-        variants,
-        [*targets, *probes.conditions],
-        request.models,
-        include_source=SOURCE in wanted,
-        tie_probes=request.tie_probes,
-        templates=probes.templates,
-    )
+    with paused_gc():  # a call per judge, item, condition and order: a million at M-RewardBench size
+        calls, notes = plan_calls(
+            items,
+            variants,
+            [*targets, *probes.conditions],
+            request.models,
+            include_source=SOURCE in wanted,
+            tie_probes=request.tie_probes,
+            templates=probes.templates,
+        )
     notes += probes.notes
     if not calls:
         more = f" and {len(notes) - 1} more like it" if len(notes) > 1 else ""

@@ -17,13 +17,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from judgebench.answers import Answer
 from judgebench.errors import InputError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
 from judgebench.paths import configs_dir
-from judgebench.records import Judgment
+from judgebench.records import CallKey
 from judgebench.records.numbers import USER_NUMBERS
-from judgebench.rundir import RunDir, last_per_key
+from judgebench.rundir import RunDir
 
 # The line below which scripts/bench_output_tokens.py --write rewrites configs/output_tokens.toml.
 MEASURED_MARKER = (
@@ -92,17 +93,17 @@ def run_figures(run: RunDir | str | Path) -> dict[tuple[str, str], tuple[float, 
     index = (run if isinstance(run, RunDir) else RunDir(run)).judgments()
     if not index.path.exists():
         raise InputError("the run has no judgments to measure replies from", path=str(index.path))
-    answers = last_per_key(
-        (j for j in index.lines() if j.raw is not None and j.usage is not None and j.template),
-        lambda j: (j.call_key(), j.reask),
-    )
-    per_call: dict[object, list[Judgment]] = defaultdict(list)
+    answers: dict[tuple[CallKey, int], Answer] = {}  # the last line per answer (call key, re-ask)
+    for j in index.lines():
+        if j.has_raw and j.output_tokens is not None and j.template:
+            answers[(j.call_key(), j.reask)] = j
+    per_call: dict[CallKey, list[Answer]] = defaultdict(list)
     for (call, _reask), j in answers.items():
         per_call[call].append(j)
     tokens: dict[tuple[str, str], list[int]] = defaultdict(list)
     for lines in per_call.values():
         first = min(lines, key=lambda j: j.reask)
-        paid = sum(j.usage.output_tokens for j in lines if j.usage is not None)
+        paid = sum(j.output_tokens for j in lines if j.output_tokens is not None)
         tokens[(first.judge, str(first.template))].append(paid)
     return {key: (statistics.fmean(v), len(v)) for key, v in tokens.items()}
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judgebench import defaults
+from judgebench.answers import Answered, AnswerSink
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
 from judgebench.errors import ConfigError
 from judgebench.judge.plan import PlannedCall
@@ -68,9 +69,10 @@ def existing_judgments(path: Path) -> dict[CallKey, Judgment]:
     return last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key())
 
 
-def pending_calls(plan: Sequence[PlannedCall], done: Mapping[CallKey, Judgment]) -> list[PlannedCall]:
+def pending_calls(plan: Sequence[PlannedCall], done: Mapping[CallKey, Answered]) -> list[PlannedCall]:
     """Calls with no record, or whose last record is a failed call (missing): only those run again."""
-    return [c for c in plan if c.key not in done or done[c.key].verdict is None]
+    get = done.get
+    return [c for c in plan if (record := get(c.key)) is None or record.verdict is None]
 
 
 def _shifted(on_result: OnResult, indices: list[int]) -> OnResult:
@@ -192,7 +194,7 @@ def _outcome(
     name: str,
     requested: int,
     tally: _Tally,
-    final: Mapping[CallKey, Judgment],
+    final: Mapping[CallKey, Answered],
     *,
     stopped: str | None = None,
 ) -> JudgeOutcome:
@@ -225,7 +227,7 @@ async def execute_plan(
     plan: Sequence[PlannedCall],
     clients: Mapping[str, ModelClient],
     template: JudgeTemplate,
-    judgments: JudgmentIndex,
+    judgments: AnswerSink,
     *,
     progress: ProgressReporter | None = None,
     request_defaults: Mapping[str, Mapping[str, Any]] | None = None,

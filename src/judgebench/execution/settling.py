@@ -19,19 +19,22 @@ run is known to be interrupted and its readiness is not complete.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from judgebench.analysis.frame import judgment_frame
+from judgebench.analysis.frame import CALL_KEY, COLUMNS
 from judgebench.analysis.model import SOURCE, ReportSettings
 from judgebench.analysis.sequential import Settlement, item_values, settle, stratified_order
+from judgebench.answers import Answer, JudgmentLog
 from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
+from judgebench.records import CallKey
 from judgebench.records.manifest import SequentialCheck, SequentialStop
 from judgebench.records.outcomes import JudgeOutcome
 from judgebench.rundir import RunDir
@@ -97,6 +100,71 @@ class Rounds:
     settings: ReportSettings = field(default_factory=ReportSettings)
 
 
+def answers_frame(answers: Iterable[Answer]) -> pd.DataFrame:
+    """`analysis.frame.judgment_frame` of the records these answers stand for: the same columns,
+    rows and values, from the light `Answer`s of judgments.jsonl."""
+    rows = [
+        (
+            a.judge,
+            a.item_id,
+            a.subset,
+            a.kind,
+            a.condition,
+            a.order,
+            None if a.verdict is None else a.verdict.strip().lower(),
+            a.winner,
+            float(a.label) if a.label is not None else math.nan,
+            float(a.confidence) if a.confidence is not None else math.nan,
+            a.input_tokens or 0,
+            a.output_tokens or 0,
+            a.cost_usd if a.cost_usd is not None else math.nan,
+        )
+        for a in answers
+    ]
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df = df.drop_duplicates(CALL_KEY, keep="last")
+    return df.reset_index(drop=True)
+
+
+class _ItemRows:
+    """The run's last answers for chosen items, without framing the whole run each round: an item's
+    values (`item_values`) are those of its own rows, and a judge settles over the items judged so
+    far, so each round frames only those. The keys per item are taken from the index once (again
+    only when it re-read the file) and from the plan for what this command appends."""
+
+    def __init__(self, judgments: JudgmentLog, by_item: Mapping[tuple[str, str], Sequence[PlannedCall]]):
+        self.judgments = judgments
+        self.planned: dict[str, list[CallKey]] = {}
+        for (_judge, item), calls in by_item.items():
+            self.planned.setdefault(item, []).extend(c.key for c in calls)
+        self.held: dict[str, list[CallKey]] = {}
+        self.read = -1
+        self.en_pair = False
+
+    def _fresh(self) -> Mapping[CallKey, Answer]:
+        latest = self.judgments.latest()
+        if self.read != self.judgments.reads:
+            self.held = {}
+            for key in latest:
+                self.held.setdefault(key.item_id, []).append(key)
+            self.read = self.judgments.reads
+            self.en_pair = False
+        return latest
+
+    def of(self, items: Sequence[str]) -> list[Answer]:
+        latest = self._fresh()
+        keys = dict.fromkeys(k for i in items for k in (*self.held.get(i, ()), *self.planned.get(i, ())))
+        return [latest[k] for k in keys if k in latest]
+
+    def any_en(self) -> bool:
+        """Whether the run holds an en pair answer (what `item_values` of all of it needs to be
+        non-empty); once it does, it always will."""
+        if not self.en_pair:
+            latest = self._fresh()
+            self.en_pair = any(a.kind == "pair" and a.condition == SOURCE for a in latest.values())
+        return self.en_pair
+
+
 def judge_until_settled(
     run: RunDir,
     plan: Sequence[PlannedCall],
@@ -130,12 +198,15 @@ def judge_until_settled(
     active = list(clients)
     position = 0
 
-    def values() -> pd.DataFrame:
-        return item_values(judgment_frame(judgments.latest().values()), targets)
+    rows = _ItemRows(judgments, by_item)
+
+    def values(k: int) -> pd.DataFrame:
+        return item_values(answers_frame(rows.of(order[:k])), targets)
 
     def account(name: str, k: int, reason: str, table: pd.DataFrame) -> None:
         judged = order[:k]
-        s = settle(table, name, targets, settings, judged) if not table.empty else Settlement(name, 0, {})
+        # as over every judgment of the run: nothing to settle on while it holds no en pair answer
+        s = settle(table, name, targets, settings, judged) if rows.any_en() else Settlement(name, 0, {})
         calls = sum(len(by_item.get((name, i), [])) for i in judged)
         stops[name] = _stop(
             s, reason, total=len(order), calls=calls, full=full[name], seed=seed,
@@ -152,7 +223,7 @@ def judge_until_settled(
                     items = order[position : position + round_items]
                     batch = [c for name in active for i in items for c in by_item.get((name, i), [])]
                     planned.extend(batch)
-                    table = values()
+                    table = values(position)
                     for name in active:
                         account(name, position, "running", table)
                     on_round(planned, stops)
@@ -164,7 +235,7 @@ def judge_until_settled(
                         for name, outcome in got.items():
                             outcomes[name] = merge_outcomes(outcomes.get(name), outcome)
                     position += len(items)
-                    table = values()
+                    table = values(position)
                     if pending_calls(batch, judgments.latest()):
                         for name in active:
                             account(name, position, "interrupted", table)

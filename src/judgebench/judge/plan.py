@@ -13,7 +13,7 @@ from judgebench.records import CallKey, Item, Kind, Perturbation, Variant
 from judgebench.records.families import answer_models
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million-call plan holds no dict per call
 class PlannedCall:
     judge: str
     item_id: str
@@ -94,6 +94,7 @@ def plan_calls(
     cond_names = ([SOURCE] if include_source else []) + [c.name for c in conditions]
     by_name = {c.name: c for c in conditions}
     for item in items:
+        models = answer_models(item)  # one item's, for every judge, order and condition
         for cond_name in cond_names:
             variant = None if cond_name == SOURCE else variants.get((item.id, cond_name))
             if cond_name != SOURCE and variant is None:
@@ -104,6 +105,7 @@ def plan_calls(
                 continue
             instruction, out1, out2 = _texts(item, variant)
             language = "English" if cond_name == SOURCE else by_name[cond_name].language
+            template = (templates or {}).get(cond_name)
             for judge in judge_list:
                 for order, (a, b) in (("orig", (out1, out2)), ("swap", (out2, out1))):
                     calls.append(
@@ -119,8 +121,8 @@ def plan_calls(
                             a,
                             b,
                             language,
-                            template=(templates or {}).get(cond_name),
-                            models=answer_models(item),
+                            template=template,
+                            models=models,
                         )
                     )
         if not tie_probes or item.label not in (1, 2):
