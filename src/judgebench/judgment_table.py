@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
+from pydantic import ValidationError
 
 from judgebench.records import Judgment, PlannedKey
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
@@ -68,6 +69,8 @@ _REQUIRED = ("judge", "item_id", "subset", "kind", "condition", "order")
 _KINDS = {"pair", "tie_probe"}
 _WINNERS = {"A", "B", "Tie", "invalid"}
 _BLOCK = 16 << 20
+_PACK_LIMIT = 1 << 62  # distinct call keys that still pack into one int64 per row
+_PIECE = 32 << 20  # bytes of JSON parsed at once (its whole records are then dropped)
 
 
 class _Fallback(Exception):
@@ -88,21 +91,46 @@ class JudgmentTable:
         return self.frame[TABLE_COLUMNS]
 
     def records(self, lines: Iterable[int]) -> dict[int, Judgment]:
-        """The whole records at `lines` (a second pass over the file validates only those lines)."""
+        """The whole records at `lines`: read at their byte offsets where the table knows them (the
+        record must still have its row's call key there), else by one pass up to the last line."""
         wanted = set(lines)
         if self.held is not None:
             return {i: self.held[i] for i in wanted}
         out: dict[int, Judgment] = {}
         if not wanted or self.path is None:
             return out
-        last = max(wanted)
+        if "offset" in self.frame.columns:
+            rows = self.frame[self.frame["line"].isin(list(wanted))]
+            keys = zip(*(rows[c].tolist() for c in ["line", "offset", *CALL_KEY]), strict=True)
+            with open(self.path, "rb") as fh:
+                for line, offset, *key in sorted(keys, key=lambda k: k[1]):
+                    fh.seek(max(0, offset - 1))
+                    raw = fh.readline() if offset else b"\n" + fh.readline()
+                    record = _at_line_start(raw)
+                    if record is not None and list(record.call_key()) == key:
+                        out[line] = record  # else a file rewritten since: the pass below
+        missing = wanted - out.keys()
+        if not missing:
+            return out
+        last = max(missing)
         with open(self.path, "rb") as fh:
             for number, raw in enumerate(fh):
-                if number in wanted:
+                if number in missing:
                     out[number] = Judgment.model_validate_json(raw)
                 if number >= last:
                     break
         return out
+
+
+def _at_line_start(raw: bytes) -> Judgment | None:
+    """The record of a line read from one byte before its offset: None unless that byte ends the
+    line before (the offset is still a line start) and the line is a whole record."""
+    if raw[:1] != b"\n":
+        return None
+    try:
+        return Judgment.model_validate_json(raw[1:])
+    except ValidationError:
+        return None
 
 
 def read_judgment_table(path: Path) -> JudgmentTable:
@@ -110,27 +138,27 @@ def read_judgment_table(path: Path) -> JudgmentTable:
     sums in), verdicts normalised as `analysis.frame.judgment_frame` does."""
     if not path.exists() or path.stat().st_size == 0:
         return JudgmentTable(_finish(_from_records([])), path, held=[])
-    with open(path, "rb") as fh:  # one open: the fingerprint, the line count and the parse
-        fingerprint = _fingerprint(fh)  # before reading: lines appended meanwhile make it stale
+    with open(path, "rb") as fh:  # one open: the fingerprint, the line scan and the parse
+        fingerprint, size = _fingerprint(fh)  # before reading: lines appended meanwhile make it stale
         cached = _cached(path, fingerprint)
         if cached is not None:
-            return JudgmentTable(_to_frame(cached), path)
+            return JudgmentTable(_released(_to_frame(cached)), path)
         try:
-            settled = _settle(_fast(fh))
+            settled = _settle(_fast(fh, size))
         except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
             settled = None
     if settled is None:  # a damaged or unusual file: the exact reader, which names a bad line
         records = list(last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key()).values())
         return judgment_table(records)
     _store(path, fingerprint, settled)
-    return JudgmentTable(_to_frame(settled), path)
+    return JudgmentTable(_released(_to_frame(settled)), path)
 
 
 # The derived table beside the log (`judgments.jsonl.table.parquet`): trusted only while the log has
 # the size, modification time and first and last MiB it had when the table was made; any append or
 # edit makes it stale and it is rebuilt. The log stays the record; the table is only a cache of it.
 CACHE_SUFFIX = ".table.parquet"
-_CACHE_FORMAT = "judgebench-judgment-table-1"
+_CACHE_FORMAT = "judgebench-judgment-table-2"
 _EDGE = 1 << 20
 
 
@@ -138,7 +166,8 @@ def cache_path(path: Path) -> Path:
     return path.with_name(path.name + CACHE_SUFFIX)
 
 
-def _fingerprint(fh: BinaryIO) -> str:
+def _fingerprint(fh: BinaryIO) -> tuple[str, int]:
+    """The cache key of the file open as `fh`, and the size it was taken at (what the parse reads)."""
     stat = os.fstat(fh.fileno())
     fh.seek(0)
     head = fh.read(_EDGE)
@@ -146,7 +175,7 @@ def _fingerprint(fh: BinaryIO) -> str:
     tail = fh.read(_EDGE)
     parts = [_CACHE_FORMAT, str(stat.st_size), str(stat.st_mtime_ns)]
     parts += [hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()]
-    return "|".join(parts)
+    return "|".join(parts), stat.st_size
 
 
 def _cached(path: Path, fingerprint: str) -> pa.Table | None:
@@ -177,35 +206,65 @@ def judgment_table(judgments: Sequence[Judgment]) -> JudgmentTable:
     return JudgmentTable(_finish(_from_records(judgments)), None, held=list(judgments))
 
 
-def _lines(fh: BinaryIO) -> int:
-    """Non-empty lines as the exact reader counts them: newlines, plus an unterminated last line."""
-    count, last = 0, b"\n"  # as if a newline came before the file: a leading blank line shows
+def _pieces(fh: BinaryIO, size: int) -> Iterator[tuple[memoryview, int]]:
+    """The first `size` bytes of `fh` in pieces of whole lines (about _PIECE bytes each, longer where
+    one line is), each with its byte offset: the file is read once, into memory a piece at a time."""
     fh.seek(0)
-    while block := fh.read(_BLOCK):
-        if b"\r" in block or b"\n\n" in last + block[:1] or b"\n\n" in block:
-            raise _Fallback  # blank lines or CR: let the exact reader decide what they hold
-        count += block.count(b"\n")
-        last = block[-1:]
-    fh.seek(0)
-    return count + (0 if last == b"\n" else 1)
+    held, offset, left = b"", 0, size
+    while left > 0 or held:
+        chunk = fh.read(min(_PIECE, left)) if left > 0 else b""
+        left -= len(chunk)
+        if left > 0 and not chunk:
+            left = 0  # the file shrank under us: what was read is all there is
+        data = held + chunk if held else chunk
+        cut = data.rfind(b"\n") + 1 if left > 0 else len(data)
+        if cut == 0:  # one line longer than a piece: read on until it ends
+            held = data
+            continue
+        yield memoryview(data)[:cut], offset
+        held, offset = data[cut:], offset + cut
 
 
-def _fast(fh: BinaryIO) -> pa.Table:
-    expected = _lines(fh)
-    opts = pa_json.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="ignore")
-    reader = pa_json.open_json(fh, read_options=pa_json.ReadOptions(block_size=_BLOCK), parse_options=opts)
+def _line_starts(piece: memoryview) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Where each non-empty line of `piece` starts, plus its end: the exact reader's lines (newlines,
+    and an unterminated last line). A blank line or a CR sends the file to the exact reader."""
+    data = np.frombuffer(piece, dtype=np.uint8)
+    if bool(np.any(data == 13)):
+        raise _Fallback  # CR: the exact reader's line splitting, not ours
+    ends = np.flatnonzero(data == 10)
+    if len(ends) and (ends[0] == 0 or bool(np.any(np.diff(ends) == 1))):
+        raise _Fallback  # blank lines: let the exact reader decide what they hold
+    starts = np.concatenate([[0], ends + 1]).astype(np.int64)
+    return starts if starts[-1] == len(data) else np.append(starts, len(data))
+
+
+def _parse_pieces(
+    fh: BinaryIO, size: int, schema: pa.Schema
+) -> Iterator[tuple[pa.Table, np.ndarray[Any, Any]]]:
+    """Each piece of the file parsed by pyarrow on every core, checked line for line (as many rows as
+    lines), with the byte offset of each of its lines."""
+    opts = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    read = pa_json.ReadOptions(block_size=_BLOCK, use_threads=True)
+    for piece, offset in _pieces(fh, size):
+        starts = _line_starts(piece)
+        table = pa_json.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read, parse_options=opts)
+        if table.num_rows != len(starts) - 1:  # two records on one line, or a whitespace-only line
+            raise _Fallback
+        yield table, starts[:-1] + offset
+
+
+def _fast(fh: BinaryIO, size: int) -> pa.Table:
+    """The analysis columns of the first `size` bytes of the file, with each line's byte offset
+    (`offset`), so that whole records are read back by seeking, not by scanning: memory holds one
+    piece's whole records at a time."""
     parts: list[pa.Table] = []
-    rows = 0
-    for batch in reader:
-        _check(batch)
-        rows += batch.num_rows
-        parts.append(_columns(batch))
-    if rows != expected:  # two records on one line, or a whitespace-only line
-        raise _Fallback
-    return pa.concat_tables(parts) if parts else _from_records([])
+    for piece, offsets in _parse_pieces(fh, size, _SCHEMA):
+        _check(piece)
+        parts.append(_columns(piece).append_column("offset", pa.array(offsets)))
+    return pa.concat_tables(parts) if parts else _from_records([]).append_column("offset", pa.array([], _I64))
 
 
-def _check(batch: pa.RecordBatch) -> None:
+def _check(batch: pa.Table) -> None:
     """What pydantic would refuse or coerce: a missing required field, a value outside a closed set."""
     for name in _REQUIRED:
         if batch.column(name).null_count:
@@ -222,7 +281,7 @@ def _check(batch: pa.RecordBatch) -> None:
         raise _Fallback  # a perturbation without its field or operation: pydantic refuses it
 
 
-def _columns(batch: pa.RecordBatch) -> pa.Table:
+def _columns(batch: pa.Table) -> pa.Table:
     input_tokens, output_tokens = batch.column("usage").flatten()  # a null usage nulls both
     data: dict[str, pa.Array] = {name: batch.column(name) for name in TABLE_COLUMNS[:8]}
     data["label"] = batch.column("label").cast(_F64)
@@ -260,9 +319,7 @@ def _settle(table: pa.Table) -> pa.Table:
     string order), verdicts stripped and lower-cased."""
     table = table.append_column("line", pa.array(np.arange(table.num_rows, dtype=np.int64)))
     if table.num_rows:
-        last = table.group_by(CALL_KEY, use_threads=False).aggregate([("line", "max")]).column("line_max")
-        table = table.take(last)
-        table = table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in CALL_KEY]))
+        table = table.take(_last_per_key_sorted(table))
     table = table.append_column("verdict_raw", table.column("verdict"))
     verdict = table.column("verdict").combine_chunks().dictionary_encode()
     normal = pa.array([v.strip().lower() for v in verdict.dictionary.to_pylist()], type=_STR)
@@ -270,12 +327,66 @@ def _settle(table: pa.Table) -> pa.Table:
     return table.set_column(table.schema.get_field_index("verdict"), "verdict", normalised)
 
 
+def _last_per_key_sorted(table: pa.Table) -> pa.Array:
+    """The rows to keep, in call-key order: each key column ranked by its sorted distinct values and
+    the ranks packed into one integer per row, so one stable sort orders the rows (lines of a key
+    stay in file order) and the last row of each run of equal keys is the key's last line."""
+    packed = np.zeros(table.num_rows, dtype=np.int64)
+    room = 1
+    for name in CALL_KEY:
+        column = table.column(name).combine_chunks().dictionary_encode()
+        values = column.dictionary
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[np.asarray(pc.sort_indices(values))] = np.arange(len(values), dtype=np.int64)
+        room *= max(1, len(values))
+        if room >= _PACK_LIMIT:  # too many distinct keys to pack: sort on the strings themselves
+            last = table.group_by(CALL_KEY, use_threads=False).aggregate([("line", "max")]).column("line_max")
+            kept = table.take(last)
+            return pc.take(last, pc.sort_indices(kept, sort_keys=[(k, "ascending") for k in CALL_KEY]))
+        packed = packed * len(values) + rank[np.asarray(column.indices)]
+    order = np.argsort(packed, kind="stable")
+    ordered = packed[order]
+    last_of_run = np.append(ordered[1:] != ordered[:-1], True)
+    return pa.array(order[last_of_run])
+
+
+# the columns the analysis groups and compares on: categories in sorted order (as strings sort), so
+# a million rows hold small integer codes, not a million Python strings per column
+CATEGORICAL = [*TABLE_COLUMNS[:8], "verdict_raw"]
+
+
 def _to_frame(table: pa.Table) -> pd.DataFrame:
-    frame: pd.DataFrame = table.to_pandas()
-    for name in [*TABLE_COLUMNS[:8], "verdict_raw"]:  # all missing: None, as in a frame of records
-        if table.column(name).null_count == table.num_rows and table.num_rows:
-            frame[name] = pd.Series([None] * table.num_rows, dtype=object)
+    frame: pd.DataFrame = table.drop_columns(CATEGORICAL).to_pandas()
+    for at, name in enumerate(CATEGORICAL):
+        column = table.column(name)
+        if column.null_count == table.num_rows and table.num_rows:  # all missing: None, as in records
+            frame.insert(at, name, pd.Series([None] * table.num_rows, dtype=object))
+        else:
+            frame.insert(at, name, pd.Series(_categorical(column), copy=False))
+    ordered: pd.DataFrame = frame[table.column_names]
+    return ordered
+
+
+def _released(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame`, once the memory pyarrow freed while reading is handed back to the system (its pool
+    keeps freed pages for reuse: at a million judgments a few hundred MB the report never reuses)."""
+    pa.default_memory_pool().release_unused()
     return frame
+
+
+def _categorical(column: pa.ChunkedArray) -> pd.Categorical:
+    """`column` as a pandas Categorical whose categories are its distinct strings in sorted order."""
+    encoded = column.combine_chunks().dictionary_encode()
+    words = encoded.dictionary
+    order = np.asarray(pc.sort_indices(words))
+    rank = np.empty(len(words), dtype=np.int64)
+    rank[order] = np.arange(len(words), dtype=np.int64)
+    indices = encoded.indices
+    codes = rank[np.asarray(indices.fill_null(0))]
+    if indices.null_count:
+        codes[np.asarray(indices.is_null())] = -1
+    categories = pd.Index(words.take(pa.array(order)).to_pylist(), dtype=object)
+    return pd.Categorical.from_codes(codes, categories=categories)
 
 
 _PLAN_SCHEMA = pa.schema([(name, _STR) for name in CALL_KEY])
@@ -291,15 +402,14 @@ def read_plan_table(path: Path) -> pd.DataFrame | None:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in CALL_KEY})
     try:
         with open(path, "rb") as fh:
-            fingerprint = _fingerprint(fh)  # the same derived cache as the judgments' (stale: rebuilt)
+            fingerprint, size = _fingerprint(fh)  # the same derived cache as the judgments' (stale: rebuilt)
             cached = _cached(path, fingerprint)
             if cached is not None:
                 held: pd.DataFrame = cached.to_pandas()
                 return held
-            expected = _lines(fh)
-            opts = pa_json.ParseOptions(explicit_schema=_PLAN_SCHEMA, unexpected_field_behavior="ignore")
-            table = pa_json.read_json(fh, parse_options=opts)
-        if table.num_rows != expected or any(table.column(c).null_count for c in CALL_KEY):
+            pieces = [piece for piece, _ in _parse_pieces(fh, size, _PLAN_SCHEMA)]
+        table = pa.concat_tables(pieces) if pieces else pa.table({c: pa.array([], _STR) for c in CALL_KEY})
+        if any(table.column(c).null_count for c in CALL_KEY):
             raise _Fallback
         unique_keys = table.group_by(CALL_KEY, use_threads=False).aggregate([])
         _store(path, fingerprint, unique_keys)

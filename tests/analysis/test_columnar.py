@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import judgebench.judgment_table as judgment_table_module
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.errors import InputError
@@ -255,3 +256,68 @@ def test_the_plan_is_cached_and_a_stale_plan_cache_is_rebuilt(tmp_path: Path) ->
     grown = read_plan_table(planned)
     assert grown is not None and len(grown) == len(first) + 1
     assert grown[grown["judge"] == "new"]["item_id"].tolist() == ["Natural/0"]
+
+
+@pytest.mark.parametrize("piece", [64, 700, 5000, 1 << 20])
+def test_pieces_of_any_size_give_the_same_table_and_offsets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int
+) -> None:
+    """The file is parsed in pieces of whole lines: a piece shorter than one line (64 bytes), pieces
+    that cut between lines anywhere, and one piece give the exact reader's table, and each row's
+    offset is where its line starts (a record read back there has the row's call key)."""
+    judgments, _ = _write_run(tmp_path, items_per_subset=3)
+    text = judgments.read_bytes()
+    judgments.write_bytes(text.rstrip(b"\n"))  # and an unterminated last line
+    monkeypatch.setattr(judgment_table_module, "_PIECE", piece)
+    table = read_judgment_table(judgments)
+    assert table.held is None  # the fast path read it
+    exact = list(last_per_key(read_jsonl(judgments, Judgment), lambda j: j.call_key()).values())
+    cols = ["judge", "item_id", "kind", "condition", "order", "verdict", "label", "line"]
+    assert table.frame[cols].equals(judgment_table(exact).frame[cols].assign(line=table.frame["line"]))
+    starts = [0, *(i + 1 for i, byte in enumerate(text.rstrip(b"\n")) if byte == 10)]
+    assert table.frame["offset"].tolist() == [starts[n] for n in table.frame["line"]]
+    shown = table.records(table.frame["line"].iloc[[0, -1, 5]].tolist())
+    assert [shown[n].item_id for n in table.frame["line"].iloc[[0, -1, 5]]] == list(
+        table.frame["item_id"].iloc[[0, -1, 5]]
+    )
+
+
+@pytest.mark.parametrize("damage", [b"\n\n", b"\r\n", b"\n   \n"])
+def test_a_blank_or_cr_line_at_a_piece_boundary_takes_the_exact_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes
+) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=3)
+    lines = judgments.read_bytes().split(b"\n")
+    judgments.write_bytes(b"\n".join(lines[:7]) + damage + b"\n".join(lines[7:]))
+    monkeypatch.setattr(judgment_table_module, "_PIECE", len(b"\n".join(lines[:7])) + 1)
+    table = read_judgment_table(judgments)
+    assert table.held is not None  # the exact reader decided what the odd lines hold
+    exact = list(last_per_key(read_jsonl(judgments, Judgment), lambda j: j.call_key()).values())
+    assert table.frame.equals(judgment_table(exact).frame)
+
+
+def test_a_record_read_back_after_the_file_was_rewritten_is_still_the_rows(tmp_path: Path) -> None:
+    """Offsets are checked against the row's call key: a log rewritten since the table was read (a torn
+    line repaired, lines removed) is scanned by line number instead of trusting a stale offset."""
+    judgments, _ = _write_run(tmp_path, items_per_subset=3)
+    table = read_judgment_table(judgments)
+    lines = judgments.read_bytes().split(b"\n")
+    judgments.write_bytes(b"\n".join([lines[1], *lines[1:]]))  # line 0 replaced: every offset shifts
+    row = table.frame.iloc[3]
+    record = table.records([int(row["line"])])[int(row["line"])]
+    expected = Judgment.model_validate_json(lines[int(row["line"])] if int(row["line"]) else lines[1])
+    assert record.call_key() == expected.call_key()
+
+
+def test_keys_too_many_to_pack_are_sorted_on_their_strings_to_the_same_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judgments, _ = _write_run(tmp_path, items_per_subset=4)
+    with open(judgments, "a", encoding="utf-8") as fh:  # superseding lines: the last one must win
+        for line in judgments.read_text(encoding="utf-8").splitlines()[:5]:
+            fh.write(json.dumps(json.loads(line) | {"verdict": "invalid", "winner": "invalid"}) + "\n")
+    packed = read_judgment_table(judgments).frame
+    cache_path(judgments).unlink()
+    monkeypatch.setattr(judgment_table_module, "_PACK_LIMIT", 2)
+    assert read_judgment_table(judgments).frame.equals(packed)
+    assert (packed["verdict"] == "invalid").sum() >= 5

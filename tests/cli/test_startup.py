@@ -5,13 +5,16 @@ scripts/bench_startup.py's. The CLI is thin and loads `judgebench.api` when a co
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 
 import judgebench
 from judgebench import records
@@ -171,6 +174,8 @@ _EVERY_HELP = [
     )
 ]  # fmt: skip
 _MISTAKES = [
+    ["--help"],  # the command list
+    [],  # the same, as no_args_is_help prints it
     ["report", "--bogus"],
     ["bbe", "--tau", "x"],
     ["data", "nosuch"],
@@ -181,7 +186,9 @@ _MISTAKES = [
 ]
 
 
-def _main_says(args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple:
+def _main_says(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[object, str, str]:
     monkeypatch.setattr(sys, "argv", ["judgebench", *args])
     with pytest.raises(SystemExit) as exited:
         cli_app.main()
@@ -194,7 +201,8 @@ def test_the_app_built_for_one_command_says_what_the_whole_app_says(
     args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """main() builds only the command its arguments name (Typer builds every command it holds before
-    parsing a flag): each help page, usage error and error is the one the whole app gives."""
+    parsing a flag), and for the command list commands without flags: each help page, usage error and
+    error is the one the whole app gives."""
     monkeypatch.setenv("COLUMNS", "100")
     built_for = cli_app.for_args(args)
     one = _main_says(args, capsys, monkeypatch)
@@ -202,10 +210,8 @@ def test_the_app_built_for_one_command_says_what_the_whole_app_says(
     whole = _main_says(args, capsys, monkeypatch)
     assert one == whole
     assert one[1] or one[2]  # something was said
-    named = args[0] in {
-        info.name for info in (*cli_app.app.registered_commands, *cli_app.app.registered_groups)
-    }
-    assert (built_for is not cli_app.app) == named
+    names = {info.name for info in (*cli_app.app.registered_commands, *cli_app.app.registered_groups)}
+    assert (built_for is not cli_app.app) == (args in ([], ["--help"]) or args[0] in names)
 
 
 def test_the_app_built_for_one_command_holds_it_alone() -> None:
@@ -216,5 +222,32 @@ def test_the_app_built_for_one_command_holds_it_alone() -> None:
     data = cli_app.for_args(["data", "show", "--help"])
     assert data.registered_commands == [] and [info.name for info in data.registered_groups] == ["data"]
     assert report.registered_callback is whole.registered_callback and report.info is whole.info
-    assert cli_app.for_args(["--help"]) is whole and cli_app.for_args([]) is whole
+    assert cli_app.for_args(["--version"]) is whole and cli_app.for_args(["reprot"]) is whole
     assert (len(whole.registered_commands), len(whole.registered_groups)) == counts  # left as it was
+
+
+def test_the_command_list_builds_no_flags() -> None:
+    """`judgebench --help` gets every command and group as registered, each command's callback one
+    without parameters that refuses to run; the app's own callback (--version) and the whole app's
+    callbacks stay as they are."""
+    whole, listing = cli_app.app, cli_app.for_args(["--help"])
+    assert listing.registered_callback is whole.registered_callback
+
+    def pairs(a: typer.Typer, b: typer.Typer) -> list[tuple[Any, Any]]:
+        found = list(zip(a.registered_commands, b.registered_commands, strict=True))
+        for ga, gb in zip(a.registered_groups, b.registered_groups, strict=True):
+            assert ga.typer_instance is not None and gb.typer_instance is not None
+            assert ga.name == gb.name and ga.typer_instance is not gb.typer_instance
+            found += pairs(ga.typer_instance, gb.typer_instance)
+        return found
+
+    listed = pairs(whole, listing)
+    assert len(listed) >= 13
+    assert sum(len(inspect.signature(real.callback).parameters) for real, _ in listed) > 50  # untouched
+    for real, entry in listed:
+        assert (entry.name, entry.short_help, entry.help) == (real.name, real.short_help, real.help)
+        assert inspect.signature(entry.callback).parameters == {}
+        assert inspect.getdoc(entry.callback) == inspect.getdoc(real.callback)
+        assert entry.callback is not real.callback
+        with pytest.raises(AssertionError, match="command list"):
+            entry.callback()

@@ -14,7 +14,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from judgebench.analysis import stats
-from judgebench.analysis.frame import Layout
+from judgebench.analysis.frame import Layout, index_positions
 from judgebench.records.metrics import CIMethod, PFamily
 
 CELL = ["judge", "condition", "subset", "filtered"]
@@ -36,7 +36,7 @@ def sum_cells(layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequen
         return pd.DataFrame(columns=[*CELL, *extra, *cols])
     key_codes = _key_codes(rows, keys)
     n_keys = int(key_codes.max()) + 1
-    item_pos = layout.item_index.get_indexer(pd.Index(rows["item_id"]))
+    item_pos = index_positions(layout.item_index, rows["item_id"])
     leaf = layout.item_leaf[item_pos]
     flag = layout.item_flagged[item_pos].astype(np.int64)
     n_leaves = len(layout.leaves)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from judgebench.analysis.bootstrap import FloatArray, Resampler, percentile_interval, ratios
 from judgebench.analysis.calibration import BINS, ece_matrices
-from judgebench.analysis.frame import Layout, UnitTables
+from judgebench.analysis.frame import Layout, UnitTables, index_positions
 from judgebench.analysis.model import ReportSettings
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod
@@ -66,7 +66,7 @@ def item_sums(layout: Layout, units: UnitTables) -> tuple[pd.DataFrame, FloatArr
             key = (str(judges[code // len(conds)]), str(metric), str(conds[code % len(conds)]))
             local[code] = keys.setdefault(key, len(keys))
         top = rows[num[0]] - rows[num[1]] if isinstance(num, tuple) else rows[num]
-        items = item_index.get_indexer(pd.Index(rows["item_id"])).astype(np.int64)
+        items = index_positions(item_index, rows["item_id"])
         bottom = rows[den].to_numpy(dtype=np.float64)
         parts.append((items, local[pair], top.to_numpy(dtype=np.float64), bottom))
     n, m = len(layout.items), len(keys)

@@ -49,6 +49,39 @@ def judgment_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+PackedKeys = np.ndarray[Any, np.dtype[np.int64]]
+
+
+def packed_keys(
+    left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str]
+) -> tuple[PackedKeys | None, PackedKeys | None]:
+    """Each row's `keys` of both tables as one integer, equal exactly where the key tuples are
+    equal (an anti-join or membership test of a million rows by `np.isin`, not by merging strings);
+    (None, None) when the distinct values are too many to pack into 63 bits."""
+    a = np.zeros(len(left), dtype=np.int64)
+    b = np.zeros(len(right), dtype=np.int64)
+    room = 1
+    for key in keys:
+        codes, uniques = pd.factorize(left[key])
+        vocabulary = pd.Index(np.asarray(uniques, dtype=object))
+        room *= len(vocabulary) + 1
+        if room >= 1 << 62:
+            return None, None
+        a = a * (len(vocabulary) + 1) + codes + 1
+        b = b * (len(vocabulary) + 1) + index_positions(vocabulary, right[key]) + 1  # absent: 0
+    return a, b
+
+
+def index_positions(index: pd.Index, values: pd.Series) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The position in `index` of each of `values` (-1 where absent): through the categories when
+    `values` is categorical, a few thousand lookups rather than a million."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        at = index.get_indexer(pd.Index(np.asarray(values.cat.categories, dtype=object)))
+        codes = values.cat.codes.to_numpy()
+        return np.where(codes >= 0, at[codes], -1).astype(np.int64)
+    return index.get_indexer(pd.Index(values.to_numpy(dtype=object))).astype(np.int64)
+
+
 class Layout:
     """Which subset groups each item belongs to and which items the filtered tables drop.
 

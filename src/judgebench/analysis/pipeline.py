@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from judgebench.analysis.accuracy import pair_records
@@ -33,6 +34,7 @@ from judgebench.analysis.frame import (
     condition_pairs,
     judgment_frame,
     ordered_conditions,
+    packed_keys,
     pair_flags,
 )
 from judgebench.analysis.leaderboard import Weights, leaderboard_records
@@ -120,9 +122,13 @@ def _never_made(df: pd.DataFrame, plan: pd.DataFrame) -> pd.Series:
     keys = list(CallKey._fields)
     if plan.empty:
         return pd.Series(dtype=int)
-    merged = plan.merge(df[keys], on=keys, how="left", indicator=True)
-    missing = merged.loc[merged["_merge"] == "left_only", "judge"]
-    return missing.value_counts()
+    planned, made = packed_keys(plan, df, keys)
+    if planned is None or made is None:  # too many distinct keys to pack: the anti-join itself
+        merged = plan.merge(df[keys], on=keys, how="left", indicator=True)
+        missing = merged.loc[merged["_merge"] == "left_only", "judge"]
+    else:
+        missing = plan.loc[~np.isin(planned, made), "judge"]
+    return pd.Series(missing.to_numpy(dtype=object)).value_counts()
 
 
 def never_made(df: pd.DataFrame, planned: PlanKeys | None) -> pd.Series | None:

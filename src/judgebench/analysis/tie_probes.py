@@ -31,7 +31,7 @@ def tie_probe_records(layout: Layout, df: pd.DataFrame, confidence: float) -> pd
     t["invalid"] = invalid.astype(int)
     t["valid"] = valid.astype(int)
     t["en"] = (valid & v.eq(SOURCE)).astype(int)
-    t["target"] = (valid & v.eq(t["condition"])).astype(int)
+    t["target"] = (valid & (v.astype(object) == t["condition"].astype(object))).astype(int)
     t["tie"] = (valid & v.eq("tie")).astype(int)
     t["decisive"] = t["en"] + t["target"]
     agg = sum_cells(layout, t, SUMMED)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +36,7 @@ from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.records.self_preference import SelfPreferenceReport
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
+from judgebench.report.plot_worker import PlotWorker
 from judgebench.report.writer import ReportPaths, write_report
 from judgebench.rundir import (
     AUDIT,
@@ -70,7 +72,10 @@ class _RunInputs(BaseModel):
 LENGTH_PROBE = "length"
 
 
-def _read_inputs(run: RunDir) -> _RunInputs:
+def _read_inputs(run: RunDir, *, texts: bool = False) -> _RunInputs:
+    """Everything the report reads, the judgments while the items (and, with `texts`, the variants the
+    explorer shows) are read beside them: pyarrow parses judgments.jsonl without holding the GIL, so
+    a second core validates the dataset meanwhile (at a million judgments about 2 s of the report)."""
     path = run.file(JUDGMENTS)
     if not path.exists():
         raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
@@ -79,15 +84,23 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     order = translated.condition_names() if translated else None
     judged = manifest.stages.judge
     probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
-    items = _run_items(run)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-inputs") as beside:
+        items_read = beside.submit(_run_items, run)
+        variants_read = beside.submit(lambda: run.variants().latest()) if texts else None
+        table = read_judgment_table(path)
+        planned = read_plan_table(run.file(PLAN))
+        audit = list(read_jsonl(run.file(AUDIT), AuditFlag))
+        items = items_read.result()
+        if variants_read is not None:
+            variants_read.result()  # held by the run's variants index for explorer_data
     return _RunInputs(
         probes=probes,
         items=items,
         length_categories=_length_categories(items, probes),
-        table=read_judgment_table(path),
-        audit=list(read_jsonl(run.file(AUDIT), AuditFlag)),
+        table=table,
+        audit=audit,
         order=order or None,
-        planned=read_plan_table(run.file(PLAN)),
+        planned=planned,
         dataset_spec=manifest.dataset.spec if manifest.dataset else None,
     )
 
@@ -294,17 +307,32 @@ def report(
     if not run.path.is_dir():
         raise RunDirError(f"run folder {run.path} does not exist")
     run.require(JUDGMENTS, "run `judgebench judge` (or `judgebench import llmbar-results`) first")
-    inputs = _read_inputs(run)
+    leave_out = () if req.html else ("html",)
+    needs = needs_of(leave_out)
+    wanted = Need.EXPLORER in needs or req.export_unstable is not None
+    # a second process draws the figures (its imports while this one reads and analyses the run)
+    worker = PlotWorker.start(run.file(JUDGMENTS)) if Need.FIGURES in needs else None
+    try:
+        return _report(run, req, leave_out, wanted, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _report(
+    run: RunDir, req: ReportRequest, leave_out: tuple[str, ...], wanted: bool, worker: PlotWorker | None
+) -> ReportResult:
+    inputs = _read_inputs(run, texts=wanted)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
     analysis = with_stops(_analyze(run, inputs, req.settings), stops)
     human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write
     if human is not None:
         analysis = analysis.model_copy(update={"records": [*analysis.records, *human.records()]})
-    leave_out = () if req.html else ("html",)
-    wanted = Need.EXPLORER in needs_of(leave_out) or req.export_unstable is not None
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        paths = write_report(run, analysis, leave_out=leave_out, explorer=data, human=human)
+        paths = write_report(
+            run, analysis, leave_out=leave_out, explorer=data, human=human, plot_worker=worker
+        )
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)

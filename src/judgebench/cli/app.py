@@ -193,13 +193,48 @@ _USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
 _CLICK_EXCEPTION: type[Exception] = _USAGE_ERROR.__mro__[1]
 
 
+def _listed(callback: Callable[..., Any]) -> Callable[[], None]:
+    """A command's callback as its list entry needs it: its name and text, no parameter (and never
+    run: see `for_args`)."""
+
+    def listed() -> None:
+        raise AssertionError(f"{callback.__name__} was built for the command list and cannot run")
+
+    listed.__name__, listed.__qualname__, listed.__doc__ = (
+        callback.__name__,
+        callback.__qualname__,
+        callback.__doc__,
+    )
+    return listed
+
+
+def _listing(whole: typer.Typer) -> typer.Typer:
+    """`whole` for its list of commands (`judgebench --help`): each command as registered (name,
+    summary, panel, help) but with a callback of no parameters, so that Typer does not build the
+    flags of every command from its signature (~25 ms) to show none of them. Its own callback (the
+    options the page lists) as it is."""
+    listing = copy.copy(whole)
+    listing.registered_commands = [copy.copy(info) for info in whole.registered_commands]
+    for info in listing.registered_commands:
+        if info.callback is not None:
+            info.callback = _listed(info.callback)
+    listing.registered_groups = [copy.copy(info) for info in whole.registered_groups]
+    for group in listing.registered_groups:
+        if group.typer_instance is not None:
+            group.typer_instance = _listing(group.typer_instance)
+    return listing
+
+
 def for_args(args: list[str]) -> typer.Typer:
-    """The application as `args` need it: where the first names a command (`report --help`, `bbe
-    --run DIR`), the app holding that command alone, for Typer builds every command it holds from its
-    signature before it parses a flag (~20 ms for all of them; one costs ~2 ms); otherwise (`--help`,
-    `--version`, a misspelt command, which is told the names it might have meant) the whole app. What
-    the command prints and does is the same either way (tests/cli/test_startup.py compares them)."""
-    first = args[0] if args else None
+    """The application as `args` need it, for Typer builds every command it holds from its signature
+    before it parses a flag (~20 ms for all of them; one costs ~2 ms). Where the first argument names
+    a command (`report --help`, `bbe --run DIR`): the app holding that command alone. For the command
+    list (`judgebench --help`, or nothing): the app whose commands have no flags to build (nothing is
+    run). Otherwise (`--version`, a misspelt command, which is told the names it might have meant):
+    the whole app. What is printed and done is the same either way (tests/cli/test_startup.py)."""
+    if args in ([], ["--help"]):
+        return _listing(app)
+    first = args[0]
     commands = [info for info in app.registered_commands if info.name == first]
     groups = [info for info in app.registered_groups if info.name == first]
     if not commands and not groups:

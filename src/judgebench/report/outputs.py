@@ -26,6 +26,7 @@ from judgebench.report.explorer import ExplorerData
 from judgebench.report.figures import make_plots
 from judgebench.report.human_section import human_section
 from judgebench.report.model import ReportMeta, Section
+from judgebench.report.plot_worker import PlotWorker
 from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections, incomplete_note
 from judgebench.report.self_preference_section import self_preference_section
@@ -53,11 +54,13 @@ class ReportInputs:
         analysis: Analysis,
         explorer: ExplorerData | None = None,
         human: HumanReport | None = None,
+        plot_worker: PlotWorker | None = None,
     ) -> None:
         self.run = run
         self.analysis = analysis
         self.explorer_data = explorer
         self.human = human
+        self.plot_worker = plot_worker  # drawing the figures meanwhile, when the caller started one
 
     @cached_property
     def rows(self) -> list[dict[str, Any]]:
@@ -65,7 +68,12 @@ class ReportInputs:
 
     @cached_property
     def plots(self) -> dict[str, bytes]:
-        """The report's own figures that have data, keyed as in PLOT_TITLES."""
+        """The report's own figures that have data, keyed as in PLOT_TITLES (the worker's, when it
+        drew them; else drawn here: the same bytes)."""
+        if self.plot_worker is not None:
+            drawn = self.plot_worker.result()
+            if drawn is not None:
+                return drawn
         return make_plots(self.analysis)
 
     @cached_property

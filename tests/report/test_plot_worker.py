@@ -1,0 +1,126 @@
+"""The figures drawn by a second process (report/plot_worker.py): the same PNG bytes as drawn in the
+report's own process, and a worker that fails, dies or runs another judgebench is never worse than
+none (the figures are drawn here)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judgebench import api
+from judgebench.analysis import Analysis
+from judgebench.report import plot_worker, write_report
+from judgebench.report.plot_worker import PlotWorker
+from judgebench.rundir import RunDir
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_main_2026_12"
+
+
+def _plots(run: Path) -> dict[str, bytes]:
+    return {png.name: png.read_bytes() for png in sorted((run / "plots").glob("*.png"))}
+
+
+def _worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlotWorker:
+    monkeypatch.setattr(plot_worker, "MIN_BYTES", 0)
+    (tmp_path / "judgments.jsonl").write_text("{}\n", encoding="utf-8")
+    worker = PlotWorker.start(tmp_path / "judgments.jsonl")
+    assert worker is not None
+    return worker
+
+
+def test_the_worker_draws_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_analysis: Analysis
+) -> None:
+    here = write_report(RunDir(tmp_path / "here"), full_analysis)
+    worker = _worker(tmp_path, monkeypatch)
+    answered: list[dict[str, bytes] | None] = []
+    result = worker.result
+
+    def spy() -> dict[str, bytes] | None:
+        answered.append(result())
+        return answered[-1]
+
+    monkeypatch.setattr(worker, "result", spy)
+    try:
+        there = write_report(RunDir(tmp_path / "there"), full_analysis, plot_worker=worker)
+    finally:
+        worker.close()
+    assert answered and answered[0] is not None  # the child drew them, not a fallback here
+    assert set(there.plots) == set(here.plots) and len(here.plots) >= 5
+    assert _plots(tmp_path / "there") == _plots(tmp_path / "here")
+    assert (tmp_path / "there" / "report.html").read_bytes().count(b"data:image/png;base64") == (
+        tmp_path / "here" / "report.html"
+    ).read_bytes().count(b"data:image/png;base64")
+
+
+@pytest.mark.parametrize(
+    "boot",
+    [
+        "import sys; sys.exit(3)",  # fails
+        "import os; os._exit(0)",  # dies without answering
+        # another copy of the package answers: its figures are not this report's
+        "import pickle, sys; sys.stdin.buffer.read(); "
+        "pickle.dump(('/elsewhere/judgebench/__init__.py', {}), sys.stdout.buffer)",
+        "import sys; sys.stdin.buffer.read(); sys.stdout.write('not a pickle')",
+    ],
+)
+def test_a_worker_that_fails_leaves_the_figures_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_analysis: Analysis, boot: str
+) -> None:
+    write_report(RunDir(tmp_path / "here"), full_analysis)
+    monkeypatch.setattr(plot_worker, "_BOOT", boot)
+    worker = _worker(tmp_path, monkeypatch)
+    try:
+        write_report(RunDir(tmp_path / "there"), full_analysis, plot_worker=worker)
+    finally:
+        worker.close()
+    assert _plots(tmp_path / "there") == _plots(tmp_path / "here") != {}
+
+
+def test_a_worker_never_asked_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    worker = _worker(tmp_path, monkeypatch)
+    worker.close()  # e.g. the report failed before its figures: the child must not linger
+    assert worker._process.poll() is not None
+
+
+def test_no_worker_for_a_small_run_or_when_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small = tmp_path / "judgments.jsonl"
+    small.write_text("{}\n" * 10, encoding="utf-8")
+    assert PlotWorker.start(small) is None  # below MIN_BYTES a second interpreter costs more
+    monkeypatch.setattr(plot_worker, "MIN_BYTES", 0)
+    monkeypatch.setenv(plot_worker.ENV, "0")
+    assert PlotWorker.start(small) is None
+    monkeypatch.setattr(plot_worker.sys, "executable", str(tmp_path / "no-such-python"))
+    monkeypatch.delenv(plot_worker.ENV)
+    assert PlotWorker.start(small) is None  # cannot start: drawn here
+
+
+def test_report_uses_the_worker_and_writes_what_it_would_write_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGEBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    alone, beside = tmp_path / "alone", tmp_path / "beside"
+    shutil.copytree(FIXTURE, alone)
+    shutil.copytree(FIXTURE, beside)
+    monkeypatch.setenv(plot_worker.ENV, "0")
+    api.report(alone)
+    monkeypatch.delenv(plot_worker.ENV)
+    monkeypatch.setattr(plot_worker, "MIN_BYTES", 0)
+    started: list[PlotWorker] = []
+    start = PlotWorker.start.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[PlotWorker], judgments: Path) -> PlotWorker | None:
+        worker = start(cls, judgments)
+        if worker is not None:
+            started.append(worker)
+        return worker
+
+    monkeypatch.setattr(PlotWorker, "start", classmethod(spy))
+    api.report(beside)
+    assert len(started) == 1 and started[0]._process.poll() is not None  # used, then closed
+    assert _plots(beside) == _plots(alone) != {}
+    assert (beside / "metrics.json").read_bytes() == (alone / "metrics.json").read_bytes()
