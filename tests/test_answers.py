@@ -197,3 +197,25 @@ def test_a_resumed_judge_and_its_dry_run_build_no_judgment_per_line(tmp_path: Pa
     held = RunDir(run).plan().latest()
     assert len(held) == planned and all(type(k) is CallKey for k in held)
     assert len((run / PLAN).read_text().splitlines()) == planned  # nothing planned twice
+
+
+def test_until_settled_rounds_frame_only_the_items_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed `--until-settled` on an answered run settles on its first items without framing
+    every judgment of the run each round (before, each round framed all of judgments.jsonl)."""
+    from judgebench.execution import settling
+
+    run, planned = _finished_run(tmp_path, 100)
+    framed: list[int] = []
+
+    def counting(df: pd.DataFrame, targets: list[str]) -> pd.DataFrame:
+        framed.append(len(df))
+        return item_values(df, targets)
+
+    monkeypatch.setattr(settling, "item_values", counting)
+    result = api.judge(run, api.JudgeRequest(models=["sim:default"], until_settled=True, round_items=10))
+    assert result.outcomes["sim:default"].requested == 0 and len(framed) >= 4
+    # two frames a round (before its calls, after them), of the items judged by then: 8 rows each
+    assert all(rows <= 8 * 10 * (i // 2 + 1) for i, rows in enumerate(framed)), framed
+    assert framed[0] == 0 and framed[1] == 80 < planned
