@@ -24,7 +24,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar, cast
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -76,7 +76,7 @@ def parse_lines(
     at = at if at is not None else [0]
     for number, raw in enumerate(lines, start=1):
         at[0] = number
-        if not raw.strip():
+        if not raw or raw.isspace():  # a blank line (isspace: the whitespace strip() takes, no copy)
             continue
         try:
             yield number, parse(_decode(raw.decode("utf-8")))
@@ -261,29 +261,35 @@ class _Shared:
         return self.strings.setdefault(value, value)
 
 
-def _float(value: Any) -> float | None:
-    return float(value) if type(value) is int else value  # the model's float of an int
-
-
 def _parser(shared: _Shared, at: list[int]) -> Callable[[Any], Answer]:
     """JSON object -> Answer (its line: `at[0]`, the line the reader is on)."""
-    s, n = shared.strings.setdefault, shared.ints.setdefault
+    s, n, new = shared.strings.setdefault, shared.ints.setdefault, tuple.__new__
 
     def parse(d: Any) -> Answer:
         if type(d) is not dict or not _plain(d):
             return answer_of(Judgment.model_validate(d), at[0])  # the model decides
         get = d.get
-        judge, item, subset, kind, cond, order = (d[k] for k in _REQUIRED)
+        judge, item, subset, kind, cond, order = (
+            d["judge"],
+            d["item_id"],
+            d["subset"],
+            d["kind"],
+            d["condition"],
+            d["order"],
+        )
         verdict, winner, template, usage = get("verdict"), get("winner"), get("template"), get("usage")
-        return Answer(
-            s(judge, judge), s(item, item), s(subset, subset), cast(Kind, s(kind, kind)), s(cond, cond),
+        confidence, cost = get("confidence"), get("cost_usd")
+        return new(Answer, (  # tuple.__new__: the named tuple's own __new__ is a Python call
+            s(judge, judge), s(item, item), s(subset, subset), s(kind, kind), s(cond, cond),
             s(order, order), None if verdict is None else s(verdict, verdict),
-            None if winner is None else s(winner, winner), get("label"), _float(get("confidence")),
+            None if winner is None else s(winner, winner), get("label"),
+            float(confidence) if type(confidence) is int else confidence,  # the model's float of an int
             None if usage is None else n(i := usage.get("input_tokens", 0), i),
             None if usage is None else n(o := usage.get("output_tokens", 0), o),
-            _float(get("cost_usd")), get("error"), None if template is None else s(template, template),
-            get("reask", 0), get("raw") is not None, at[0],
-        )  # fmt: skip
+            float(cost) if type(cost) is int else cost, get("error"),
+            None if template is None else s(template, template), get("reask", 0),
+            get("raw") is not None, at[0],
+        ))  # fmt: skip
 
     return parse
 
