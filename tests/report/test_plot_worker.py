@@ -62,8 +62,8 @@ def test_the_worker_draws_the_same_bytes(
         "import os; os._exit(0)",  # dies without answering
         # another copy of the package answers: its figures are not this report's
         "import pickle, sys; sys.stdin.buffer.read(); "
-        "pickle.dump(('/elsewhere/judgebench/__init__.py', {}), sys.stdout.buffer)",
-        "import sys; sys.stdin.buffer.read(); sys.stdout.write('not a pickle')",
+        "pickle.dump(('/elsewhere/judgebench/__init__.py', {}), open(int(sys.argv[2]), 'wb'))",
+        "import sys; sys.stdin.buffer.read(); open(int(sys.argv[2]), 'wb').write(b'not a pickle')",
     ],
 )
 def test_a_worker_that_fails_leaves_the_figures_to_this_process(

@@ -21,9 +21,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import judgebench
+from judgebench.report.figures import make_plots
 
 if TYPE_CHECKING:
     from judgebench.analysis.model import Analysis
@@ -31,30 +32,31 @@ if TYPE_CHECKING:
 ENV = "JUDGEBENCH_PLOT_WORKER"  # "0": always draw in this process
 # judgments.jsonl at least this large (about 5,000 judgments of 800 bytes) is worth a second process
 MIN_BYTES = 4 << 20
-# the child: this process's import path, then the loop below (it never reads a file of its own)
+# the child: this process's import path, then `serve` (importing this module imports the figures,
+# which is what the child does while the parent analyses); argv[2] is the pipe it answers on
 _BOOT = (
     "import json, sys\n"
     "sys.path[:] = json.loads(sys.argv[1])\n"
     "from judgebench.report.plot_worker import serve\n"
-    "serve()\n"
+    "serve(int(sys.argv[2]))\n"
 )
 
 
-def serve() -> None:
-    """The child: import the figures (while the parent analyses), then draw what stdin sends."""
-    from judgebench.report.figures import make_plots
-
+def serve(answer_fd: int) -> None:
+    """The child: draw the analysis its stdin sends and answer on `answer_fd` (its own pipe, so
+    that nothing a library prints on stdout can garble the answer)."""
     analysis = pickle.load(sys.stdin.buffer)
     plots = make_plots(analysis)
-    pickle.dump((judgebench.__file__, plots), sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    sys.stdout.buffer.flush()
+    with open(answer_fd, "wb") as answer:
+        pickle.dump((judgebench.__file__, plots), answer, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class PlotWorker:
     """One child process drawing one report's figures (`send`, then `result`; `close` always)."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], answer: BinaryIO) -> None:
         self._process = process
+        self._answer = answer
         self._sender: threading.Thread | None = None
 
     @classmethod
@@ -65,15 +67,23 @@ class PlotWorker:
         try:
             if judgments.stat().st_size < MIN_BYTES:
                 return None
-            process = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, json.dumps(sys.path)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,  # a failure is drawn again here, where its error shows
-            )
+            read_end, write_end = os.pipe()
         except OSError:
             return None
-        return cls(process)
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(write_end)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,  # a failure is drawn again here, where its error shows
+                pass_fds=(write_end,),
+            )
+        except (OSError, ValueError):  # no interpreter, or no way to pass it a pipe (Windows)
+            os.close(read_end)
+            return None
+        finally:
+            os.close(write_end)  # the child holds it now: its exit ends the answer
+        return cls(process, os.fdopen(read_end, "rb"))
 
     def send(self, analysis: Analysis) -> None:
         """Hand the analysis over without waiting for the child to take it all (a pipe holds 64 KiB)."""
@@ -92,11 +102,10 @@ class PlotWorker:
 
     def result(self) -> dict[str, bytes] | None:
         """The figures the child drew, or None (it failed, died, or is another judgebench)."""
-        stdout = self._process.stdout
-        if self._sender is None or stdout is None:
+        if self._sender is None:
             return None
         try:
-            answer = stdout.read()
+            answer = self._answer.read()
             code = self._process.wait()
             if code != 0 or not answer:
                 return None
@@ -114,6 +123,6 @@ class PlotWorker:
         self._process.wait()
         if self._sender is not None:
             self._sender.join(timeout=5)
-        for pipe in (self._process.stdin, self._process.stdout):
+        for pipe in (self._process.stdin, self._answer):
             if pipe is not None and not pipe.closed:
                 pipe.close()
