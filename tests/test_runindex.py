@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgebench.records import CallKey, Judgment
+from judgebench.records import CallKey, Judgment, Variant
 from judgebench.records.manifest import HistoryEntry, ReportStage
 from judgebench.rundir import JUDGMENTS, IndexedAppender, JsonlAppender, RunDir
 
@@ -87,3 +87,17 @@ def test_the_manifest_is_read_once_and_handed_out_as_copies(tmp_path: Path) -> N
     changed.stages.report = ReportStage(records=2)
     other.save_manifest(changed)
     assert run.manifest().stages.report == ReportStage.model_validate(changed.stages.report.model_dump())
+
+
+def test_held_is_what_the_index_holds_only_while_the_file_is_unchanged(tmp_path: Path) -> None:
+    index = RunDir(tmp_path).variants()
+    assert index.held() is None  # nothing read yet: a caller reads what it needs itself
+    with IndexedAppender(index) as out:
+        out.append(Variant(item_id="a", condition="zh", instruction="问", output_1="甲", output_2="乙"))
+    assert index.held() is None  # the appender made the file, but the index never loaded it
+    assert set(index.latest()) == {("a", "zh")}
+    held = index.held()
+    assert held is not None and set(held) == {("a", "zh")} and index.reads == 1
+    with JsonlAppender(tmp_path / "variants.jsonl") as out:  # another writer: what it holds is stale
+        out.append(Variant(item_id="b", condition="zh", instruction="问", output_1="甲", output_2="乙"))
+    assert index.held() is None

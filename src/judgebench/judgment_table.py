@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -23,10 +23,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from judgebench.jsonl_columns import Fallback as _Fallback
+from judgebench.jsonl_columns import parse_pieces
 from judgebench.records import Judgment, PlannedKey
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
 from judgebench.rundir import last_per_key, read_jsonl
@@ -68,13 +69,7 @@ _SCHEMA = pa.schema(
 _REQUIRED = ("judge", "item_id", "subset", "kind", "condition", "order")
 _KINDS = {"pair", "tie_probe"}
 _WINNERS = {"A", "B", "Tie", "invalid"}
-_BLOCK = 16 << 20
 _PACK_LIMIT = 1 << 62  # distinct call keys that still pack into one int64 per row
-_PIECE = 32 << 20  # bytes of JSON parsed at once (its whole records are then dropped)
-
-
-class _Fallback(Exception):
-    """The fast path cannot vouch for this file: read it the exact way."""
 
 
 @dataclass
@@ -206,59 +201,12 @@ def judgment_table(judgments: Sequence[Judgment]) -> JudgmentTable:
     return JudgmentTable(_finish(_from_records(judgments)), None, held=list(judgments))
 
 
-def _pieces(fh: BinaryIO, size: int) -> Iterator[tuple[memoryview, int]]:
-    """The first `size` bytes of `fh` in pieces of whole lines (about _PIECE bytes each, longer where
-    one line is), each with its byte offset: the file is read once, into memory a piece at a time."""
-    fh.seek(0)
-    held, offset, left = b"", 0, size
-    while left > 0 or held:
-        chunk = fh.read(min(_PIECE, left)) if left > 0 else b""
-        left -= len(chunk)
-        if left > 0 and not chunk:
-            left = 0  # the file shrank under us: what was read is all there is
-        data = held + chunk if held else chunk
-        cut = data.rfind(b"\n") + 1 if left > 0 else len(data)
-        if cut == 0:  # one line longer than a piece: read on until it ends
-            held = data
-            continue
-        yield memoryview(data)[:cut], offset
-        held, offset = data[cut:], offset + cut
-
-
-def _line_starts(piece: memoryview) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """Where each non-empty line of `piece` starts, plus its end: the exact reader's lines (newlines,
-    and an unterminated last line). A blank line or a CR sends the file to the exact reader."""
-    data = np.frombuffer(piece, dtype=np.uint8)
-    if bool(np.any(data == 13)):
-        raise _Fallback  # CR: the exact reader's line splitting, not ours
-    ends = np.flatnonzero(data == 10)
-    if len(ends) and (ends[0] == 0 or bool(np.any(np.diff(ends) == 1))):
-        raise _Fallback  # blank lines: let the exact reader decide what they hold
-    starts = np.concatenate([[0], ends + 1]).astype(np.int64)
-    return starts if starts[-1] == len(data) else np.append(starts, len(data))
-
-
-def _parse_pieces(
-    fh: BinaryIO, size: int, schema: pa.Schema
-) -> Iterator[tuple[pa.Table, np.ndarray[Any, Any]]]:
-    """Each piece of the file parsed by pyarrow on every core, checked line for line (as many rows as
-    lines), with the byte offset of each of its lines."""
-    opts = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    read = pa_json.ReadOptions(block_size=_BLOCK, use_threads=True)
-    for piece, offset in _pieces(fh, size):
-        starts = _line_starts(piece)
-        table = pa_json.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read, parse_options=opts)
-        if table.num_rows != len(starts) - 1:  # two records on one line, or a whitespace-only line
-            raise _Fallback
-        yield table, starts[:-1] + offset
-
-
 def _fast(fh: BinaryIO, size: int) -> pa.Table:
     """The analysis columns of the first `size` bytes of the file, with each line's byte offset
     (`offset`), so that whole records are read back by seeking, not by scanning: memory holds one
     piece's whole records at a time."""
     parts: list[pa.Table] = []
-    for piece, offsets in _parse_pieces(fh, size, _SCHEMA):
+    for piece, offsets in parse_pieces(fh, size, _SCHEMA):
         _check(piece)
         parts.append(_columns(piece).append_column("offset", pa.array(offsets)))
     return pa.concat_tables(parts) if parts else _from_records([]).append_column("offset", pa.array([], _I64))
@@ -407,7 +355,7 @@ def read_plan_table(path: Path) -> pd.DataFrame | None:
             if cached is not None:
                 held: pd.DataFrame = cached.to_pandas()
                 return held
-            pieces = [piece for piece, _ in _parse_pieces(fh, size, _PLAN_SCHEMA)]
+            pieces = [piece for piece, _ in parse_pieces(fh, size, _PLAN_SCHEMA)]
         table = pa.concat_tables(pieces) if pieces else pa.table({c: pa.array([], _STR) for c in CALL_KEY})
         if any(table.column(c).null_count for c in CALL_KEY):
             raise _Fallback

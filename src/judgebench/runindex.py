@@ -75,6 +75,13 @@ class BaseIndex(Generic[T, K]):
     def keys(self) -> set[K]:
         return set(self.latest())
 
+    def held(self) -> Mapping[K, T] | None:
+        """The latest records if this index already holds them for the file as it is now (read or
+        learnt from its appender), else None: a caller that needs only a few records reads those."""
+        if self._loaded and _same(self._known, _on_disk(self.path)):
+            return self._latest
+        return None
+
     def before_append(self, st: os.stat_result) -> None:
         """Called by the appender before it writes: a file changed by someone else is read again."""
         if self._loaded and not _same(self._known, signature(st)):

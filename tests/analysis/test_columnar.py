@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import judgebench.judgment_table as judgment_table_module
+from judgebench import jsonl_columns
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.errors import InputError
@@ -268,7 +269,7 @@ def test_pieces_of_any_size_give_the_same_table_and_offsets(
     judgments, _ = _write_run(tmp_path, items_per_subset=3)
     text = judgments.read_bytes()
     judgments.write_bytes(text.rstrip(b"\n"))  # and an unterminated last line
-    monkeypatch.setattr(judgment_table_module, "_PIECE", piece)
+    monkeypatch.setattr(jsonl_columns, "_PIECE", piece)
     table = read_judgment_table(judgments)
     assert table.held is None  # the fast path read it
     exact = list(last_per_key(read_jsonl(judgments, Judgment), lambda j: j.call_key()).values())
@@ -289,7 +290,7 @@ def test_a_blank_or_cr_line_at_a_piece_boundary_takes_the_exact_reader(
     judgments, _ = _write_run(tmp_path, items_per_subset=3)
     lines = judgments.read_bytes().split(b"\n")
     judgments.write_bytes(b"\n".join(lines[:7]) + damage + b"\n".join(lines[7:]))
-    monkeypatch.setattr(judgment_table_module, "_PIECE", len(b"\n".join(lines[:7])) + 1)
+    monkeypatch.setattr(jsonl_columns, "_PIECE", len(b"\n".join(lines[:7])) + 1)
     table = read_judgment_table(judgments)
     assert table.held is not None  # the exact reader decided what the odd lines hold
     exact = list(last_per_key(read_jsonl(judgments, Judgment), lambda j: j.call_key()).values())

@@ -32,8 +32,10 @@ ALLOWED: dict[str, set[str]] = {
     "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
     "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
     "batch": {"defaults", "errors", "fileio", "models", "records", "rundir"},
+    # any JSONL file as columns by pyarrow, in pieces of whole lines with their byte offsets
+    "jsonl_columns": set(),
     # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
-    "judgment_table": {"records", "rundir"},
+    "judgment_table": {"jsonl_columns", "records", "rundir"},
     "translate": {
         "batch",
         "conditions",
@@ -106,6 +108,7 @@ ALLOWED: dict[str, set[str]] = {
         "execution",
         "fileio",
         "human",
+        "jsonl_columns",
         "judge",
         "judgment_table",
         "models",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
@@ -23,12 +23,13 @@ from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.human import HumanReport
+from judgebench.jsonl_columns import selected_records
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
 from judgebench.models.families import load_family_table
 from judgebench.models.judge_family import judge_family
 from judgebench.probes.lengths import length_categories
 from judgebench.probes.registry import load_probes
-from judgebench.records import AuditFlag, Item
+from judgebench.records import AuditFlag, Item, Variant
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.families import answer_models
 from judgebench.records.manifest import ReportStage, SequentialStop
@@ -43,6 +44,7 @@ from judgebench.rundir import (
     JUDGMENTS,
     PLAN,
     READINESS_JSON,
+    VARIANTS,
     RunDir,
     read_jsonl,
 )
@@ -72,10 +74,10 @@ class _RunInputs(BaseModel):
 LENGTH_PROBE = "length"
 
 
-def _read_inputs(run: RunDir, *, texts: bool = False) -> _RunInputs:
-    """Everything the report reads, the judgments while the items (and, with `texts`, the variants the
-    explorer shows) are read beside them: pyarrow parses judgments.jsonl without holding the GIL, so
-    a second core validates the dataset meanwhile (at a million judgments about 2 s of the report)."""
+def _read_inputs(run: RunDir) -> _RunInputs:
+    """Everything the report reads, the judgments while the items are read beside them: pyarrow
+    parses judgments.jsonl without holding the GIL, so a second core validates the dataset meanwhile
+    (at a million judgments about 2 s of the report)."""
     path = run.file(JUDGMENTS)
     if not path.exists():
         raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
@@ -86,13 +88,10 @@ def _read_inputs(run: RunDir, *, texts: bool = False) -> _RunInputs:
     probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-inputs") as beside:
         items_read = beside.submit(_run_items, run)
-        variants_read = beside.submit(lambda: run.variants().latest()) if texts else None
         table = read_judgment_table(path)
         planned = read_plan_table(run.file(PLAN))
         audit = list(read_jsonl(run.file(AUDIT), AuditFlag))
         items = items_read.result()
-        if variants_read is not None:
-            variants_read.result()  # held by the run's variants index for explorer_data
     return _RunInputs(
         probes=probes,
         items=items,
@@ -205,19 +204,42 @@ def _human(run: RunDir, inputs: _RunInputs, req: ReportRequest) -> HumanReport:
 
 def explorer_data(run: RunDir, inputs: _RunInputs, *, every_row: bool = False) -> ExplorerData:
     """The item explorer's inputs: the judgments, the items' texts (en from the run's dataset, the
-    others from variants.jsonl) and the audit flags. A dataset that cannot be loaded (an imported
-    results file, a moved data folder) leaves the en texts out, never the report."""
-    texts: dict[tuple[str, str], ItemTexts] = {}
-    for item in inputs.items:
-        texts[(item.id, "en")] = ItemTexts(item.instruction, item.output_1, item.output_2)
-    for variant in run.variants().latest().values():
+    others from variants.jsonl, read for the rows shown only) and the audit flags. A dataset that
+    cannot be loaded (an imported results file, a moved data folder) leaves the en texts out, never
+    the report."""
+    limit = None if every_row else ROW_LIMIT
+    return ExplorerData(
+        audit=inputs.audit,
+        conditions=inputs.order or (),
+        table=inputs.table,
+        row_limit=limit,
+        text_source=lambda items: _texts_of(run, inputs.items, items),
+    )
+
+
+def _texts_of(
+    run: RunDir, dataset: Sequence[Item], items: Collection[str]
+) -> dict[tuple[str, str], ItemTexts]:
+    """en from the dataset, then each condition's last variant, of `items` only: variants.jsonl's
+    item column is read whole (pyarrow) and just the lines of these items validated; a file the fast
+    path cannot vouch for is read the exact way (its index, which names a bad line)."""
+    wanted = set(items)
+    texts = {
+        (item.id, "en"): ItemTexts(item.instruction, item.output_1, item.output_2)
+        for item in dataset
+        if item.id in wanted
+    }
+    path, held = run.file(VARIANTS), run.variants().held()  # held: `judgebench run` wrote them
+    shown = (
+        None if held is not None or not path.exists() else selected_records(path, Variant, "item_id", wanted)
+    )
+    if shown is None:
+        shown = [v for v in (held or run.variants().latest()).values() if v.item_id in wanted]
+    for variant in shown:
         texts[(variant.item_id, variant.condition)] = ItemTexts(
             variant.instruction, variant.output_1, variant.output_2
         )
-    limit = None if every_row else ROW_LIMIT
-    return ExplorerData(
-        texts=texts, audit=inputs.audit, conditions=inputs.order or (), table=inputs.table, row_limit=limit
-    )
+    return texts
 
 
 def export_unstable(data: ExplorerData, path: Path) -> int:
@@ -322,7 +344,7 @@ def report(
 def _report(
     run: RunDir, req: ReportRequest, leave_out: tuple[str, ...], wanted: bool, worker: PlotWorker | None
 ) -> ReportResult:
-    inputs = _read_inputs(run, texts=wanted)
+    inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
     analysis = with_stops(_analyze(run, inputs, req.settings), stops)
     human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -51,6 +51,9 @@ ROW_LIMIT = 5000
 LIMIT_CONDITIONS = 3
 
 
+TextSource = Callable[[Collection[str]], Mapping[tuple[str, str], "ItemTexts"]]
+
+
 @dataclass
 class ExplorerData:
     """What the explorer shows: the run's judgments (last per call key: `table`, the run's columns, or
@@ -63,9 +66,18 @@ class ExplorerData:
     conditions: Sequence[str] = ()  # display order; conditions seen in the judgments are appended
     table: JudgmentTable | None = None
     row_limit: int | None = ROW_LIMIT
+    # the texts of just the items given (a run's are read for the rows shown only); else `texts`
+    text_source: TextSource | None = None
     _source: JudgmentTable | None = field(default=None, init=False, repr=False)
     _conditions: list[str] | None = field(default=None, init=False, repr=False)
     _rows: _Rows | None = field(default=None, init=False, repr=False)
+
+    def texts_of(self, items: Collection[str]) -> Mapping[tuple[str, str], ItemTexts]:
+        """The texts of `items` in every condition, in the order `texts` holds them."""
+        if self.text_source is not None:
+            return self.text_source(items)
+        wanted = set(items)
+        return {key: texts for key, texts in self.texts.items() if key[0] in wanted}
 
     def source(self) -> JudgmentTable:
         if self._source is None:
@@ -313,11 +325,10 @@ def unstable_records(data: ExplorerData) -> list[dict[str, Any]]:
     rows = [table.row(r) for r in np.flatnonzero(table.unstable).tolist()]
     records = data.source().records(line for row in rows for line in row.lines)
     order = _verdict_order(conditions)
+    shown = data.texts_of({row.item_id for row in rows})
     out = []
     for row in rows:
-        texts = {
-            c: data.texts[(row.item_id, c)].as_dict() for c in conditions if (row.item_id, c) in data.texts
-        }
+        texts = {c: shown[(row.item_id, c)].as_dict() for c in conditions if (row.item_id, c) in shown}
         verdicts = [
             {
                 "kind": j.kind,
@@ -414,7 +425,7 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
             jcols["confidence"].append(None if j.confidence is None else round(j.confidence, 3))
     rcols["start"].append(len(jcols["cond"]))
     tcols: dict[str, list[int]] = {"item": [], "cond": [], "text": []}
-    for (item_id, cond), texts in data.texts.items():
+    for (item_id, cond), texts in data.texts_of(items).items():
         if item_id in item_no:
             tcols["item"].append(item_no[item_id])
             tcols["cond"].append(s(cond))
