@@ -46,16 +46,17 @@ def _pieces(fh: BinaryIO, size: int) -> Iterator[tuple[memoryview, int]]:
         if cut == 0:  # one line longer than a piece: read on until it ends
             held = data
             continue
+        if data.find(b"\r", 0, cut) >= 0:
+            raise Fallback  # CR: the exact reader's line splitting, not ours (memchr, not a numpy pass)
         yield memoryview(data)[:cut], offset
         held, offset = data[cut:], offset + cut
 
 
 def line_starts(piece: memoryview) -> np.ndarray[Any, np.dtype[np.int64]]:
     """Where each non-empty line of `piece` starts, plus its end: the exact reader's lines (newlines,
-    and an unterminated last line). A blank line or a CR sends the file to the exact reader."""
+    and an unterminated last line). A blank line sends the file to the exact reader (a CR did in
+    `_pieces`)."""
     data = np.frombuffer(piece, dtype=np.uint8)
-    if bool(np.any(data == 13)):
-        raise Fallback  # CR: the exact reader's line splitting, not ours
     ends = np.flatnonzero(data == 10)
     if len(ends) and (ends[0] == 0 or bool(np.any(np.diff(ends) == 1))):
         raise Fallback  # blank lines: let the exact reader decide what they hold
