@@ -18,6 +18,7 @@ from judgebench.records import MetricRecord
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.report import build_sections, write_report
 from judgebench.report.plots import PLOT_TITLES
+from judgebench.report.rows import metrics_json
 from judgebench.rundir import RunDir
 from tests.report.conftest import SETTINGS, make_judgments
 
@@ -254,3 +255,14 @@ def test_all_calls_missing_still_writes_a_report(tmp_path: Path) -> None:
     md = paths.report_md.read_text(encoding="utf-8")
     assert "| x | 6 | 0 | 6 | 0 | *6* |" in md  # planned, never made, judgments, answered, missing
     assert paths.report_html is not None and "<img" not in paths.report_html.read_text(encoding="utf-8")
+
+
+def test_metrics_json_is_the_indented_dump_byte_for_byte(written: tuple[Path, str]) -> None:
+    """metrics_json lays rows out through the C encoder: its text must be json.dumps(indent=2)'s, for
+    the rows of a real analysis and for rows holding lists, objects, escapes or nothing."""
+    run, _ = written
+    rows = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    odd = [{}, {"a": [1, {"b": 2.5}], "c": 'x\n"y', "d": None}, {"e": 1e-300, "f": True, "g": "中文"}]
+    for case in (rows, odd, []):
+        assert metrics_json(case) == json.dumps(case, ensure_ascii=False, indent=2) + "\n"
+    assert len(rows) > 100

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +37,24 @@ def metric_rows(records: Iterable[MetricRecord]) -> list[dict[str, Any]]:
         ordered.update({k: data[k] for k in sorted(data) if k not in ordered})
         rows.append(ordered)
     return rows
+
+
+# one row's fields as `json.dumps(indent=2)` lays them out inside the list, by the C encoder (with an
+# indent the json module encodes in pure Python: seconds for the ~50,000 rows of 23 languages)
+_FLAT_ROW = json.JSONEncoder(ensure_ascii=False, separators=(",\n    ", ": "))
+
+
+def metrics_json(rows: list[dict[str, Any]]) -> str:
+    """metrics.json's text: exactly `json.dumps(rows, ensure_ascii=False, indent=2)` and a newline,
+    a row of scalars at a time through the C encoder (a row holding a list or an object, or none at
+    all, through json.dumps itself)."""
+    parts = []
+    for row in rows:
+        if row and not any(isinstance(v, (dict, list, tuple)) for v in row.values()):
+            parts.append("  {\n    " + _FLAT_ROW.encode(row)[1:-1] + "\n  }")
+        else:
+            parts.append(textwrap.indent(json.dumps(row, ensure_ascii=False, indent=2), "  "))
+    return ("[\n" + ",\n".join(parts) + "\n]" if parts else "[]") + "\n"
 
 
 def metrics_csv(rows: list[dict[str, Any]]) -> str:

@@ -9,7 +9,6 @@ metrics.json beside an old report; rerunning it regenerates all of them from the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +33,7 @@ from judgebench.report.outputs import (
     selected,
 )
 from judgebench.report.plot_worker import PlotWorker
-from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv
+from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv, metrics_json
 from judgebench.report.self_preference_section import SELF_PREFERENCE_JSON, self_preference_json
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir
 
@@ -43,7 +42,7 @@ __all__ = ["BASE_COLUMNS", "PLOTS_DIR", "ReportPaths", "metric_rows", "metrics_c
 
 @register_output("json", METRICS_JSON, needs=[Need.ROWS])
 def _metrics_json(inputs: OutputInputs) -> bytes:
-    return (json.dumps(inputs.rows, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    return metrics_json(inputs.rows).encode("utf-8")
 
 
 @register_output("csv", METRICS_CSV, needs=[Need.ROWS])
