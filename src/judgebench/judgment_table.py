@@ -13,7 +13,9 @@ does. Both paths give the same table, and `judgments.jsonl` stays the append-onl
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +87,24 @@ class JudgmentTable:
     def analysis_frame(self) -> pd.DataFrame:
         return self.frame[TABLE_COLUMNS]
 
+    def shown(self, lines: Iterable[int]) -> dict[int, Shown]:
+        """What the item explorer shows of the judgments at `lines`: read at their byte offsets by
+        json.loads where the fast path made the table (it checked every line's types), else from
+        the whole records (`records`)."""
+        wanted = set(lines)
+        out: dict[int, Shown] = {}
+        if self.held is None and self.path is not None and "offset" in self.frame.columns and wanted:
+            rows = self.frame[self.frame["line"].isin(list(wanted))]
+            keys = zip(*(rows[c].tolist() for c in ["line", "offset", *CALL_KEY]), strict=True)
+            with open(self.path, "rb") as fh:
+                for line, offset, *key in sorted(keys, key=lambda k: k[1]):
+                    fh.seek(max(0, offset - 1))
+                    found = _shown_at(fh.readline() if offset else b"\n" + fh.readline(), key)
+                    if found is not None:
+                        out[line] = found
+        rest = self.records(wanted - out.keys())
+        return out | {line: Shown.of(record) for line, record in rest.items()}
+
     def records(self, lines: Iterable[int]) -> dict[int, Judgment]:
         """The whole records at `lines`: read at their byte offsets where the table knows them (the
         record must still have its row's call key there), else by one pass up to the last line."""
@@ -115,6 +135,60 @@ class JudgmentTable:
                 if number >= last:
                     break
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What the item explorer shows of one judgment (`JudgmentTable.shown`)."""
+
+    kind: str
+    condition: str
+    order: str
+    verdict: str | None
+    winner: str | None
+    raw: str | None
+    parse_error: str | None
+    error: str | None
+    confidence: float | None
+
+    @classmethod
+    def of(cls, j: Judgment) -> Shown:
+        return cls(
+            j.kind, j.condition, j.order, j.verdict, j.winner, j.raw, j.parse_error, j.error, j.confidence
+        )
+
+
+# a \uD800-\uDFFF escape: the model refuses a lone surrogate, so such a line goes through it
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _shown_at(raw: bytes, key: list[str]) -> Shown | None:
+    """The shown fields of the line read from one byte before its offset, by json.loads: the fast
+    path that made the table checked these fields' types for every line (a line with a surrogate
+    escape is left to the model). None unless the offset is still a line start holding `key`."""
+    if raw[:1] != b"\n":
+        return None
+    if _SURROGATE.search(raw):
+        record = _at_line_start(raw)
+        return Shown.of(record) if record is not None and list(record.call_key()) == key else None
+    try:
+        data = json.loads(raw[1:])
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or [data.get(k) for k in CALL_KEY] != key:
+        return None
+    confidence = data.get("confidence")
+    return Shown(
+        kind=data["kind"],
+        condition=data["condition"],
+        order=data["order"],
+        verdict=data.get("verdict"),
+        winner=data.get("winner"),
+        raw=data.get("raw"),
+        parse_error=data.get("parse_error"),
+        error=data.get("error"),
+        confidence=None if confidence is None else float(confidence),
+    )
 
 
 def _at_line_start(raw: bytes) -> Judgment | None:

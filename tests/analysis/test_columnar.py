@@ -18,7 +18,7 @@ from judgebench import jsonl_columns
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.errors import InputError
-from judgebench.judgment_table import cache_path, judgment_table, read_judgment_table, read_plan_table
+from judgebench.judgment_table import Shown, cache_path, judgment_table, read_judgment_table, read_plan_table
 from judgebench.records import Judgment, PlannedKey
 from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
 
@@ -322,3 +322,20 @@ def test_keys_too_many_to_pack_are_sorted_on_their_strings_to_the_same_table(
     monkeypatch.setattr(judgment_table_module, "_PACK_LIMIT", 2)
     assert read_judgment_table(judgments).frame.equals(packed)
     assert (packed["verdict"] == "invalid").sum() >= 5
+
+
+def test_what_the_explorer_shows_is_the_whole_records_fields(tmp_path: Path) -> None:
+    """`shown` reads the explorer's fields by json.loads on the fast path: the same values the model
+    gives, an integer confidence as a float, and a line with a surrogate escape through the model."""
+    judgments, _ = _write_run(tmp_path, items_per_subset=3)
+    lines = judgments.read_text(encoding="utf-8").splitlines()
+    lines[3] = json.dumps(json.loads(lines[3]) | {"confidence": 1, "raw": "smile \U0001f600 é"})
+    lines[4] = json.dumps(json.loads(lines[4]) | {"raw": "smile \U0001f600"}, ensure_ascii=True)
+    judgments.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = read_judgment_table(judgments)
+    assert table.held is None
+    every = table.frame["line"].tolist()
+    shown = table.shown(every)
+    whole = {line: Shown.of(record) for line, record in table.records(every).items()}
+    assert shown == whole and len(shown) == len(every)
+    assert isinstance(shown[3].confidence, float) and shown[4].raw == "smile \U0001f600"
