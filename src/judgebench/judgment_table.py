@@ -98,8 +98,7 @@ class JudgmentTable:
             keys = zip(*(rows[c].tolist() for c in ["line", "offset", *CALL_KEY]), strict=True)
             with open(self.path, "rb") as fh:
                 for line, offset, *key in sorted(keys, key=lambda k: k[1]):
-                    fh.seek(max(0, offset - 1))
-                    found = _shown_at(fh.readline() if offset else b"\n" + fh.readline(), key)
+                    found = _shown_at(_from_before(fh, offset), key)
                     if found is not None:
                         out[line] = found
         rest = self.records(wanted - out.keys())
@@ -119,9 +118,7 @@ class JudgmentTable:
             keys = zip(*(rows[c].tolist() for c in ["line", "offset", *CALL_KEY]), strict=True)
             with open(self.path, "rb") as fh:
                 for line, offset, *key in sorted(keys, key=lambda k: k[1]):
-                    fh.seek(max(0, offset - 1))
-                    raw = fh.readline() if offset else b"\n" + fh.readline()
-                    record = _at_line_start(raw)
+                    record = _at_line_start(_from_before(fh, offset))
                     if record is not None and list(record.call_key()) == key:
                         out[line] = record  # else a file rewritten since: the pass below
         missing = wanted - out.keys()
@@ -135,6 +132,16 @@ class JudgmentTable:
                 if number >= last:
                     break
         return out
+
+
+def _from_before(fh: BinaryIO, offset: int) -> bytes:
+    """The byte before `offset` (a newline where a line starts there; one stands in at 0) and the
+    line from `offset` on."""
+    if offset == 0:
+        fh.seek(0)
+        return b"\n" + fh.readline()
+    fh.seek(offset - 1)
+    return fh.read(1) + fh.readline()
 
 
 @dataclass(frozen=True, slots=True)

@@ -339,3 +339,25 @@ def test_what_the_explorer_shows_is_the_whole_records_fields(tmp_path: Path) -> 
     whole = {line: Shown.of(record) for line, record in table.records(every).items()}
     assert shown == whole and len(shown) == len(every)
     assert isinstance(shown[3].confidence, float) and shown[4].raw == "smile \U0001f600"
+
+
+def test_records_and_shown_are_read_at_their_offsets_not_by_a_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table the fast path made reads the records asked for at their byte offsets: `records`
+    validates just those lines (a scan up to the last would validate every line before it), and
+    `shown` validates none."""
+    judgments, _ = _write_run(tmp_path, items_per_subset=4)
+    table = read_judgment_table(judgments)
+    validated: list[int] = []
+    real = Judgment.model_validate_json.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Judgment], data: Any, **kw: Any) -> Judgment:
+        validated.append(1)
+        return real(cls, data, **kw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Judgment, "model_validate_json", classmethod(counting))
+    late = table.frame["line"].nlargest(3).tolist()  # near the end of the file
+    records = table.records(late)
+    assert sorted(records) == sorted(late) and len(validated) == 3
+    assert set(table.shown(late)) == set(late) and len(validated) == 3
