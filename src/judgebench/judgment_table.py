@@ -13,9 +13,7 @@ does. Both paths give the same table, and `judgments.jsonl` stays the append-onl
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,23 +85,6 @@ class JudgmentTable:
     def analysis_frame(self) -> pd.DataFrame:
         return self.frame[TABLE_COLUMNS]
 
-    def shown(self, lines: Iterable[int]) -> dict[int, Shown]:
-        """What the item explorer shows of the judgments at `lines`: read at their byte offsets by
-        json.loads where the fast path made the table (it checked every line's types), else from
-        the whole records (`records`)."""
-        wanted = set(lines)
-        out: dict[int, Shown] = {}
-        if self.held is None and self.path is not None and "offset" in self.frame.columns and wanted:
-            rows = self.frame[self.frame["line"].isin(list(wanted))]
-            keys = zip(*(rows[c].tolist() for c in ["line", "offset", *CALL_KEY]), strict=True)
-            with open(self.path, "rb") as fh:
-                for line, offset, *key in sorted(keys, key=lambda k: k[1]):
-                    found = _shown_at(_from_before(fh, offset), key)
-                    if found is not None:
-                        out[line] = found
-        rest = self.records(wanted - out.keys())
-        return out | {line: Shown.of(record) for line, record in rest.items()}
-
     def records(self, lines: Iterable[int]) -> dict[int, Judgment]:
         """The whole records at `lines`: read at their byte offsets where the table knows them (the
         record must still have its row's call key there), else by one pass up to the last line."""
@@ -144,60 +125,6 @@ def _from_before(fh: BinaryIO, offset: int) -> bytes:
     return fh.read(1) + fh.readline()
 
 
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """What the item explorer shows of one judgment (`JudgmentTable.shown`)."""
-
-    kind: str
-    condition: str
-    order: str
-    verdict: str | None
-    winner: str | None
-    raw: str | None
-    parse_error: str | None
-    error: str | None
-    confidence: float | None
-
-    @classmethod
-    def of(cls, j: Judgment) -> Shown:
-        return cls(
-            j.kind, j.condition, j.order, j.verdict, j.winner, j.raw, j.parse_error, j.error, j.confidence
-        )
-
-
-# a \uD800-\uDFFF escape: the model refuses a lone surrogate, so such a line goes through it
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def _shown_at(raw: bytes, key: list[str]) -> Shown | None:
-    """The shown fields of the line read from one byte before its offset, by json.loads: the fast
-    path that made the table checked these fields' types for every line (a line with a surrogate
-    escape is left to the model). None unless the offset is still a line start holding `key`."""
-    if raw[:1] != b"\n":
-        return None
-    if _SURROGATE.search(raw):
-        record = _at_line_start(raw)
-        return Shown.of(record) if record is not None and list(record.call_key()) == key else None
-    try:
-        data = json.loads(raw[1:])
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or [data.get(k) for k in CALL_KEY] != key:
-        return None
-    confidence = data.get("confidence")
-    return Shown(
-        kind=data["kind"],
-        condition=data["condition"],
-        order=data["order"],
-        verdict=data.get("verdict"),
-        winner=data.get("winner"),
-        raw=data.get("raw"),
-        parse_error=data.get("parse_error"),
-        error=data.get("error"),
-        confidence=None if confidence is None else float(confidence),
-    )
-
-
 def _at_line_start(raw: bytes) -> Judgment | None:
     """The record of a line read from one byte before its offset: None unless that byte ends the
     line before (the offset is still a line start) and the line is a whole record."""
@@ -218,7 +145,7 @@ def read_judgment_table(path: Path) -> JudgmentTable:
         fingerprint, size = _fingerprint(fh)  # before reading: lines appended meanwhile make it stale
         cached = _cached(path, fingerprint)
         if cached is not None:
-            return JudgmentTable(_released(_to_frame(cached)), path)
+            return JudgmentTable(_to_frame(cached), path)
         try:
             settled = _settle(_fast(fh, size))
         except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
@@ -227,7 +154,7 @@ def read_judgment_table(path: Path) -> JudgmentTable:
         records = list(last_per_key(read_jsonl(path, Judgment), key=lambda j: j.call_key()).values())
         return judgment_table(records)
     _store(path, fingerprint, settled)
-    return JudgmentTable(_released(_to_frame(settled)), path)
+    return JudgmentTable(_to_frame(settled), path)
 
 
 # The derived table beside the log (`judgments.jsonl.table.parquet`): trusted only while the log has
@@ -356,6 +283,20 @@ def _settle(table: pa.Table) -> pa.Table:
     return table.set_column(table.schema.get_field_index("verdict"), "verdict", normalised)
 
 
+def _sorted_codes(column: pa.ChunkedArray) -> tuple[np.ndarray[Any, np.dtype[np.int64]], pa.Array]:
+    """Each row's rank among the column's distinct strings in sorted order (-1 for a null), and
+    those strings in that order."""
+    encoded = column.combine_chunks().dictionary_encode()
+    order = pc.sort_indices(encoded.dictionary)
+    rank = np.empty(len(encoded.dictionary), dtype=np.int64)
+    rank[np.asarray(order)] = np.arange(len(encoded.dictionary), dtype=np.int64)
+    indices = encoded.indices
+    codes = rank[np.asarray(indices.fill_null(0))]
+    if indices.null_count:
+        codes[np.asarray(indices.is_null())] = -1
+    return codes, encoded.dictionary.take(order)
+
+
 def _last_per_key_sorted(table: pa.Table) -> pa.Array:
     """The rows to keep, in call-key order: each key column ranked by its sorted distinct values and
     the ranks packed into one integer per row, so one stable sort orders the rows (lines of a key
@@ -363,16 +304,13 @@ def _last_per_key_sorted(table: pa.Table) -> pa.Array:
     packed = np.zeros(table.num_rows, dtype=np.int64)
     room = 1
     for name in CALL_KEY:
-        column = table.column(name).combine_chunks().dictionary_encode()
-        values = column.dictionary
-        rank = np.empty(len(values), dtype=np.int64)
-        rank[np.asarray(pc.sort_indices(values))] = np.arange(len(values), dtype=np.int64)
+        codes, values = _sorted_codes(table.column(name))  # no nulls: _check refused them
         room *= max(1, len(values))
         if room >= _PACK_LIMIT:  # too many distinct keys to pack: sort on the strings themselves
             last = table.group_by(CALL_KEY, use_threads=False).aggregate([("line", "max")]).column("line_max")
             kept = table.take(last)
             return pc.take(last, pc.sort_indices(kept, sort_keys=[(k, "ascending") for k in CALL_KEY]))
-        packed = packed * len(values) + rank[np.asarray(column.indices)]
+        packed = packed * len(values) + codes
     order = np.argsort(packed, kind="stable")
     ordered = packed[order]
     last_of_run = np.append(ordered[1:] != ordered[:-1], True)
@@ -396,26 +334,10 @@ def _to_frame(table: pa.Table) -> pd.DataFrame:
     return ordered
 
 
-def _released(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame`, once the memory pyarrow freed while reading is handed back to the system (its pool
-    keeps freed pages for reuse: at a million judgments a few hundred MB the report never reuses)."""
-    pa.default_memory_pool().release_unused()
-    return frame
-
-
 def _categorical(column: pa.ChunkedArray) -> pd.Categorical:
     """`column` as a pandas Categorical whose categories are its distinct strings in sorted order."""
-    encoded = column.combine_chunks().dictionary_encode()
-    words = encoded.dictionary
-    order = np.asarray(pc.sort_indices(words))
-    rank = np.empty(len(words), dtype=np.int64)
-    rank[order] = np.arange(len(words), dtype=np.int64)
-    indices = encoded.indices
-    codes = rank[np.asarray(indices.fill_null(0))]
-    if indices.null_count:
-        codes[np.asarray(indices.is_null())] = -1
-    categories = pd.Index(words.take(pa.array(order)).to_pylist(), dtype=object)
-    return pd.Categorical.from_codes(codes, categories=categories)
+    codes, values = _sorted_codes(column)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(values.to_pylist(), dtype=object))
 
 
 _PLAN_SCHEMA = pa.schema([(name, _STR) for name in CALL_KEY])

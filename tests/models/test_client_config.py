@@ -202,4 +202,3 @@ def test_build_client_builds_a_resolved_judge_with_overrides_on_top(tmp_path: Pa
     plain = build_client(Judges.load().resolve("anthropic:claude-haiku-4-5"))
     assert plain.name == "anthropic:claude-haiku-4-5" and plain.settings == ProviderSettings()
     assert plain._provider is None  # nothing built, no key read yet
-

@@ -323,7 +323,7 @@ def unstable_records(data: ExplorerData) -> list[dict[str, Any]]:
     audit = _audit_by_item(data.audit)
     table = _row_arrays(data)
     rows = [table.row(r) for r in np.flatnonzero(table.unstable).tolist()]
-    records = data.source().shown(line for row in rows for line in row.lines)
+    records = data.source().records(line for row in rows for line in row.lines)
     order = _verdict_order(conditions)
     shown = data.texts_of({row.item_id for row in rows})
     out = []
@@ -384,7 +384,7 @@ def explorer_payload(data: ExplorerData) -> dict[str, Any]:
     ranks = _ranks(data)
     kept = _kept(ranks, _limit(data))
     rows = [table.row(r) for r in kept.tolist()]
-    records = data.source().shown(line for row in rows for line in row.lines)
+    records = data.source().records(line for row in rows for line in row.lines)
     order = _verdict_order(conditions)
     s = _Strings()
     judges = list(dict.fromkeys(r.judge for r in rows))
