@@ -16,7 +16,8 @@ import pytest
 import judgebench.judgment_table as judgment_table_module
 from judgebench import jsonl_columns
 from judgebench.analysis import ReportSettings, analyze
-from judgebench.analysis.pipeline import analyze_table
+from judgebench.analysis import frame as frame_module
+from judgebench.analysis.pipeline import analyze_table, never_made
 from judgebench.errors import InputError
 from judgebench.judgment_table import cache_path, judgment_table, read_judgment_table, read_plan_table
 from judgebench.records import Judgment, PlannedKey
@@ -358,3 +359,18 @@ def test_records_are_read_at_their_offsets_not_by_a_scan(
     late = table.frame["line"].nlargest(3).tolist()  # near the end of the file
     records = table.records(late)
     assert sorted(records) == sorted(late) and len(validated) == 3
+
+
+def test_never_made_counts_the_same_when_the_keys_are_too_many_to_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The never-made count packs each call key into one integer; keys too many to pack take the
+    anti-join by merging, and both give the same count per judge."""
+    judgments, planned = _write_run(tmp_path)
+    frame = read_judgment_table(judgments).analysis_frame()
+    plan = read_plan_table(planned)
+    packed = never_made(frame, plan)
+    monkeypatch.setattr(frame_module, "PACK_LIMIT", 2)
+    merged = never_made(frame, plan)
+    assert packed is not None and merged is not None and packed.sum() > 0
+    assert packed.sort_index().to_dict() == merged.sort_index().to_dict()

@@ -50,6 +50,7 @@ def judgment_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
 
 
 PackedKeys = np.ndarray[Any, np.dtype[np.int64]]
+PACK_LIMIT = 1 << 62  # distinct key tuples that still pack into one int64
 
 
 def packed_keys(
@@ -65,7 +66,7 @@ def packed_keys(
         codes, uniques = pd.factorize(left[key])
         vocabulary = pd.Index(np.asarray(uniques, dtype=object))
         room *= len(vocabulary) + 1
-        if room >= 1 << 62:
+        if room >= PACK_LIMIT:
             return None, None
         a = a * (len(vocabulary) + 1) + codes + 1
         b = b * (len(vocabulary) + 1) + index_positions(vocabulary, right[key]) + 1  # absent: 0
