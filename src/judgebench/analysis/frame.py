@@ -26,7 +26,7 @@ CALL_KEY = list(CallKey._fields)
 
 def judgment_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
     """One row per call key (the last judgment wins), verdicts normalised to lower-case strings."""
-    rows = [
+    return rows_frame(
         (
             j.judge,
             j.item_id,
@@ -34,17 +34,36 @@ def judgment_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
             j.kind,
             j.condition,
             j.order,
-            None if j.verdict is None else j.verdict.strip().lower(),
+            j.verdict,
             j.winner,
-            float(j.label) if j.label is not None else math.nan,
-            float(j.confidence) if j.confidence is not None else math.nan,
-            j.usage.input_tokens if j.usage else 0,
-            j.usage.output_tokens if j.usage else 0,
-            j.cost_usd if j.cost_usd is not None else math.nan,
+            j.label,
+            j.confidence,
+            j.usage.input_tokens if j.usage else None,
+            j.usage.output_tokens if j.usage else None,
+            j.cost_usd,
         )
         for j in judgments
+    )
+
+
+def rows_frame(rows: Iterable[tuple[Any, ...]]) -> pd.DataFrame:
+    """The frame of judgments given as COLUMNS-ordered tuples of their values as written: one row
+    per call key (the last wins), the verdict stripped and lower-cased, a missing number NaN (no
+    tokens 0). The one normalisation of every judgment frame, whatever the records were read as."""
+    out = [
+        (
+            *row[:6],
+            None if row[6] is None else row[6].strip().lower(),
+            row[7],
+            math.nan if row[8] is None else float(row[8]),
+            math.nan if row[9] is None else float(row[9]),
+            row[10] or 0,
+            row[11] or 0,
+            math.nan if row[12] is None else row[12],
+        )
+        for row in rows
     ]
-    df = pd.DataFrame(rows, columns=COLUMNS)
+    df = pd.DataFrame(out, columns=COLUMNS)
     df = df.drop_duplicates(CALL_KEY, keep="last")
     return df.reset_index(drop=True)
 

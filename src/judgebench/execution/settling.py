@@ -19,13 +19,12 @@ run is known to be interrupted and its readiness is not complete.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from judgebench.analysis.frame import CALL_KEY, COLUMNS
+from judgebench.analysis.frame import rows_frame
 from judgebench.analysis.model import SOURCE, ReportSettings
 from judgebench.analysis.sequential import Settlement, item_values, settle, stratified_order
 from judgebench.answers import Answer, JudgmentLog
@@ -103,7 +102,7 @@ class Rounds:
 def answers_frame(answers: Iterable[Answer]) -> pd.DataFrame:
     """`analysis.frame.judgment_frame` of the records these answers stand for: the same columns,
     rows and values, from the light `Answer`s of judgments.jsonl."""
-    rows = [
+    return rows_frame(
         (
             a.judge,
             a.item_id,
@@ -111,19 +110,16 @@ def answers_frame(answers: Iterable[Answer]) -> pd.DataFrame:
             a.kind,
             a.condition,
             a.order,
-            None if a.verdict is None else a.verdict.strip().lower(),
+            a.verdict,
             a.winner,
-            float(a.label) if a.label is not None else math.nan,
-            float(a.confidence) if a.confidence is not None else math.nan,
-            a.input_tokens or 0,
-            a.output_tokens or 0,
-            a.cost_usd if a.cost_usd is not None else math.nan,
+            a.label,
+            a.confidence,
+            a.input_tokens,
+            a.output_tokens,
+            a.cost_usd,
         )
         for a in answers
-    ]
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    df = df.drop_duplicates(CALL_KEY, keep="last")
-    return df.reset_index(drop=True)
+    )
 
 
 class _ItemRows:
