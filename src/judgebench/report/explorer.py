@@ -69,15 +69,24 @@ class ExplorerData:
     # the texts of just the items given (a run's are read for the rows shown only); else `texts`
     text_source: TextSource | None = None
     _source: JudgmentTable | None = field(default=None, init=False, repr=False)
+    _asked: set[str] = field(default_factory=set, init=False, repr=False)  # items text_source was asked for
+    _fetched: dict[tuple[str, str], ItemTexts] = field(default_factory=dict, init=False, repr=False)
     _conditions: list[str] | None = field(default=None, init=False, repr=False)
     _rows: _Rows | None = field(default=None, init=False, repr=False)
 
     def texts_of(self, items: Collection[str]) -> Mapping[tuple[str, str], ItemTexts]:
-        """The texts of `items` in every condition, in the order `texts` holds them."""
-        if self.text_source is not None:
-            return self.text_source(items)
+        """The texts of `items` in every condition, in the order `texts` holds them. A source is asked
+        only for items it was not asked for before (the page and `--export-unstable` share a read)."""
         wanted = set(items)
-        return {key: texts for key, texts in self.texts.items() if key[0] in wanted}
+        if self.text_source is not None:
+            missing = wanted - self._asked
+            if missing:
+                self._fetched.update(self.text_source(missing))
+                self._asked |= missing
+            held: Mapping[tuple[str, str], ItemTexts] = self._fetched
+        else:
+            held = self.texts
+        return {key: texts for key, texts in held.items() if key[0] in wanted}
 
     def source(self) -> JudgmentTable:
         if self._source is None:
