@@ -221,3 +221,57 @@ def test_the_position_increase_per_subset_spans_zero_and_draws_its_own_limit() -
     # the flip-rate forest of the same run stays a proportion axis from 0
     flips = forest.forest_subsets(index, ["en", "zh"], analysis.subsets, 0.15)
     assert flips is not None and flips.axes[0].get_xlim()[0] == 0
+
+
+# ---- many targets (M-RewardBench's 23 languages): the figures stay legible
+
+
+SUBSETS = ("Natural", *(f"Adversarial/{s}" for s in ("GPTInst", "GPTOut", "Manual", "Neighbor")))
+
+
+def _many_targets(targets: int, judges: int) -> Analysis:
+    """`targets` languages besides en, `judges` judges, LLMBar's five subsets: the by-judge heatmap, a
+    grid of per-subset forest panels."""
+    conds = ["en", *(f"l{t:02d}" for t in range(targets))]
+    js = [
+        pair(f"J{j}", f"{subset}/{i}", cond, order, "1" if (i + j + c) % 3 else "2", 1)
+        for j in range(judges)
+        for subset in SUBSETS
+        for i in range(6)
+        for c, cond in enumerate(conds)
+        for order in ("orig", "swap")
+    ]
+    return analyze(js, settings=ReportSettings(bootstrap_samples=0), condition_order=conds)
+
+
+def test_a_heatmap_too_dense_for_its_intervals_says_where_they_are(full_analysis: Analysis) -> None:
+    """Three judges and the mean side by side leave cells too narrow for `30-62 n=10` under each value
+    (at 23 languages they smeared into each other): the cells show the value, the title says where the
+    intervals are. The few-condition run of the same code keeps them (the test above)."""
+    many = _many_targets(targets=22, judges=5)
+    fig = plots.heatmap_plot(_index(many), list(many.conditions), many.subsets)
+    assert fig is not None
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert texts and not any("n=" in t for t in texts)
+    assert all(t.isdigit() or t == "n/a" for t in texts), texts
+    assert "intervals and n in metrics.csv" in fig.get_suptitle()
+    few = plots.heatmap_plot(_index(full_analysis), list(full_analysis.conditions), full_analysis.subsets)
+    assert few is not None and "95% interval, n items" in few.get_suptitle()
+
+
+def test_the_per_subset_forest_of_many_targets_names_each_panel_by_its_target() -> None:
+    """A grid of panels: each titled by its target alone (the long titles ran into each other), the
+    legend's title says what they show, and the x axis is named once per column, under its lowest panel."""
+    many = _many_targets(targets=6, judges=2)  # 6 en->x panels: a 4-wide grid, 2 in its second row
+    fig = forest.forest_subsets(_index(many), list(many.conditions), many.subsets, 0.15)
+    assert fig is not None
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == [f"en->l{t:02d}" for t in range(6)]
+    named = [i for i, ax in enumerate(shown) if ax.get_xlabel()]
+    assert named == [2, 3, 4, 5]  # columns 3 and 4 end in the first row, 1 and 2 in the second
+    assert all(shown[i].xaxis.get_tick_params()["labelbottom"] for i in named)
+    legend = fig.legends[0]
+    assert legend.get_title().get_text().startswith("Flip rate per subset and target")
+    single = _many_targets(targets=1, judges=2)
+    one = forest.forest_subsets(_index(single), list(single.conditions), single.subsets, 0.15)
+    assert one is not None and one.axes[0].get_title() == "en->l00: flip rate per subset, 95% interval"

@@ -177,10 +177,13 @@ def forest_subsets(
     grid_rows = -(-len(pairs) // per_row)
     panel_height = 0.9 + 0.22 * len(subsets) * (len(judges) + 0.7)
     fig = figure(min(MAX_WIDTH, 2.4 + 3.6 * per_row), 0.7 + panel_height * grid_rows)
-    grid = fig.subplots(grid_rows, per_row, sharey=True, squeeze=False)
+    # one x scale for every panel (it is set the same below): ticks and axis name on the lowest
+    # panel of each column only, so that 23 targets do not repeat them 23 times
+    grid = fig.subplots(grid_rows, per_row, sharey=True, sharex=True, squeeze=False)
     for ax in grid.flat[len(pairs) :]:
         ax.set_visible(False)
     axes = list(grid.flat[: len(pairs)])
+    lowest = {id(axes[max(i for i in range(len(pairs)) if i % per_row == col)]) for col in range(per_row)}
     ys = {
         (subset, judge): g * (len(judges) + 0.7) + j
         for g, subset in enumerate(subsets)
@@ -213,11 +216,13 @@ def forest_subsets(
         ax.axvline(100.0 * limit, color=LIMIT_RED, linestyle="--", linewidth=1.1, zorder=2)
         if difference:
             ax.axvline(0.0, color=CHANCE_GREY, linewidth=0.9, zorder=1)
-        # the long name is on the x axis and in the figure's heading; panel titles must not collide
-        ax.set_title(
-            f"{pair}: {'per subset' if difference else name + ' per subset'}, 95% interval", fontsize=10
-        )
-        ax.set_xlabel(f"{name}, {'pp' if difference else '%'}", fontsize=8)
+        # the long name is on the x axis and in the figure's heading; panel titles must not collide:
+        # side by side, a panel is titled by its target alone and the figure says the rest
+        what = f"{'per subset' if difference else name + ' per subset'}, 95% interval"
+        ax.set_title(pair if per_row > 1 else f"{pair}: {what}", fontsize=10)
+        if id(ax) in lowest:
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel(f"{name}, {'pp' if difference else '%'}", fontsize=8)
         ax.grid(axis="x", color="#EEEEEE", zorder=0)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
@@ -238,5 +243,8 @@ def forest_subsets(
         linewidth=1.1,
         label=f"readiness limit {100 * limit:g} {unit}",
     )
-    top_legend(fig, [*series_handles(colors, judges), limit_handle], "judge")
+    # side by side, the panels' titles name the target only: the legend's title says what they show
+    heading = f"{name[0].upper()}{name[1:]} per subset and target, 95% interval; judge"
+    heading = heading if per_row > 1 else "judge"
+    top_legend(fig, [*series_handles(colors, judges), limit_handle], heading)
     return fig

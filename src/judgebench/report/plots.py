@@ -403,7 +403,13 @@ def heatmap_plot(
     cells = grid.transpose(1, 0, 2) if by_judge else grid
     texts = notes.transpose(1, 0, 2) if by_judge else notes
     panel_w = 0.75 * len(subsets) + 0.6
-    fig = figure(2.4 + panel_w * len(panels), 2.1 + (0.42 if by_judge else 0.62) * len(rows))
+    width = min(MAX_WIDTH, 2.4 + panel_w * len(panels))
+    # a cell's interval and n where they fit; 23 languages x several judges leave a cell too narrow
+    # to print them legibly (they overlapped into a smear), and the tables and metrics.csv have them
+    # (a cell is drawn about 0.87 of its share of the width left of the labels and the colour bar)
+    cell_w = 0.87 * (width - 2.4) / (len(panels) * len(subsets))
+    noted = _text_width(max(notes.ravel().tolist(), key=len), NOTE_SIZE) <= cell_w
+    fig = figure(width, 2.1 + (0.42 if by_judge else 0.62) * len(rows))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     image = None
     for p_index, (ax, name) in enumerate(zip(axes, panels, strict=True)):
@@ -415,8 +421,8 @@ def heatmap_plot(
                 colour = "white" if far else "black"
                 text = "n/a" if np.isnan(v) else f"{v:.0f}"
                 ax.text(s, r - 0.12, text, ha="center", va="center", fontsize=8, color=colour)
-                if not np.isnan(v):
-                    ax.text(s, r + 0.24, texts[p_index, r, s], ha="center", va="center", fontsize=5.5,
+                if noted and not np.isnan(v):
+                    ax.text(s, r + 0.24, texts[p_index, r, s], ha="center", va="center", fontsize=NOTE_SIZE,
                             color=colour)  # fmt: skip
         ax.set_xticks(
             range(len(subsets)), [subset_label(s) for s in subsets], rotation=40, ha="right", fontsize=8
@@ -428,8 +434,21 @@ def heatmap_plot(
         bar = fig.colorbar(image, ax=list(axes), shrink=0.9, pad=0.02, ticks=[0, 25, 100 * chance, 75, 100])
         bar.set_label(f"strict accuracy % (chance {100 * chance:g}% white)", fontsize=8)
         bar.ax.tick_params(labelsize=8)
-    fig.suptitle("Strict accuracy per subset and condition (cell: %, 95% interval, n items)", fontsize=10)
+    what = "cell: %, 95% interval, n items" if noted else "cell: %; intervals and n in metrics.csv"
+    fig.suptitle(f"Strict accuracy per subset and condition ({what})", fontsize=10)
     return fig
+
+
+NOTE_SIZE = 5.5  # points: a heatmap cell's interval and n, under its value
+
+
+def _text_width(text: str, size: float) -> float:
+    """`text`'s width in inches at `size` points in matplotlib's default font (no canvas needed)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
+    return float(width) / 72.0
 
 
 def _cell_note(rec: MetricRecord) -> str:
