@@ -5,6 +5,7 @@ none (the figures are drawn here)."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from judgebench import api
 from judgebench.analysis import Analysis
 from judgebench.report import plot_worker, write_report
+from judgebench.report.figures import DRAW_ORDER, FIGURE_KEYS, FigureSet
 from judgebench.report.plot_worker import PlotWorker
 from judgebench.rundir import RunDir
 
@@ -34,25 +36,50 @@ def test_the_worker_draws_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_analysis: Analysis
 ) -> None:
     here = write_report(RunDir(tmp_path / "here"), full_analysis)
+    monkeypatch.setattr(plot_worker, "SHARE", False)  # this process takes no ticket: the child draws all
     worker = _worker(tmp_path, monkeypatch)
-    answered: list[dict[str, bytes] | None] = []
-    result = worker.result
-
-    def spy() -> dict[str, bytes] | None:
-        answered.append(result())
-        return answered[-1]
-
-    monkeypatch.setattr(worker, "result", spy)
     try:
         there = write_report(RunDir(tmp_path / "there"), full_analysis, plot_worker=worker)
     finally:
         worker.close()
-    assert answered and answered[0] is not None  # the child drew them, not a fallback here
+    assert worker.drawn_here == []  # the child drew every one, not a fallback here
     assert set(there.plots) == set(here.plots) and len(here.plots) >= 5
     assert _plots(tmp_path / "there") == _plots(tmp_path / "here")
     assert (tmp_path / "there" / "report.html").read_bytes().count(b"data:image/png;base64") == (
         tmp_path / "here" / "report.html"
     ).read_bytes().count(b"data:image/png;base64")
+
+
+def test_the_two_processes_share_the_figures_and_draw_each_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_analysis: Analysis
+) -> None:
+    """This process takes the tickets the child has not taken when it needs the figures: every figure
+    is drawn by exactly one of the two (which one depends on timing), the same bytes either way."""
+    here = write_report(RunDir(tmp_path / "here"), full_analysis)
+    drawn: list[str] = []
+    draw = FigureSet.draw
+
+    def counted(self: FigureSet, key: str) -> bytes | None:
+        drawn.append(key)
+        return draw(self, key)
+
+    monkeypatch.setattr(FigureSet, "draw", counted)  # this process only: the child is not patched
+    worker = _worker(tmp_path, monkeypatch)
+    try:
+        worker.send(full_analysis)
+        time.sleep(1.5)  # let the child start on its tickets
+        figures = worker.result()
+    finally:
+        worker.close()
+    assert figures is not None and list(figures) == list(here.plots)
+    assert figures == _plots_by_key(tmp_path / "here")
+    assert drawn == worker.drawn_here  # this process drew only the figures it says it did
+    assert len(set(drawn)) == len(drawn) and set(drawn) <= set(FIGURE_KEYS)
+    assert sorted(DRAW_ORDER) == sorted(FIGURE_KEYS)
+
+
+def _plots_by_key(run: Path) -> dict[str, bytes]:
+    return {png.stem: png.read_bytes() for png in (run / "plots").glob("*.png")}
 
 
 @pytest.mark.parametrize(
@@ -64,6 +91,15 @@ def test_the_worker_draws_the_same_bytes(
         "import pickle, sys; sys.stdin.buffer.read(); "
         "pickle.dump(('/elsewhere/judgebench/__init__.py', {}), open(int(sys.argv[2]), 'wb'))",
         "import sys; sys.stdin.buffer.read(); open(int(sys.argv[2]), 'wb').write(b'not a pickle')",
+        # takes a ticket (the costliest figure) and dies before answering it
+        "import os, sys; sys.stdin.buffer.read(); os.read(int(sys.argv[3]), 1); os._exit(1)",
+        # answers one figure (the costliest), takes another, then dies in the middle of the next
+        "import json, sys; sys.path[:] = json.loads(sys.argv[1]); import os, pickle, judgebench; "
+        "from judgebench.report.figures import FIGURE_KEYS, FigureSet; "
+        "a = pickle.load(sys.stdin.buffer); out = open(int(sys.argv[2]), 'wb'); "
+        "pickle.dump(judgebench.__file__, out); k = FIGURE_KEYS[os.read(int(sys.argv[3]), 1)[0]]; "
+        "pickle.dump((k, FigureSet(a).draw(k)), out); os.read(int(sys.argv[3]), 1); "
+        "out.write(pickle.dumps(('accuracy', b'x' * 99))[:20]); out.flush(); os._exit(1)",
     ],
 )
 def test_a_worker_that_fails_leaves_the_figures_to_this_process(
@@ -71,12 +107,16 @@ def test_a_worker_that_fails_leaves_the_figures_to_this_process(
 ) -> None:
     write_report(RunDir(tmp_path / "here"), full_analysis)
     monkeypatch.setattr(plot_worker, "_BOOT", boot)
+    monkeypatch.setattr(plot_worker, "SHARE", False)  # the child takes the tickets, in DRAW_ORDER
     worker = _worker(tmp_path, monkeypatch)
     try:
         write_report(RunDir(tmp_path / "there"), full_analysis, plot_worker=worker)
     finally:
         worker.close()
     assert _plots(tmp_path / "there") == _plots(tmp_path / "here") != {}
+    # every figure but the one the last child answered is drawn here, the lost ticket too
+    answered = {DRAW_ORDER[0]} if "FigureSet(a).draw" in boot else set()
+    assert sorted(worker.drawn_here) == sorted(set(FIGURE_KEYS) - answered)
 
 
 def test_a_worker_never_asked_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

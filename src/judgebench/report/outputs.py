@@ -68,8 +68,8 @@ class ReportInputs:
 
     @cached_property
     def plots(self) -> dict[str, bytes]:
-        """The report's own figures that have data, keyed as in PLOT_TITLES (the worker's, when it
-        drew them; else drawn here: the same bytes)."""
+        """The report's own figures that have data, keyed as in PLOT_TITLES (shared with the worker
+        when there is one, each drawn by one of the two; else all drawn here: the same bytes)."""
         if self.plot_worker is not None:
             drawn = self.plot_worker.result()
             if drawn is not None:
