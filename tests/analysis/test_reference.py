@@ -18,9 +18,9 @@ from judgebench.analysis import (
     bootstrap,
     calibration,
     cells,
-    clustered,
     comparisons,
     flips,
+    pipeline,
     position,
     tie_probes,
 )
@@ -68,7 +68,11 @@ def test_every_metric_equals_the_reference_paths(tmp_path: Path, monkeypatch: py
     new = _records(judgments, planned)
     for module in (accuracy, flips, position, tie_probes, comparisons, calibration):
         monkeypatch.setattr(module, "sum_cells", reference.sum_cells)
-    monkeypatch.setattr(clustered, "bootstrap_intervals", reference.bootstrap_intervals)
+
+    def whole_draws(layout: Layout, units: Any, settings: Any, beside: Any) -> Any:
+        return beside.submit(reference.bootstrap_intervals, layout, units, settings)
+
+    monkeypatch.setattr(pipeline, "start_bootstrap", whole_draws)
     old = _records(judgments, planned)
     assert len(new) == len(old) > 1000
     assert {r["metric"] for r in new} >= {Metric.ECE, Metric.FLIP_RATE_DIFF, Metric.MEAN_CONFIDENCE}

@@ -61,11 +61,13 @@ class Resampler:
             flat += np.repeat(np.arange(b, dtype=np.int64) * n, n)
             yield np.bincount(flat, minlength=b * n).reshape(b, n).astype(dtype)
 
-    def products(self, matrices: list[FloatArray]) -> list[FloatArray]:
+    def products(self, matrices: list[FloatArray], exact32: list[bool] | None = None) -> list[FloatArray]:
         """W @ m for each items x k matrix m (B x k each), W never held whole. The matrices that
         multiply exactly in float32 go as one product, and all-zero columns (ECE's empty bins, a
-        subset without a condition) are left out of it: their products are exactly 0."""
-        exact32 = [_exact_in_float32(m, self.n_items) for m in matrices]
+        subset without a condition) are left out of it: their products are exactly 0. `exact32`:
+        `exact_in_float32` of each matrix when the caller knows it (rows of a matrix it checked)."""
+        if exact32 is None:
+            exact32 = [exact_in_float32(m, self.n_items) for m in matrices]
         out = [np.zeros((self.samples, m.shape[1])) for m in matrices]
         if self.n_items == 0 or self.samples == 0:
             return out
@@ -93,8 +95,9 @@ class Resampler:
         return out
 
 
-def _exact_in_float32(m: FloatArray, n_items: int) -> bool:
-    """Every value a multiple of 1/2 and every partial sum of W @ m below 2^24 in those halves."""
+def exact_in_float32(m: FloatArray, n_items: int) -> bool:
+    """Every value a multiple of 1/2 and every partial sum of W @ m below 2^24 in those halves, W
+    resampling `n_items` rows. True for a matrix is true for any set of its rows at most as many."""
     if m.size == 0:
         return True
     doubled = m * 2.0

@@ -9,12 +9,15 @@ Wilson or normal interval and reports the clustered one beside it (boot_low, boo
 
 from __future__ import annotations
 
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from judgebench.analysis.bootstrap import FloatArray, Resampler, percentile_interval, ratios
+from judgebench.analysis.bootstrap import FloatArray, Resampler, exact_in_float32, percentile_interval, ratios
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.frame import Layout, UnitTables, index_positions
 from judgebench.analysis.model import ReportSettings
@@ -80,41 +83,103 @@ def item_sums(layout: Layout, units: UnitTables) -> tuple[pd.DataFrame, FloatArr
     return columns, num_m.reshape(n, m), den_m.reshape(n, m)
 
 
-def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSettings) -> pd.DataFrame:
-    """Item-clustered percentile intervals for every (judge, metric, condition) x subset x filtered."""
+Interval = tuple[FloatArray, FloatArray]  # low, high per column
+
+
+@dataclass
+class _Job:
+    """One report's bootstrap: the per-item matrices (made with pandas) and the item sets to resample
+    them over. `resample` is numpy only, so it can run beside the pandas work of the record table."""
+
+    columns: pd.DataFrame  # the (judge, metric, condition) of each ratio column
+    ece_keys: pd.DataFrame  # the (judge, metric, condition) of each ECE column (empty: none)
+    every: list[FloatArray]  # numerators, denominators, then ECE's gaps and counts
+    exact32: list[bool]
+    sets: list[tuple[str, bool, npt.NDArray[np.bool_]]]  # subset group, filtered, its items' mask
+    settings: ReportSettings
+
+    def resample(self) -> list[tuple[Interval, Interval | None]]:
+        """Per item set, the intervals of the ratio columns and of the ECE columns."""
+        samples, confidence = self.settings.bootstrap_samples, self.settings.confidence
+        out: list[tuple[Interval, Interval | None]] = []
+        for group, filtered, mask in self.sets:
+            sampler = Resampler(int(mask.sum()), samples, self.settings.seed, f"{group}|{filtered}")
+            products = sampler.products([m[mask] for m in self.every], self.exact32)
+            ratio = percentile_interval(ratios(products[0], products[1]), confidence)
+            ece = None
+            if len(self.ece_keys):
+                per_bin = np.abs(products[2]).reshape(samples, len(self.ece_keys), BINS)
+                ece = percentile_interval(ratios(per_bin.sum(axis=2), products[3]), confidence)
+            out.append((ratio, ece))
+        return out
+
+    def frame(self, intervals: list[tuple[Interval, Interval | None]]) -> pd.DataFrame:
+        """`resample`'s intervals as rows of BOOT_COLUMNS (undefined ones left out)."""
+        out = [pd.DataFrame(columns=BOOT_COLUMNS)]
+        for (group, filtered, _), (ratio, ece) in zip(self.sets, intervals, strict=True):
+            for keys, interval in ((self.columns, ratio), (self.ece_keys, ece)):
+                if interval is None:
+                    continue
+                low, high = interval
+                frame = keys.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
+                out.append(frame[~np.isnan(low)])
+        return pd.concat(out[1:], ignore_index=True) if len(out) > 1 else out[0]
+
+
+def _job(layout: Layout, units: UnitTables, settings: ReportSettings) -> _Job | None:
     columns, num_m, den_m = item_sums(layout, units)
     if columns.empty or settings.bootstrap_samples <= 0:
-        return pd.DataFrame(columns=BOOT_COLUMNS)
+        return None
     ece_keys, ece_gap, ece_count = ece_matrices(layout, units.pairs)
-    out = []
-    for group in layout.groups:
-        for filtered in (False, True):
-            mask = layout.item_mask(group, filtered)
-            if not mask.any():
-                continue
-            stream = f"{group}|{filtered}"
-            sampler = Resampler(int(mask.sum()), settings.bootstrap_samples, settings.seed, stream)
-            wanted = [num_m[mask], den_m[mask]]
-            if len(ece_keys):
-                wanted += [ece_gap[mask], ece_count[mask]]
-            products = sampler.products(wanted)
-            low, high = percentile_interval(ratios(products[0], products[1]), settings.confidence)
-            frame = columns.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
-            out.append(frame[~np.isnan(low)])
-            if len(ece_keys):
-                per_bin = np.abs(products[2]).reshape(settings.bootstrap_samples, len(ece_keys), BINS)
-                reps = ratios(per_bin.sum(axis=2), products[3])
-                low, high = percentile_interval(reps, settings.confidence)
-                frame = ece_keys.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
-                out.append(frame[~np.isnan(low)])
-    return pd.concat(out, ignore_index=True)
+    every = [num_m, den_m, *([ece_gap, ece_count] if len(ece_keys) else [])]
+    sets = [
+        (group, filtered, mask)
+        for group in layout.groups
+        for filtered in (False, True)
+        if (mask := layout.item_mask(group, filtered)).any()
+    ]
+    # once for the whole matrices, not per item set: their rows inherit it (checking each set's rows
+    # was 0.5 s of a 23-language report); float32 or float64, an exact product is the same number
+    exact32 = [exact_in_float32(m, len(layout.items)) for m in every]
+    return _Job(columns, ece_keys, every, exact32, sets, settings)
 
 
-def with_bootstrap(
-    table: pd.DataFrame, layout: Layout, units: UnitTables, settings: ReportSettings
-) -> pd.DataFrame:
+def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSettings) -> pd.DataFrame:
+    """Item-clustered percentile intervals for every (judge, metric, condition) x subset x filtered."""
+    job = _job(layout, units, settings)
+    return job.frame(job.resample()) if job is not None else pd.DataFrame(columns=BOOT_COLUMNS)
+
+
+class _Pending:
+    def __init__(self, job: _Job, resampled: Future[list[tuple[Interval, Interval | None]]]) -> None:
+        self._job, self._resampled = job, resampled
+
+    def result(self) -> pd.DataFrame:
+        return self._job.frame(self._resampled.result())
+
+
+class _Ready:
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+
+    def result(self) -> pd.DataFrame:
+        return self._frame
+
+
+def start_bootstrap(
+    layout: Layout, units: UnitTables, settings: ReportSettings, beside: Executor
+) -> _Pending | _Ready:
+    """`bootstrap_intervals`, its resampling (numpy, which leaves the GIL in its products) run on
+    `beside` while the caller makes the record table (pandas): at 23 languages the resampling is
+    3-4 s of a report. `.result()` is the same frame `bootstrap_intervals` gives."""
+    job = _job(layout, units, settings)  # the pandas part, here: pandas is not shared across threads
+    if job is None:
+        return _Ready(pd.DataFrame(columns=BOOT_COLUMNS))
+    return _Pending(job, beside.submit(job.resample))
+
+
+def with_intervals(table: pd.DataFrame, boot: pd.DataFrame) -> pd.DataFrame:
     """The record table with its clustered intervals: beside the main interval, or as it."""
-    boot = bootstrap_intervals(layout, units, settings)
     if boot.empty:
         return table
     table = table.merge(boot, on=[*KEYS, "subset", "filtered"], how="left")

@@ -17,6 +17,7 @@ A pure function of its inputs: reading a run folder is the api layer's job (`api
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ from judgebench.analysis.accuracy import pair_records
 from judgebench.analysis.adjust import adjust_and_power
 from judgebench.analysis.assemble import mean_over_judges, order_table, to_records
 from judgebench.analysis.cells import CELL
-from judgebench.analysis.clustered import with_bootstrap
+from judgebench.analysis.clustered import start_bootstrap, with_intervals
 from judgebench.analysis.comparisons import judge_comparison_records, judge_pair_rows
 from judgebench.analysis.flips import flip_records, flip_rows
 from judgebench.analysis.frame import (
@@ -239,8 +240,10 @@ def analyze_table(
     judges = unique(df["judge"].tolist())
 
     units = _unit_tables(df, conditions, judges, probes)
-    table = _record_table(layout, df, units, settings.confidence)
-    table = with_bootstrap(table, layout, units, settings)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bootstrap") as beside:
+        boot = start_bootstrap(layout, units, settings, beside)  # resampled while the records are made
+        table = _record_table(layout, df, units, settings.confidence)
+        table = with_intervals(table, boot.result())
     table = adjust_and_power(table, settings)
     mean = mean_over_judges(table)
     if not mean.empty:
