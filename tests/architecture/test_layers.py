@@ -77,6 +77,8 @@ ALLOWED: dict[str, set[str]] = {
         "translate",
     },
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
+    # the process's memory allocators (the standard library only: it must not import pyarrow)
+    "allocators": set(),
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
     "human": {"analysis", "data", "errors", "records"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
@@ -95,6 +97,7 @@ ALLOWED: dict[str, set[str]] = {
     # the report's content model and Markdown renderer)
     "compare": {"analysis", "errors", "fileio", "records", "report"},
     "api": {
+        "allocators",
         "analysis",
         "answers",
         "batch",

@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from judgebench.allocators import tune_allocators
     from judgebench.analysis import ReportSettings
     from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
     from judgebench.api.compare import CompareRequest, CompareResult, compare_runs
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 # two agree, each name the very object the import would bind)
 _HOME: dict[str, str] = {
     "ReportSettings": "judgebench.analysis",
+    "tune_allocators": "judgebench.allocators",
     "BBEOutcome": ".bbe",
     "BBERequest": ".bbe",
     "PerturbRequest": ".bbe",
@@ -193,6 +195,7 @@ __all__ = [
     "run_selftest",
     "show_dataset",
     "translate",
+    "tune_allocators",
 ]
 
 

@@ -22,6 +22,7 @@ small run).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -132,10 +133,8 @@ class PlotWorker:
             pass
 
     def _read(self) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):
             self._answered = self._answer.read()  # until the child exits, draining the pipe meanwhile
-        except (OSError, ValueError):
-            pass
 
     def result(self) -> dict[str, bytes] | None:
         """Every figure that has data, in the report's order: the child's, and those drawn here (the
