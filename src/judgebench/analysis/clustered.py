@@ -73,14 +73,17 @@ def item_sums(layout: Layout, units: UnitTables) -> tuple[pd.DataFrame, FloatArr
         bottom = rows[den].to_numpy(dtype=np.float64)
         parts.append((items, local[pair], top.to_numpy(dtype=np.float64), bottom))
     n, m = len(layout.items), len(keys)
-    num_m = np.zeros(n * m)
-    den_m = np.zeros(n * m)
-    for items, cols, top_v, den_v in parts:
-        flat = items * m + cols
-        num_m += np.bincount(flat, weights=top_v, minlength=n * m)
-        den_m += np.bincount(flat, weights=den_v, minlength=n * m)
     columns = pd.DataFrame(list(keys), columns=KEYS)
-    return columns, num_m.reshape(n, m), den_m.reshape(n, m)
+    if not parts:
+        return columns, np.zeros((n, m)), np.zeros((n, m))
+    # one sum for every piece at once: a cell (item, column) belongs to one piece's metric, so its
+    # sum is that piece's alone either way (and each sum of counts or halves is exact)
+    flat = np.concatenate([items * m + cols for items, cols, _, _ in parts])
+    sums = [
+        np.bincount(flat, weights=np.concatenate([p[at] for p in parts]), minlength=n * m) for at in (2, 3)
+    ]  # float64 already, as weighted sums are: astype copies nothing
+    num_m, den_m = (s.astype(np.float64, copy=False).reshape(n, m) for s in sums)
+    return columns, num_m, den_m
 
 
 Interval = tuple[FloatArray, FloatArray]  # low, high per column

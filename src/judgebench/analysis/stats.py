@@ -20,6 +20,15 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 
 
+def preload() -> None:
+    """Import what the statistics here use, for a caller with time to spare before its analysis (a
+    report, on a thread while pyarrow parses its judgments): about 1 s the analysis then saves."""
+    import scipy.optimize  # noqa: F401
+    import scipy.stats  # noqa: F401
+    import statsmodels.stats.multitest  # noqa: F401
+    import statsmodels.stats.proportion  # noqa: F401
+
+
 def wilson(k: npt.ArrayLike, n: npt.ArrayLike, confidence: float = 0.95) -> tuple[FloatArray, FloatArray]:
     """Wilson score interval (statsmodels), element-wise; NaN where n == 0."""
     from statsmodels.stats.proportion import proportion_confint

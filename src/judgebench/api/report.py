@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgebench.analysis import Analysis, ReportSettings, settled
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.analysis.self_preference import self_preference
+from judgebench.analysis.stats import preload as preload_statistics
 from judgebench.answers import paused_gc
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.human import human_for_run, run_human_labels
@@ -78,7 +79,7 @@ LENGTH_PROBE = "length"
 def _read_inputs(run: RunDir) -> _RunInputs:
     """Everything the report reads, the judgments while the items are read beside them: pyarrow
     parses judgments.jsonl without holding the GIL, so a second core validates the dataset meanwhile
-    (at a million judgments about 2 s of the report)."""
+    (at a million judgments about 2 s of the report) and imports what the analysis computes with."""
     path = run.file(JUDGMENTS)
     if not path.exists():
         raise RunDirError(f"{path} does not exist: run `judgebench judge --run {run.path}` first")
@@ -89,6 +90,7 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-inputs") as beside:
         items_read = beside.submit(_run_items, run)
+        beside.submit(preload_statistics)  # then the analysis's scipy and statsmodels (about 1 s)
         table = read_judgment_table(path)
         planned = read_plan_table(run.file(PLAN))
         audit = list(read_jsonl(run.file(AUDIT), AuditFlag))
