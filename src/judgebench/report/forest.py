@@ -20,6 +20,7 @@ from judgebench.report.plots import (
     line_handle,
     series_handles,
     subset_label,
+    title,
     top_legend,
 )
 
@@ -138,7 +139,7 @@ def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) 
         increase = metric == Metric.POSITION_INCONSISTENCY_INCREASE
         _draw_forest(ax, ys, rows, colors, limit=limit, increase=increase)
         methods = sorted({m for p, j, _, _ in rows if (m := _method(index.get(j, metric, p)))})
-        ax.set_title(f"{what} ({' / '.join(methods) or 'no'} 95% interval)", fontsize=10)
+        title(ax, f"{what} ({' / '.join(methods) or 'no'} 95% interval)")
         ax.set_xlabel(f"{what}, {unit}; limit {100 * limit:g} {unit}", fontsize=8)
     labels = [f"{pair}  {judge_label(judge, 30).replace(chr(10), ' ')}" for pair, judge in keys]
     axes[0].set_yticks(list(ys.values()), labels, fontsize=8)
@@ -177,9 +178,10 @@ def forest_subsets(
     grid_rows = -(-len(pairs) // per_row)
     panel_height = 0.9 + 0.22 * len(subsets) * (len(judges) + 0.7)
     fig = figure(min(MAX_WIDTH, 2.4 + 3.6 * per_row), 0.7 + panel_height * grid_rows)
-    # one x scale for every panel (it is set the same below): ticks and axis name on the lowest
-    # panel of each column only, so that 23 targets do not repeat them 23 times
-    grid = fig.subplots(grid_rows, per_row, sharey=True, sharex=True, squeeze=False)
+    # one x and one y scale for every panel, set the same on each below (not shared: matplotlib
+    # passes every limit of a shared axis on to each sibling, slow at 23 panels); subset names left
+    # of each row's first panel, ticks and the axis name under the lowest panel of each column only
+    grid = fig.subplots(grid_rows, per_row, squeeze=False)
     for ax in grid.flat[len(pairs) :]:
         ax.set_visible(False)
     axes = list(grid.flat[: len(pairs)])
@@ -219,23 +221,24 @@ def forest_subsets(
         # the long name is on the x axis and in the figure's heading; panel titles must not collide:
         # side by side, a panel is titled by its target alone and the figure says the rest
         what = f"{'per subset' if difference else name + ' per subset'}, 95% interval"
-        ax.set_title(pair if per_row > 1 else f"{pair}: {what}", fontsize=10)
+        title(ax, pair if per_row > 1 else f"{pair}: {what}")
         if id(ax) in lowest:
-            ax.xaxis.set_tick_params(labelbottom=True)
             ax.set_xlabel(f"{name}, {'pp' if difference else '%'}", fontsize=8)
+        else:
+            ax.tick_params(axis="x", labelbottom=False)
         ax.grid(axis="x", color="#EEEEEE", zorder=0)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     if not drawn:
         return None
     low = min(lows) * 1.06 - 1.0 if difference and min(lows) < 0 else 0.0
-    for ax in axes:
-        ax.set_xlim(low, max(highs) * 1.06 + 1.0)
     centres = [g * (len(judges) + 0.7) + (len(judges) - 1) / 2 for g in range(len(subsets))]
-    for row in grid[:, 0]:
-        row.set_yticks(centres, [subset_label(s) for s in subsets], fontsize=8)
-        row.tick_params(axis="y", length=0)
-    axes[0].invert_yaxis()  # the axes share y: once for all
+    bottom = max(ys.values()) + 0.7
+    for at, ax in enumerate(axes):
+        ax.set_xlim(low, max(highs) * 1.06 + 1.0)
+        ax.set_ylim(bottom, -0.7)  # the first subset on top
+        ax.set_yticks(centres, [subset_label(s) for s in subsets] if at % per_row == 0 else [], fontsize=8)
+        ax.tick_params(axis="y", length=0)
     unit = "pp" if difference else "%"
     limit_handle = line_handle(
         color=LIMIT_RED,
