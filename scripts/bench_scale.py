@@ -194,6 +194,10 @@ def chromium_load(page: Path) -> float | None:
 def bench_size(name: str, root: Path) -> dict[str, Any]:
     items, conditions = SIZES[name]
     run = make_run(root / name, items, conditions)
+    # the run was written a moment ago: let the kernel write it out first, so that neither the bare
+    # pass nor the cold report shares the machine with the flush of the ~900 MB just synthesised
+    # (a user's judgments.jsonl was written over the hours of its calls)
+    os.sync()
     with open(run / "judgments.jsonl", "rb") as fh:
         judgments = sum(1 for _ in fh)
     size = (run / "judgments.jsonl").stat().st_size
