@@ -14,13 +14,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgebench.analysis.assemble import COUNTS
 from judgebench.analysis.bootstrap import FloatArray, percentile_interval
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.cells import CELL
 from judgebench.analysis.clustered import BOOT_COLUMNS, KEYS
 from judgebench.analysis.frame import Layout, UnitTables
 from judgebench.analysis.model import ReportSettings
-from judgebench.records import Metric
+from judgebench.records import Metric, MetricRecord
+from judgebench.records.metrics import CORE_FIELDS
 
 
 def sum_cells(layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequence[str] = ()) -> pd.DataFrame:
@@ -117,3 +119,24 @@ def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSetti
                 frame = ece_keys.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
                 out.append(frame[~np.isnan(low)])
     return pd.concat(out, ignore_index=True)
+
+
+def to_records(table: pd.DataFrame) -> list[MetricRecord]:
+    """assemble.to_records as it was: every cell boxed by `to_dict("records")`."""
+    table = table.copy()
+    for col in CORE_FIELDS:
+        if col not in table.columns:
+            table[col] = None
+    for col in COUNTS:
+        if col in table.columns:
+            table[col] = table[col].astype("Int64")
+    table["n"] = table["n"].fillna(0)
+    table["filtered"] = table["filtered"].astype(bool)
+    plain = table.astype(object).where(table.notna(), None)
+    extras = [c for c in table.columns if c not in CORE_FIELDS]
+    out = []
+    for row in plain.to_dict("records"):
+        data = {k: row[k] for k in CORE_FIELDS}
+        data.update({k: row[k] for k in extras if row[k] is not None})
+        out.append(MetricRecord.model_validate(data))
+    return out

@@ -73,6 +73,7 @@ def test_every_metric_equals_the_reference_paths(tmp_path: Path, monkeypatch: py
         return beside.submit(reference.bootstrap_intervals, layout, units, settings)
 
     monkeypatch.setattr(pipeline, "start_bootstrap", whole_draws)
+    monkeypatch.setattr(pipeline, "to_records", reference.to_records)
     old = _records(judgments, planned)
     assert len(new) == len(old) > 1000
     assert {r["metric"] for r in new} >= {Metric.ECE, Metric.FLIP_RATE_DIFF, Metric.MEAN_CONFIDENCE}

@@ -74,11 +74,21 @@ def to_records(table: pd.DataFrame) -> list[MetricRecord]:
             table[col] = table[col].astype("Int64")  # nullable ints: b, c, k only exist on some records
     table["n"] = table["n"].fillna(0)
     table["filtered"] = table["filtered"].astype(bool)
-    plain = table.astype(object).where(table.notna(), None)
+    # a column at a time as Python values (NaN and NA as None), not `to_dict("records")`, which boxes
+    # every cell on its own: at 23 languages (48,640 records) that was 1.1 s of the analysis
     extras = [c for c in table.columns if c not in CORE_FIELDS]
+    core = list(zip(*(_python_values(table[c]) for c in CORE_FIELDS), strict=True))
+    optional = [_python_values(table[c]) for c in extras]
     out = []
-    for row in plain.to_dict("records"):
-        data = {k: row[k] for k in CORE_FIELDS}
-        data.update({k: row[k] for k in extras if row[k] is not None})
+    for at, values in enumerate(core):
+        data = dict(zip(CORE_FIELDS, values, strict=True))
+        for name, column in zip(extras, optional, strict=True):
+            if column[at] is not None:
+                data[name] = column[at]
         out.append(MetricRecord.model_validate(data))
     return out
+
+
+def _python_values(column: pd.Series) -> list[object]:
+    """The column's values as Python objects (numbers as int, float and bool), missing ones None."""
+    return column.astype(object).where(column.notna(), None).tolist()  # type: ignore[no-any-return]
