@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgebench.analysis.cells import paired_diff, sum_cells
-from judgebench.analysis.frame import Layout
+from judgebench.analysis.frame import Layout, concat_labelled
 from judgebench.records import JudgePair, Metric
 from judgebench.records.metrics import PFamily
 
@@ -44,8 +44,8 @@ def judge_pair_rows(
                     "c": (h2 & ~h1).astype("int8"),
                 }
             )
-            out.append(frame.reset_index().assign(judge=str(JudgePair(j1, j2))))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+            out.append((frame.reset_index(), str(JudgePair(j1, j2))))
+    return concat_labelled(out, "judge")
 
 
 def judge_comparison_records(

@@ -13,7 +13,7 @@ import pandas as pd
 
 from judgebench.analysis import stats
 from judgebench.analysis.cells import CELL, proportion, sum_cells
-from judgebench.analysis.frame import Layout
+from judgebench.analysis.frame import Layout, concat_labelled
 from judgebench.records import ConditionPair, Metric
 from judgebench.records.metrics import PFamily
 
@@ -50,8 +50,8 @@ def flip_rows(p: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame
                 "from_tie": (both & a.eq("tie") & b_choice).astype("int8"),
             }
         )
-        out.append(frame.reset_index().assign(condition=str(ConditionPair(c1, c2))))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+        out.append((frame.reset_index(), str(ConditionPair(c1, c2))))
+    return concat_labelled(out, "condition")
 
 
 def flip_records(layout: Layout, flips: pd.DataFrame, confidence: float) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from judgebench.analysis import stats
 from judgebench.analysis.cells import CELL, paired_diff, proportion, sum_cells
-from judgebench.analysis.frame import Layout
+from judgebench.analysis.frame import Layout, concat_labelled
 from judgebench.analysis.model import SOURCE
 from judgebench.records import ConditionPair, Metric
 from judgebench.records.metrics import PFamily
@@ -55,8 +55,8 @@ def position_increase_rows(pos: pd.DataFrame, conditions: Sequence[str]) -> pd.D
                 "c": (ie & ~ic).astype("int8"),
             }
         )
-        out.append(frame.reset_index().assign(condition=str(ConditionPair(SOURCE, c))))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+        out.append((frame.reset_index(), str(ConditionPair(SOURCE, c))))
+    return concat_labelled(out, "condition")
 
 
 def direction_rows(p: pd.DataFrame) -> pd.DataFrame:
