@@ -4,7 +4,10 @@ none (the figures are drawn here)."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import shutil
+import termios
 import time
 from pathlib import Path
 
@@ -54,7 +57,8 @@ def test_the_two_processes_share_the_figures_and_draw_each_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_analysis: Analysis
 ) -> None:
     """This process takes the tickets the child has not taken when it needs the figures: every figure
-    is drawn by exactly one of the two (which one depends on timing), the same bytes either way."""
+    is drawn by exactly one of the two, the same bytes either way. The child is let take its first
+    ticket before this process asks, so both draw some."""
     here = write_report(RunDir(tmp_path / "here"), full_analysis)
     drawn: list[str] = []
     draw = FigureSet.draw
@@ -67,15 +71,25 @@ def test_the_two_processes_share_the_figures_and_draw_each_once(
     worker = _worker(tmp_path, monkeypatch)
     try:
         worker.send(full_analysis)
-        time.sleep(1.5)  # let the child start on its tickets
+        deadline = time.monotonic() + 60
+        while _tickets_left(worker) == len(DRAW_ORDER) and time.monotonic() < deadline:
+            time.sleep(0.02)  # until the child has taken a ticket
         figures = worker.result()
     finally:
         worker.close()
+    assert 0 < len(worker.drawn_here) < len(FIGURE_KEYS)  # each process drew some of them
     assert figures is not None and list(figures) == list(here.plots)
     assert figures == _plots_by_key(tmp_path / "here")
     assert drawn == worker.drawn_here  # this process drew only the figures it says it did
     assert len(set(drawn)) == len(drawn) and set(drawn) <= set(FIGURE_KEYS)
     assert sorted(DRAW_ORDER) == sorted(FIGURE_KEYS)
+
+
+def _tickets_left(worker: PlotWorker) -> int:
+    """Bytes waiting in the ticket pipe: the figures no process has taken yet."""
+    left = array.array("i", [0])
+    fcntl.ioctl(worker._tickets, termios.FIONREAD, left)
+    return left[0]
 
 
 def _plots_by_key(run: Path) -> dict[str, bytes]:

@@ -79,11 +79,12 @@ def item_sums(layout: Layout, units: UnitTables) -> tuple[pd.DataFrame, FloatArr
     # one sum for every piece at once: a cell (item, column) belongs to one piece's metric, so its
     # sum is that piece's alone either way (and each sum of counts or halves is exact)
     flat = np.concatenate([items * m + cols for items, cols, _, _ in parts])
-    sums = [
-        np.bincount(flat, weights=np.concatenate([p[at] for p in parts]), minlength=n * m) for at in (2, 3)
-    ]  # float64 already, as weighted sums are: astype copies nothing
-    num_m, den_m = (s.astype(np.float64, copy=False).reshape(n, m) for s in sums)
-    return columns, num_m, den_m
+
+    def summed(weights: list[FloatArray]) -> FloatArray:
+        total = np.bincount(flat, weights=np.concatenate(weights), minlength=n * m)
+        return total.astype(np.float64, copy=False).reshape(n, m)  # float64 already: no copy
+
+    return columns, summed([top for _, _, top, _ in parts]), summed([den for _, _, _, den in parts])
 
 
 Interval = tuple[FloatArray, FloatArray]  # low, high per column
@@ -118,15 +119,14 @@ class _Job:
 
     def frame(self, intervals: list[tuple[Interval, Interval | None]]) -> pd.DataFrame:
         """`resample`'s intervals as rows of BOOT_COLUMNS (undefined ones left out)."""
-        out = [pd.DataFrame(columns=BOOT_COLUMNS)]
+        out = []
         for (group, filtered, _), (ratio, ece) in zip(self.sets, intervals, strict=True):
             for keys, interval in ((self.columns, ratio), (self.ece_keys, ece)):
-                if interval is None:
-                    continue
-                low, high = interval
-                frame = keys.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
-                out.append(frame[~np.isnan(low)])
-        return pd.concat(out[1:], ignore_index=True) if len(out) > 1 else out[0]
+                if interval is not None:
+                    low, high = interval
+                    frame = keys.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
+                    out.append(frame[~np.isnan(low)])
+        return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=BOOT_COLUMNS)
 
 
 def _job(layout: Layout, units: UnitTables, settings: ReportSettings) -> _Job | None:
@@ -153,32 +153,28 @@ def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSetti
     return job.frame(job.resample()) if job is not None else pd.DataFrame(columns=BOOT_COLUMNS)
 
 
-class _Pending:
-    def __init__(self, job: _Job, resampled: Future[list[tuple[Interval, Interval | None]]]) -> None:
+class PendingBootstrap:
+    """`start_bootstrap`'s answer: `.result()` waits for the resampling and makes its frame here."""
+
+    def __init__(
+        self, job: _Job | None, resampled: Future[list[tuple[Interval, Interval | None]]] | None
+    ) -> None:
         self._job, self._resampled = job, resampled
 
     def result(self) -> pd.DataFrame:
+        if self._job is None or self._resampled is None:
+            return pd.DataFrame(columns=BOOT_COLUMNS)
         return self._job.frame(self._resampled.result())
-
-
-class _Ready:
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self._frame = frame
-
-    def result(self) -> pd.DataFrame:
-        return self._frame
 
 
 def start_bootstrap(
     layout: Layout, units: UnitTables, settings: ReportSettings, beside: Executor
-) -> _Pending | _Ready:
+) -> PendingBootstrap:
     """`bootstrap_intervals`, its resampling (numpy, which leaves the GIL in its products) run on
     `beside` while the caller makes the record table (pandas): at 23 languages the resampling is
     3-4 s of a report. `.result()` is the same frame `bootstrap_intervals` gives."""
     job = _job(layout, units, settings)  # the pandas part, here: pandas is not shared across threads
-    if job is None:
-        return _Ready(pd.DataFrame(columns=BOOT_COLUMNS))
-    return _Pending(job, beside.submit(job.resample))
+    return PendingBootstrap(job, beside.submit(job.resample) if job is not None else None)
 
 
 def with_intervals(table: pd.DataFrame, boot: pd.DataFrame) -> pd.DataFrame:

@@ -233,11 +233,12 @@ def _texts_of(
         if item.id in wanted
     }
     path, held = run.file(VARIANTS), run.variants().held()  # held: `judgebench run` wrote them
-    shown = (
-        None if held is not None or not path.exists() else selected_records(path, Variant, "item_id", wanted)
-    )
-    if shown is None:
-        shown = [v for v in (held or run.variants().latest()).values() if v.item_id in wanted]
+    shown = None
+    if held is None and path.exists():
+        shown = selected_records(path, Variant, "item_id", wanted)
+    if shown is None:  # held, or a file the fast path cannot vouch for (or none: no variants)
+        latest = held if held is not None else run.variants().latest()
+        shown = [v for v in latest.values() if v.item_id in wanted]
     for variant in shown:
         texts[(variant.item_id, variant.condition)] = ItemTexts(
             variant.instruction, variant.output_1, variant.output_2

@@ -32,51 +32,43 @@ class FigureSet:
 
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
+        self.settings = analysis.settings
         self.index = MetricIndex(analysis.records, [j.judge for j in analysis.judges])
         self.conditions = list(analysis.conditions)
+        self.subsets = analysis.subsets
 
     def draw(self, key: str) -> bytes | None:
         """The PNG of figure `key` (one of FIGURE_KEYS), None when it has no data."""
-        fig = self._builders()[key]()
+        fig = _BUILDERS[key](self)
         return png(fig) if fig is not None else None
 
-    def _builders(self) -> dict[str, Callable[[], Figure | None]]:
-        analysis, index, conditions = self.analysis, self.index, self.conditions
-        settings = analysis.settings
-        return {
-            "accuracy": lambda: accuracy_plot(index, conditions),
-            "flips": lambda: flips_plot(index, conditions, settings.max_flip_rate),
-            # the limit the readiness baseline reads (analysis/readiness.py), from the same settings
-            "position": lambda: position_plot(index, conditions, settings.max_position_inconsistency),
-            "tie_probe": lambda: tie_probe_plot(index, conditions),
-            "subset_heatmap": lambda: heatmap_plot(index, conditions, analysis.subsets, settings.chance),
-            "forest": lambda: forest(index, conditions, settings),
-            "forest_flips_subsets": lambda: forest_subsets(
-                index, conditions, analysis.subsets, settings.max_flip_rate
-            ),
-            "forest_position_subsets": lambda: forest_subsets(
-                index,
-                conditions,
-                analysis.subsets,
-                settings.max_position_increase,
-                Metric.POSITION_INCONSISTENCY_INCREASE,
-            ),
-            PROBES_FOREST: lambda: probes_forest(analysis.probe_rows, settings.max_flip_rate),
-        }
+
+Builder = Callable[["FigureSet"], "Figure | None"]
+
+# every figure, in the order the report shows them, and how it is drawn from a FigureSet
+_BUILDERS: dict[str, Builder] = {
+    "accuracy": lambda f: accuracy_plot(f.index, f.conditions),
+    "flips": lambda f: flips_plot(f.index, f.conditions, f.settings.max_flip_rate),
+    # the limit the readiness baseline reads (analysis/readiness.py), from the same settings
+    "position": lambda f: position_plot(f.index, f.conditions, f.settings.max_position_inconsistency),
+    "tie_probe": lambda f: tie_probe_plot(f.index, f.conditions),
+    "subset_heatmap": lambda f: heatmap_plot(f.index, f.conditions, f.subsets, f.settings.chance),
+    "forest": lambda f: forest(f.index, f.conditions, f.settings),
+    "forest_flips_subsets": lambda f: forest_subsets(
+        f.index, f.conditions, f.subsets, f.settings.max_flip_rate
+    ),
+    "forest_position_subsets": lambda f: forest_subsets(
+        f.index,
+        f.conditions,
+        f.subsets,
+        f.settings.max_position_increase,
+        Metric.POSITION_INCONSISTENCY_INCREASE,
+    ),
+    PROBES_FOREST: lambda f: probes_forest(f.analysis.probe_rows, f.settings.max_flip_rate),
+}
+FIGURE_KEYS: tuple[str, ...] = tuple(_BUILDERS)
 
 
-# every figure, in the order the report shows them
-FIGURE_KEYS: tuple[str, ...] = (
-    "accuracy",
-    "flips",
-    "position",
-    "tie_probe",
-    "subset_heatmap",
-    "forest",
-    "forest_flips_subsets",
-    "forest_position_subsets",
-    PROBES_FOREST,
-)
 # the order two processes take them in: the costliest first (the panels of every subset, or of every
 # target), so that the last one taken is short and neither waits long for the other
 DRAW_ORDER: tuple[str, ...] = (

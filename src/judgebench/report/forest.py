@@ -185,7 +185,7 @@ def forest_subsets(
     for ax in grid.flat[len(pairs) :]:
         ax.set_visible(False)
     axes = list(grid.flat[: len(pairs)])
-    lowest = {id(axes[max(i for i in range(len(pairs)) if i % per_row == col)]) for col in range(per_row)}
+    lowest = {range(col, len(pairs), per_row)[-1] for col in range(per_row)}  # each column's last panel
     ys = {
         (subset, judge): g * (len(judges) + 0.7) + j
         for g, subset in enumerate(subsets)
@@ -194,7 +194,7 @@ def forest_subsets(
     highs: list[float] = [100.0 * limit]
     lows: list[float] = [0.0]
     drawn = False
-    for ax, pair in zip(axes, pairs, strict=True):
+    for at, (ax, pair) in enumerate(zip(axes, pairs, strict=True)):
         dots: list[tuple[float, float, str]] = []
         spans: list[tuple[float, float, float, str]] = []
         for (subset, judge), y in ys.items():
@@ -222,7 +222,7 @@ def forest_subsets(
         # side by side, a panel is titled by its target alone and the figure says the rest
         what = f"{'per subset' if difference else name + ' per subset'}, 95% interval"
         title(ax, pair if per_row > 1 else f"{pair}: {what}")
-        if id(ax) in lowest:
+        if at in lowest:
             ax.set_xlabel(f"{name}, {'pp' if difference else '%'}", fontsize=8)
         else:
             ax.tick_params(axis="x", labelbottom=False)
