@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.assemble import COUNTS
+from judgebench.analysis.assemble import record_columns
 from judgebench.analysis.bootstrap import FloatArray, percentile_interval
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.cells import CELL
@@ -123,15 +123,7 @@ def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSetti
 
 def to_records(table: pd.DataFrame) -> list[MetricRecord]:
     """assemble.to_records as it was: every cell boxed by `to_dict("records")`."""
-    table = table.copy()
-    for col in CORE_FIELDS:
-        if col not in table.columns:
-            table[col] = None
-    for col in COUNTS:
-        if col in table.columns:
-            table[col] = table[col].astype("Int64")
-    table["n"] = table["n"].fillna(0)
-    table["filtered"] = table["filtered"].astype(bool)
+    table = record_columns(table)
     plain = table.astype(object).where(table.notna(), None)
     extras = [c for c in table.columns if c not in CORE_FIELDS]
     out = []
