@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -72,32 +71,12 @@ def parse_pieces(
     lines), with the byte offset of each of its lines."""
     opts = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     read = pa_json.ReadOptions(block_size=_BLOCK, use_threads=True)
-    for piece, offset, starts in _read_ahead(fh, size):
+    for piece, offset in _pieces(fh, size):
+        starts = line_starts(piece)
         table = pa_json.read_json(pa.BufferReader(pa.py_buffer(piece)), read_options=read, parse_options=opts)
         if table.num_rows != len(starts) - 1:  # two records on one line, or a whitespace-only line
             raise Fallback
         yield table, starts[:-1] + offset
-
-
-Piece = tuple[memoryview, int, np.ndarray[Any, np.dtype[np.int64]]]
-
-
-def _read_ahead(fh: BinaryIO, size: int) -> Iterator[Piece]:
-    """The pieces with their line starts, the next one read and scanned on a thread while pyarrow
-    parses this one: the read and the newline scan release the GIL, and done in turn with the parse
-    they left pyarrow's threads idle (about 1 s of a million-line file). One piece ahead at most; a
-    Fallback raised ahead reaches the caller at that piece."""
-    pieces = _pieces(fh, size)
-
-    def scanned() -> Piece | None:
-        got = next(pieces, None)
-        return None if got is None else (got[0], got[1], line_starts(got[0]))
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jsonl-ahead") as ahead:
-        pending = ahead.submit(scanned)
-        while (current := pending.result()) is not None:
-            pending = ahead.submit(scanned)
-            yield current
 
 
 def selected_records(path: Path, model: type[M], key: str, wanted: Collection[str]) -> list[M] | None:
