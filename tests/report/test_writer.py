@@ -147,6 +147,27 @@ def test_verdict_comes_first_everywhere(written: tuple[Path, str], full_analysis
         assert verdict.status.upper() in terminal
 
 
+def test_the_terminal_gives_each_verdict_its_deciding_checks_and_the_files_every_check(
+    written: tuple[Path, str], full_analysis: Analysis
+) -> None:
+    """A 23-language study has 96 verdicts of eight reasons each (743 terminal lines): the terminal
+    prints, per part that did not pass, the check that decided it; report.md keeps every check."""
+    run, terminal = written
+    flat = " ".join(terminal.split())
+    md = " ".join((run / "report.md").read_text(encoding="utf-8").split())
+    verdicts = full_analysis.readiness
+    assert {v.status for v in verdicts} >= {"fail"} and any(len(v.reasons) > len(v.why) for v in verdicts)
+    for v in verdicts:
+        for reason in v.reasons:
+            assert " ".join(reason.split())[1:] in md  # every check, in the file
+        deciding = {" ".join(r.split()) for r in v.why.values()}
+        assert all(r[1:] in flat for r in deciding)
+    assert ("Every check within its limit." in flat) == any(v.status == "pass" for v in verdicts)
+    decided = {" ".join(r.split())[1:] for v in verdicts for r in v.why.values()}
+    undeciding = {" ".join(r.split())[1:] for v in verdicts for r in v.reasons} - decided
+    assert undeciding and not any(r in flat for r in undeciding)  # a passed check stays in the files
+
+
 def test_tables_show_the_analysis_numbers(written: tuple[Path, str], full_analysis: Analysis) -> None:
     """Spot-check rendered numbers against records: accuracy, flip rate, McNemar b/c, tie-probe share."""
     run, _ = written

@@ -49,7 +49,7 @@ def rich_table(table: Table, title: str | None = None, *, compact: bool = True) 
         title_style="bold",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        caption=table.caption,
+        caption=(table.terminal_caption or table.caption) if compact else table.caption,
         caption_justify="left",
     )
     for i in keep:

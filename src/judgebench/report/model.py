@@ -21,7 +21,8 @@ class Cell:
 
     text: str
     style: Style | None = None
-    short: str | None = None  # the value without its interval, for narrow terminal columns
+    # the terminal's shorter form: a value without its interval, a verdict's deciding reasons only
+    short: str | None = None
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Table:
     detail_columns: frozenset[str] = frozenset()
     # columns the terminal shows without their interval (Cell.short)
     short_columns: frozenset[str] = frozenset()
+    # the caption the terminal prints instead, where its short cells need saying so
+    terminal_caption: str | None = None
 
     def alignment(self, index: int) -> Align:
         return "left" if index < self.left else "right"

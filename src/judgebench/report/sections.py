@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis
+from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis, ReadinessVerdict
 from judgebench.records import Metric
 from judgebench.report.cells import count, judge_cell, n_cell, pct, points, value_cell
 from judgebench.report.index import MetricIndex
@@ -91,7 +91,7 @@ def _readiness(analysis: Analysis) -> Section:
             Cell(v.status.upper(), v.status),
             Cell(v.baseline, v.baseline),
             Cell(v.invariance, v.invariance),
-            Cell("\n".join(_sentence(r) for r in v.reasons) if v.reasons else DASH),
+            Cell("\n".join(_sentence(r) for r in v.reasons) if v.reasons else DASH, short=_deciding(v)),
         ]
         for v in analysis.readiness
     ]
@@ -102,8 +102,25 @@ def _readiness(analysis: Analysis) -> Section:
     caption += f"{pct(settings.max_position_increase)} points, en position inconsistency "
     caption += f"{pct(settings.max_position_inconsistency)}%, accuracy above {pct(settings.chance)}%."
     columns = ["Judge", "Target", "Verdict", "Baseline (en)", "Invariance", "Why"]
-    section.tables.append(Table(columns, rows, left=6, caption=caption))
+    terse = caption + (
+        " Why: the check that decided each part that did not pass; every check, with its numbers, is in "
+        "report.md and report.html."
+    )
+    section.tables.append(
+        Table(
+            columns, rows, left=6, caption=caption, short_columns=frozenset({"Why"}), terminal_caption=terse
+        )
+    )
     return section
+
+
+def _deciding(verdict: ReadinessVerdict) -> str:
+    """A verdict's reasons as the terminal gives them: per part that did not pass, the one check that
+    decided it (a 23-language study has 96 verdicts of eight reasons each)."""
+    lines = [f"{part.capitalize()}: {_sentence(reason)}" for part, reason in verdict.why.items()]
+    if not verdict.complete:
+        lines.append("Incomplete run: no pass until every planned call is answered.")
+    return "\n".join(lines) if lines else "Every check within its limit."
 
 
 def incomplete_note(analysis: Analysis) -> str | None:
