@@ -13,9 +13,11 @@ the same way), `judgebench report --run R` (cold, then again with the columnar c
 `judgebench bbe --run R --tau 0.5 --delta 0.01 --alpha auto`; prints wall, CPU, peak RSS, bytes of
 RSS per judgment, each command's ratio to the bare pass, report.html's size, and (when chromium is
 installed) how long headless Chromium takes to load and lay out the page. The last line gives the
-growth exponent of wall time over the sizes run. Usage:
+growth exponent of wall time over the sizes run. With `--repeat N` every command runs once a round
+for N rounds (the cold report after removing the columnar caches): the medians, the peak RSS over
+the rounds, and the range of each round's own ratio to its bare pass. Usage:
 
-    python scripts/bench_scale.py [--sizes 13k,134k,1m] [--keep DIR] [--json]
+    python scripts/bench_scale.py [--sizes 13k,134k,1m] [--repeat 3] [--keep DIR] [--json]
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import json
 import math
 import os
 import random
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,6 +75,7 @@ def make_run(root: Path, items: int, conditions: list[str], seed: int = 0) -> Pa
                 row = {"item_id": item_id, "condition": cond, "instruction": "问 " + item_id}
                 fh.write(json.dumps(row | {"output_1": "甲", "output_2": "乙"}, ensure_ascii=False) + "\n")
     run = root / "run"
+    shutil.rmtree(run, ignore_errors=True)  # a kept run of an earlier benchmark: built afresh
     _cli(
         "translate",
         "--run",
@@ -93,11 +98,13 @@ def make_run(root: Path, items: int, conditions: list[str], seed: int = 0) -> Pa
 
 
 def _template_lines(path: Path) -> dict[str, dict[str, Any]]:
-    """One real judgment per kind, as the sim judge wrote it (its shape and size)."""
+    """One real judgment per kind, as the sim judge wrote it (its shape and size), read a line at a
+    time: this process must stay small (see `measure`)."""
     out: dict[str, dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        rec = json.loads(line)
-        out.setdefault(rec["kind"], rec)
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            out.setdefault(rec["kind"], rec)
     return out
 
 
@@ -167,7 +174,16 @@ BARE = (
 
 
 def measure(argv: list[str], cwd: Path) -> dict[str, float]:
-    """Wall, CPU (user + system) and peak RSS of one child process."""
+    """Wall, CPU (user + system) and peak RSS of one child process (and the children it waited for).
+
+    Linux counts in a child's peak RSS the peak of the process that spawned it (the memory it had
+    when the child was forked and exec'd): this process must stay small, or every figure is at least
+    its size. It refuses to measure once its own peak passes 200 MB."""
+    own_peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if own_peak_mb > 200:
+        raise SystemExit(
+            f"the benchmark itself peaked at {own_peak_mb:.0f} MB: its children's RSS would be off"
+        )
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -191,7 +207,29 @@ def chromium_load(page: Path) -> float | None:
         return time.perf_counter() - start
 
 
-def bench_size(name: str, root: Path) -> dict[str, Any]:
+def _cold(run: Path) -> None:
+    """Remove the derived columnar caches beside the logs, so that the next report reads them cold."""
+    for log in ("judgments.jsonl", "plan.jsonl"):
+        (run / f"{log}.table.parquet").unlink(missing_ok=True)
+
+
+def _summary(rounds: list[dict[str, float]], bare: list[dict[str, float]]) -> dict[str, Any]:
+    """A command over the rounds: its median wall and CPU, its peak RSS, and its ratio to the bare
+    pass (the medians' ratio, and the range of each round's own ratio: a round's two processes ran
+    minutes apart at most, so a machine that drifts over the benchmark moves both)."""
+    walls = [r["wall_s"] for r in rounds]
+    ratios = [r["wall_s"] / b["wall_s"] for r, b in zip(rounds, bare, strict=True)]
+    return {
+        "wall_s": statistics.median(walls),
+        "cpu_s": statistics.median(r["cpu_s"] for r in rounds),
+        "rss_mb": max(r["rss_mb"] for r in rounds),
+        "ratio": statistics.median(walls) / statistics.median(b["wall_s"] for b in bare),
+        "walls_s": walls,
+        "round_ratios": ratios,
+    }
+
+
+def bench_size(name: str, root: Path, repeat: int = 1) -> dict[str, Any]:
     items, conditions = SIZES[name]
     run = make_run(root / name, items, conditions)
     # the run was written a moment ago: let the kernel write it out first, so that neither the bare
@@ -202,36 +240,30 @@ def bench_size(name: str, root: Path) -> dict[str, Any]:
         judgments = sum(1 for _ in fh)
     size = (run / "judgments.jsonl").stat().st_size
     py = sys.executable
-    bare = measure([py, "-c", BARE, str(run / "judgments.jsonl")], cwd=root)
-    report = measure([py, "-m", "judgebench", "report", "--run", str(run)], cwd=root)
-    # again, as a user re-running the report with other settings: the columnar cache is warm
-    warm = measure([py, "-m", "judgebench", "report", "--run", str(run)], cwd=root)
-    bbe = measure(
-        [
-            py,
-            "-m",
-            "judgebench",
-            "bbe",
-            "--run",
-            str(run),
-            "--tau",
-            "0.5",
-            "--delta",
-            "0.01",
-            "--alpha",
-            "auto",
-        ],
-        cwd=root,
-    )
+    report_argv = [py, "-m", "judgebench", "report", "--run", str(run)]
+    bbe_argv = [py, "-m", "judgebench", "bbe", "--run", str(run), "--tau", "0.5", "--delta", "0.01"]
+    bbe_argv += ["--alpha", "auto"]
+    # in rounds, each command once a round: a noisy shared machine moves every command of a round
+    taken: dict[str, list[dict[str, float]]] = {"bare": [], "report": [], "report_again": [], "bbe": []}
+    for _ in range(repeat):
+        taken["bare"].append(measure([py, "-c", BARE, str(run / "judgments.jsonl")], cwd=root))
+        _cold(run)
+        taken["report"].append(measure(report_argv, cwd=root))
+        # again, as a user re-running the report with other settings: the columnar cache is warm
+        taken["report_again"].append(measure(report_argv, cwd=root))
+        taken["bbe"].append(measure(bbe_argv, cwd=root))
+    bare = taken["bare"]
+    report = _summary(taken["report"], bare)
     html = run / "report.html"
     return {
         "size": name,
         "judgments": judgments,
         "bytes_per_line": round(size / judgments),
-        "bare": bare,
-        "report": report | {"ratio": report["wall_s"] / bare["wall_s"]},
-        "report_again": warm | {"ratio": warm["wall_s"] / bare["wall_s"]},
-        "bbe": bbe | {"ratio": bbe["wall_s"] / bare["wall_s"]},
+        "rounds": repeat,
+        "bare": _summary(bare, bare),
+        "report": report,
+        "report_again": _summary(taken["report_again"], bare),
+        "bbe": _summary(taken["bbe"], bare),
         "report_rss_bytes_per_judgment": report["rss_mb"] * 2**20 / judgments,
         "html_mb": html.stat().st_size / 2**20 if html.exists() else None,
         "chromium_s": chromium_load(html) if html.exists() else None,
@@ -253,7 +285,12 @@ def main() -> None:
     ap.add_argument("--sizes", default="13k,134k,1m", help=f"comma-separated from {', '.join(SIZES)}")
     ap.add_argument("--keep", type=Path, help="build the runs here and keep them")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="rounds of every command (medians, with each round's ratio)"
+    )
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
     names = [s.strip() for s in args.sizes.split(",") if s.strip()]
     unknown = [n for n in names if n not in SIZES]
     if unknown:
@@ -262,7 +299,7 @@ def main() -> None:
     rows = []
     try:
         for name in names:
-            row = bench_size(name, root)
+            row = bench_size(name, root, args.repeat)
             rows.append(row)
             if not args.json:
                 _print_row(row)
@@ -270,7 +307,7 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
     load = os.getloadavg()
-    summary = {
+    summary: dict[str, Any] = {
         "rows": rows,
         "growth_report": _growth(rows, "report"),
         "growth_bbe": _growth(rows, "bbe"),
@@ -290,19 +327,30 @@ def _fmt(x: float | None) -> str:
 
 
 def _print_row(r: dict[str, Any]) -> None:
-    print(f"{r['size']}: {r['judgments']:,} judgments ({r['bytes_per_line']} B a line)")
+    rounds = f", median of {r['rounds']} rounds" if r["rounds"] > 1 else ""
+    print(f"{r['size']}: {r['judgments']:,} judgments ({r['bytes_per_line']} B a line{rounds})")
     b = r["bare"]
-    print(f"  json.loads pass  {b['wall_s']:7.2f} s wall {b['cpu_s']:7.2f} s CPU {b['rss_mb']:7.0f} MB")
+    print(
+        f"  json.loads pass  {b['wall_s']:7.2f} s wall {b['cpu_s']:7.2f} s CPU {b['rss_mb']:7.0f} MB"
+        + _spread(b)
+    )
     for what in ("report", "report_again", "bbe"):
         m = r[what]
+        ratios = m["round_ratios"]
+        each = f" (rounds {min(ratios):.2f}-{max(ratios):.2f}x)" if len(ratios) > 1 else ""
         print(
             f"  {what:<16} {m['wall_s']:7.2f} s wall {m['cpu_s']:7.2f} s CPU {m['rss_mb']:7.0f} MB"
-            f"  {m['ratio']:.2f}x the bare pass"
+            f"  {m['ratio']:.2f}x the bare pass{each}{_spread(m)}"
         )
     print(
         f"  report RSS per judgment {r['report_rss_bytes_per_judgment']:.0f} B; report.html "
         f"{_fmt(r['html_mb'])} MB; chromium loads it in {_fmt(r['chromium_s'])} s"
     )
+
+
+def _spread(m: dict[str, Any]) -> str:
+    walls = m["walls_s"]
+    return f"; walls {min(walls):.2f}-{max(walls):.2f} s" if len(walls) > 1 else ""
 
 
 if __name__ == "__main__":
