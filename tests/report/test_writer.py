@@ -168,6 +168,21 @@ def test_the_terminal_gives_each_verdict_its_deciding_checks_and_the_files_every
     assert undeciding and not any(r in flat for r in undeciding)  # a passed check stays in the files
 
 
+def test_a_verdict_without_a_deciding_check_keeps_every_reason_in_the_terminal(
+    full_analysis: Analysis,
+) -> None:
+    """A fail that names no deciding check (a verdict from elsewhere, an older readiness) is never
+    shortened to the pass's line: the terminal prints all its reasons."""
+    failed = next(v for v in full_analysis.readiness if v.status == "fail")
+    bare = failed.model_copy(update={"why": {}})
+    analysis = full_analysis.model_copy(update={"readiness": [bare]})
+    console = Console(record=True, width=220)
+    print_sections(console, build_sections(analysis))
+    flat = " ".join(console.export_text().split())
+    assert "Every check within its limit." not in flat
+    assert all(" ".join(r.split())[1:] in flat for r in failed.reasons)
+
+
 def test_tables_show_the_analysis_numbers(written: tuple[Path, str], full_analysis: Analysis) -> None:
     """Spot-check rendered numbers against records: accuracy, flip rate, McNemar b/c, tie-probe share."""
     run, _ = written

@@ -116,11 +116,16 @@ def _readiness(analysis: Analysis) -> Section:
 
 def _deciding(verdict: ReadinessVerdict) -> str:
     """A verdict's reasons as the terminal gives them: per part that did not pass, the one check that
-    decided it (a 23-language study has 96 verdicts of eight reasons each)."""
+    decided it (a 23-language study has 96 verdicts of eight reasons each). A verdict that did not
+    pass and names no deciding check keeps every reason: the terminal never reads as a pass."""
+    if verdict.status == "pass":
+        return "Every check within its limit."
+    if not verdict.why:
+        return "\n".join(_sentence(r) for r in verdict.reasons) or DASH
     lines = [f"{part.capitalize()}: {_sentence(reason)}" for part, reason in verdict.why.items()]
     if not verdict.complete:
         lines.append("Incomplete run: no pass until every planned call is answered.")
-    return "\n".join(lines) if lines else "Every check within its limit."
+    return "\n".join(lines)
 
 
 def incomplete_note(analysis: Analysis) -> str | None:
