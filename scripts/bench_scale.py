@@ -208,7 +208,10 @@ def chromium_load(page: Path) -> float | None:
 
 
 def _cold(run: Path) -> None:
-    """Remove the derived columnar caches beside the logs, so that the next report reads them cold."""
+    """Remove the derived columnar caches beside the logs, so that the next report reads them cold.
+    The name is judgment_table.cache_path's, written out rather than imported: importing judgebench
+    would load pyarrow into this process, and its memory would count in every child's peak RSS
+    (tests/test_bench_scale.py checks the two agree)."""
     for log in ("judgments.jsonl", "plan.jsonl"):
         (run / f"{log}.table.parquet").unlink(missing_ok=True)
 

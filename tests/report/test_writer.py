@@ -163,6 +163,7 @@ def test_the_terminal_gives_each_verdict_its_deciding_checks_and_the_files_every
         deciding = {" ".join(r.split()) for r in v.why.values()}
         assert all(r[1:] in flat for r in deciding)
     assert ("Every check within its limit." in flat) == any(v.status == "pass" for v in verdicts)
+    assert not full_analysis.completeness.complete and "Incomplete run: no pass until every" in flat
     decided = {" ".join(r.split())[1:] for v in verdicts for r in v.why.values()}
     undeciding = {" ".join(r.split())[1:] for v in verdicts for r in v.reasons} - decided
     assert undeciding and not any(r in flat for r in undeciding)  # a passed check stays in the files
@@ -181,6 +182,26 @@ def test_a_verdict_without_a_deciding_check_keeps_every_reason_in_the_terminal(
     flat = " ".join(console.export_text().split())
     assert "Every check within its limit." not in flat
     assert all(" ".join(r.split())[1:] in flat for r in failed.reasons)
+
+
+def test_a_pass_is_one_line_in_the_terminal_and_every_check_in_the_files(
+    tmp_path: Path, full_analysis: Analysis
+) -> None:
+    """The other side: a passing verdict (planted: the fixture's run is incomplete, so it has none)
+    reads "Every check within its limit." in the terminal, its checks only in report.md."""
+    failed = next(v for v in full_analysis.readiness if v.status == "fail")
+    passed = failed.model_copy(
+        update={"status": "pass", "baseline": "pass", "invariance": "pass", "why": {}, "complete": True}
+    )
+    analysis = full_analysis.model_copy(update={"readiness": [passed]})
+    console = Console(record=True, width=220)
+    paths = write_report(RunDir(tmp_path), analysis, html=False)
+    print_sections(console, paths.sections)
+    flat = " ".join(console.export_text().split())
+    md = " ".join(paths.report_md.read_text(encoding="utf-8").split())
+    assert "Every check within its limit." in flat and "Every check within its limit." not in md
+    for reason in passed.reasons:
+        assert " ".join(reason.split())[1:] in md and " ".join(reason.split())[1:] not in flat
 
 
 def test_tables_show_the_analysis_numbers(written: tuple[Path, str], full_analysis: Analysis) -> None:

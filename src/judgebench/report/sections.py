@@ -91,7 +91,7 @@ def _readiness(analysis: Analysis) -> Section:
             Cell(v.status.upper(), v.status),
             Cell(v.baseline, v.baseline),
             Cell(v.invariance, v.invariance),
-            Cell("\n".join(_sentence(r) for r in v.reasons) if v.reasons else DASH, short=_deciding(v)),
+            _why_cell(v),
         ]
         for v in analysis.readiness
     ]
@@ -114,18 +114,17 @@ def _readiness(analysis: Analysis) -> Section:
     return section
 
 
-def _deciding(verdict: ReadinessVerdict) -> str:
-    """A verdict's reasons as the terminal gives them: per part that did not pass, the one check that
-    decided it (a 23-language study has 96 verdicts of eight reasons each). A verdict that did not
-    pass and names no deciding check keeps every reason: the terminal never reads as a pass."""
+def _why_cell(verdict: ReadinessVerdict) -> Cell:
+    """Every reason (the files), and the terminal's short form: per part that did not pass, the one
+    check that decided it (a 23-language study has 96 verdicts of eight reasons each). A verdict that
+    did not pass and names no deciding check keeps every reason there too: it never reads as a pass."""
+    every = "\n".join(_sentence(r) for r in verdict.reasons) or DASH
     if verdict.status == "pass":
-        return "Every check within its limit."
-    if not verdict.why:
-        return "\n".join(_sentence(r) for r in verdict.reasons) or DASH
+        return Cell(every, short="Every check within its limit.")
     lines = [f"{part.capitalize()}: {_sentence(reason)}" for part, reason in verdict.why.items()]
-    if not verdict.complete:
+    if lines and not verdict.complete:
         lines.append("Incomplete run: no pass until every planned call is answered.")
-    return "\n".join(lines)
+    return Cell(every, short="\n".join(lines) or every)
 
 
 def incomplete_note(analysis: Analysis) -> str | None:
