@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,61 @@ def test_items_in_one_run_only_are_counted(runs: dict[str, Path], tmp_path: Path
     assert len(cov["items_only_a"]) == cov["items_only_a_total"] == ITEMS // 5 and cov["units_only_b"] == 0
     assert cov["units_only_a"] == len(lines) - len(kept)
     assert f"items only in A: {ITEMS // 5}, only in B: 0" in (tmp_path / "out" / "compare.md").read_text()
+
+
+def _copy_run(run: Path, to: Path) -> Path:
+    shutil.copytree(run, to, ignore=shutil.ignore_patterns("compare-*", "*.parquet", "*.arrow"))
+    return to
+
+
+def test_a_run_whose_every_call_failed_is_no_evidence_and_fails_the_gate(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Run B got no answer at all: 0 compared in every row is not a pass but a gate failure."""
+    failed = _copy_run(runs["day2"], tmp_path / "failed")
+    records = [json.loads(x) for x in (failed / "judgments.jsonl").read_text().splitlines()]
+    for record in records:
+        record.update(raw=None, winner=None, verdict=None, parse_error=None, error="HTTP 500 after 3 tries")
+    (failed / "judgments.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records))
+    code, out = _compare(runs["day1"], failed, "--gate", "--out", tmp_path / "out")
+    assert code == ExitCode.GATE_FAIL, out
+    assert "GATE FAIL" in out and "GATE PASS" not in out
+    doc = json.loads((tmp_path / "out" / "compare.json").read_text())
+    pairs = [r for r in doc["drift"] if r["kind"] == "pair"]
+    assert pairs and all(r["compared"] == 0 and r["gate_flip"] == "no evidence" for r in pairs)
+    assert any("no evidence: 0 compared" in reason for reason in doc["gate_reasons"])
+    # without a gate the same comparison is reported, exit 0
+    code, out = _compare(runs["day1"], failed, "--out", tmp_path / "plain")
+    assert code == ExitCode.OK, out
+
+
+def _with_dataset_checksum(run: Path, checksum: str) -> None:
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["dataset"]["checksum"]  # the run records its dataset
+    manifest["dataset"]["checksum"] = checksum
+    manifest["dataset"]["conditions"] = {"en": checksum}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_runs_over_different_datasets_are_refused_unless_allowed(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Another dataset whose ids (and gold labels) coincide: the manifests' checksums differ, so the
+    items are not the same items. Refused, naming both manifests; compared with the flag, said so."""
+    other = _copy_run(runs["day2"], tmp_path / "other-data")
+    _with_dataset_checksum(other, "f" * 64)
+    code, out = _compare(runs["day1"], other, "--gate")
+    flat = " ".join(out.split())
+    assert code == ExitCode.ERROR, out
+    assert "different items, even where their ids coincide" in flat and "--allow-different-datasets" in flat
+    assert "day1/manifest.json and" in flat and "checksum ffffffffffff" in flat
+    code, out = _compare(runs["day1"], other, "--gate", "--allow-different-datasets", "--out", tmp_path / "o")
+    assert code == ExitCode.OK, out
+    assert "Different datasets" in " ".join(out.split())
+    doc = json.loads((tmp_path / "o" / "compare.json").read_text())
+    assert doc["different_datasets"] is True and doc["dataset_b"]["checksum"] == "f" * 64
+    assert "Different datasets" in (tmp_path / "o" / "compare.md").read_text()
+    # the same dataset (the same checksum): compared as before, no flag needed, nothing said
+    code, out = _compare(runs["day1"], runs["day2"], "--out", tmp_path / "same")
+    assert code == ExitCode.OK and "Different datasets" not in out
+    assert json.loads((tmp_path / "same" / "compare.json").read_text())["different_datasets"] is False

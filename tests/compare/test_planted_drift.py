@@ -7,9 +7,16 @@ from the simulated judge's own draws), so 60 seed pairs cost seconds."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
 import pytest
 
-from judgebench.compare.drift import apply_gate, drift_rows
+from judgebench.analysis.stats import mcnemar_exact_many
+from judgebench.compare.drift import apply_gate, clustered_mcnemar, drift_row, drift_rows
 from judgebench.compare.model import Drift, GateSettings
 from judgebench.compare.pairing import match_judges, pair_runs
 from judgebench.models.sim import load_scenario
@@ -18,6 +25,7 @@ from tests.compare.conftest import Side, sim_side
 SEEDS = 60
 ITEMS = 150
 GATE = GateSettings(flip_rate=0.10, mcnemar_alpha=0.05)
+AUDIT = Path(__file__).resolve().parents[2] / "scripts" / "audit_compare.py"
 
 
 def _rows(a: Side, b: Side) -> list[Drift]:
@@ -95,3 +103,49 @@ def test_a_changed_judge_is_reported_and_fails_the_gate_every_seed(changed: str)
             assert {"en", "zh", "ls"} <= failing, (seed, failing)
             en = next(r for r in rows if r.condition == "en")
             assert (en.position_a_b or 0) > (en.position_a_a or 0) + 0.1
+
+
+def _audit() -> ModuleType:
+    """scripts/audit_compare.py, whose simulation of item-level change the gate is held to."""
+    spec = importlib.util.spec_from_file_location("audit_compare", AUDIT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("audit_compare", module)  # its dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pooled_gate(audit: ModuleType, sim: object, reps: int, seed: int) -> tuple[int, int]:
+    """Over `reps` seeded pairs of runs: how often the McNemar gate at 0.05 fails on the pooled row,
+    and how often the unit-level exact McNemar it replaced would have. Vectorised: the gate's p is
+    `clustered_mcnemar` of each item's right -> wrong minus wrong -> right (the first pairs go through
+    `drift_row` and `apply_gate` whole, to hold the gate to that)."""
+    right_a, right_b = audit.correctness(np.random.default_rng(seed), sim, reps)
+    diffs = (right_a & ~right_b).sum(axis=2) - (~right_a & right_b).sum(axis=2)
+    p = np.array([clustered_mcnemar(d) for d in diffs])
+    b, c = (right_a & ~right_b).sum(axis=(1, 2)), (~right_a & right_b).sum(axis=(1, 2))
+    for k in range(5):
+        row = drift_row(audit.paired_units(right_a[k], right_b[k], sim), ("a", "b", "pair", "all"), 0.95)
+        assert (row.right_to_wrong, row.wrong_to_right) == (b[k], c[k])
+        assert row.mcnemar_p == pytest.approx(p[k], abs=1e-12)
+        assert bool(apply_gate([row], GateSettings(mcnemar_alpha=0.05), 0.95)) == (p[k] < 0.05)
+    return int((p < 0.05).sum()), int((mcnemar_exact_many(b, c) < 0.05).sum())
+
+
+def test_an_unchanged_judge_with_item_level_change_passes_the_mcnemar_gate_at_its_level() -> None:
+    """Item-level run-to-run change (an item redrawn in both orders and all three conditions, 10% of
+    items a run, plus 3% of calls): the unit-level exact McNemar rejected about a quarter of these
+    unchanged judges; the item-clustered test the gate reads holds about 5% (seeded: 200 pairs)."""
+    audit = _audit()
+    sim = audit.Drift2Runs(items=200, conditions=("en", "zh", "ls"))
+    gate_failed, units_rejected = _pooled_gate(audit, sim, reps=200, seed=40)
+    assert gate_failed <= 13, f"the gate failed {gate_failed} of 200 unchanged judges (6.5% is 13)"
+    assert units_rejected >= 30, "the simulation no longer has item-level change: it tests nothing"
+
+
+def test_a_real_drop_in_accuracy_fails_the_mcnemar_gate() -> None:
+    """The other side: 10 points lost on the same items fails the gate in (nearly) every pair."""
+    audit = _audit()
+    sim = audit.Drift2Runs(items=200, conditions=("en", "zh", "ls"), drop=0.10)
+    gate_failed, _ = _pooled_gate(audit, sim, reps=20, seed=41)
+    assert gate_failed >= 19, f"a 10-point drop passed the gate in {20 - gate_failed} of 20 pairs"

@@ -18,12 +18,13 @@ from judgebench import __version__, defaults
 from judgebench.api.datasets import run_folder
 from judgebench.compare.changes import changed_mask, changed_units
 from judgebench.compare.drift import apply_gate, drift_rows
-from judgebench.compare.model import ChangedUnit, CompareDoc, GateSettings, JudgeMatch
+from judgebench.compare.model import ChangedUnit, CompareDoc, DatasetRef, Drift, GateSettings, JudgeMatch
 from judgebench.compare.outputs import CHANGED_JSONL, write_compare
 from judgebench.compare.pairing import Side, match_judges, pair_runs
 from judgebench.compare.sections import compare_sections
-from judgebench.errors import RunDirError
+from judgebench.errors import InputError, RunDirError
 from judgebench.judgment_table import JudgmentTable, read_judgment_table
+from judgebench.records.manifest import DatasetEntry
 from judgebench.records.numbers import USER_NUMBERS, Share
 from judgebench.report.model import Section
 from judgebench.rundir import JUDGMENTS, REPORT_HTML, RunDir, now_iso
@@ -43,6 +44,8 @@ class CompareRequest(BaseModel):
     gate_mcnemar: Alpha | None = None
     confidence: Annotated[float, Field(ge=0.5, le=0.999, allow_inf_nan=False)] = defaults.COMPARE_CONFIDENCE
     out: Path | None = None
+    # compare runs whose manifests record different datasets (ids that merely coincide), said so
+    allow_different_datasets: bool = False
 
 
 class CompareResult(BaseModel):
@@ -112,6 +115,57 @@ def _notes(matches: list[JudgeMatch], a: Side, b: Side) -> list[str]:
     return notes
 
 
+def _dataset(run: RunDir) -> tuple[DatasetRef, DatasetEntry | None]:
+    manifest = run.load_manifest() if run.exists() else None
+    entry = manifest.dataset if manifest is not None else None
+    return DatasetRef(spec=entry.spec if entry else None, checksum=entry.checksum if entry else None), entry
+
+
+def _dataset_notes(ra: RunDir, rb: RunDir, allow: bool) -> tuple[DatasetRef, DatasetRef, bool, list[str]]:
+    """Both runs' datasets as their manifests record them. Different checksums mean different items,
+    whatever their ids: refused, unless `allow` (then said in the notes). A run that records no
+    dataset is matched by item id only, and the notes say so."""
+    (ref_a, entry_a), (ref_b, entry_b) = _dataset(ra), _dataset(rb)
+    notes = [
+        f"Run {which} ({run.path}) records no dataset checksum: its items are matched by id only."
+        for which, run, ref in (("A", ra, ref_a), ("B", rb, ref_b))
+        if not ref.checksum
+    ]
+    if entry_a is None or entry_b is None or not (entry_a.checksum and entry_b.checksum):
+        return ref_a, ref_b, False, notes
+    if entry_a.same_data(entry_b) or entry_b.same_data(entry_a):
+        return ref_a, ref_b, False, notes
+    what = (
+        f"run A's manifest records dataset '{entry_a.spec}' (checksum {entry_a.checksum[:12]}), run B's "
+        f"'{entry_b.spec}' (checksum {entry_b.checksum[:12]})"
+    )
+    if not allow:
+        raise InputError(
+            f"{what}: different items, even where their ids coincide; compare runs over the same "
+            "dataset, or pass --allow-different-datasets to pair their items by id anyway",
+            path=f"{ra.manifest_path} and {rb.manifest_path}",
+        )
+    notes.insert(
+        0,
+        f"**Different datasets**: {what}; compared anyway (--allow-different-datasets), items paired "
+        "by id: a change here may be a change of item, not of judge.",
+    )
+    return ref_a, ref_b, True, notes
+
+
+def _unpaired_matches(matches: list[JudgeMatch], rows: list[Drift], gate: GateSettings) -> list[str]:
+    """A matched judge pair with no pair unit in both runs has no row to gate: under a gate, no
+    evidence is a failure, not a pass."""
+    if gate.flip_rate is None and gate.mcnemar_alpha is None:
+        return []
+    seen = {(r.judge_a, r.judge_b) for r in rows if r.kind == "pair"}
+    return [
+        f"{m.label}: no evidence: no pair unit (item, condition, order) is in both runs"
+        for m in matches
+        if (m.judge_a, m.judge_b) not in seen
+    ]
+
+
 def compare_runs(
     run_a: str | Path | RunDir, run_b: str | Path | RunDir, req: CompareRequest
 ) -> CompareResult:
@@ -119,11 +173,12 @@ def compare_runs(
     ra, rb = run_folder(run_a), run_folder(run_b)
     a, table_a = _side(ra, "A")
     b, table_b = _side(rb, "B")
+    dataset_a, dataset_b, different, dataset_notes = _dataset_notes(ra, rb, req.allow_different_datasets)
     matches = match_judges(a, b, req.judge_a, req.judge_b)
     units, coverage = pair_runs(a, b, matches)
     rows = drift_rows(units, _condition_order(ra, rb), req.confidence)
     gate = GateSettings(flip_rate=req.gate, mcnemar_alpha=req.gate_mcnemar)
-    reasons = apply_gate(rows, gate, req.confidence)
+    reasons = _unpaired_matches(matches, rows, gate) + apply_gate(rows, gate, req.confidence)
     out = req.out if req.out is not None else rb.path / f"compare-{ra.path.resolve().name}"
     changed = units[changed_mask(units)]
     changes = changed_units(
@@ -146,13 +201,16 @@ def compare_runs(
         conditions_a=sorted(set(a.frame["condition"])),
         conditions_b=sorted(set(b.frame["condition"])),
         coverage=coverage,
+        dataset_a=dataset_a,
+        dataset_b=dataset_b,
+        different_datasets=different,
         drift=rows,
         changed=len(changes),
         changed_file=CHANGED_JSONL,
         gate=gate,
         gate_failed=bool(reasons),
         gate_reasons=reasons,
-        notes=_notes(matches, a, b),
+        notes=dataset_notes + _notes(matches, a, b),
     )
     files = write_compare(out, doc, changes)
     return CompareResult(

@@ -67,6 +67,14 @@ def compare_command(
             help="CI gate: exit 4 when correctness changed (exact McNemar, BH-adjusted p below ALPHA).",
         ),
     ] = None,
+    allow_different_datasets: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different-datasets",
+            help="Compare runs whose manifests record different datasets (refused otherwise: their "
+            "items differ even where ids coincide); the output says so.",
+        ),
+    ] = False,
     confidence: Annotated[
         float,
         typer.Option("--confidence", min=0.5, max=0.999, help="Level of every interval."),
@@ -90,6 +98,7 @@ def compare_command(
         gate_mcnemar=gate_mcnemar,
         confidence=confidence,
         out=out,
+        allow_different_datasets=allow_different_datasets,
     )
     result = api.compare_runs(run_a, run_b, request)
     render_compare.comparison(result)

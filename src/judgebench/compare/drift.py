@@ -1,17 +1,21 @@
 """Drift between two runs, computed from their paired units: per judge pair, kind and condition, the
 share of verdicts that changed (with an item-clustered Wilson interval), how they changed, and an
-exact McNemar test of correctness where gold labels exist; then the CI gate over those rows.
+item-clustered McNemar test of correctness where gold labels exist; then the CI gate over those rows.
 
 Why the clustered interval: an item's two orders (and, pooled, its conditions) tend to change
 together, so counting them as independent verdicts would make the interval too narrow and a gate on
 it would fail on noise more often than its level says. The Wilson interval is taken at the effective
 size n / design effect (Kish), the design effect the ratio of the item-clustered variance of the share
 to the binomial one, from the per-item counts (at least 1: 1 when no item has two units, 2 when an
-item's two orders always change together).
+item's two orders always change together). The same holds for correctness: the McNemar test the
+gate reads takes the item, not the unit, as the independent pair (`clustered_mcnemar`); the unit-level
+exact test failed about a quarter of unchanged judges whose changes are item-level
+(scripts/audit_compare.py measures both).
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -41,6 +45,41 @@ def clustered_wilson(
     n_eff = n / deff
     low, high = wilson(p * n_eff, n_eff, confidence)
     return float(low[0]), float(high[0]), deff
+
+
+# the exact sign-flip distribution is computed up to this sum of |b_i - c_i| (about 25M steps of
+# convolution); above it, its normal approximation (the two agree to the third digit long before)
+EXACT_DISCORDANCE = 5000
+
+
+def clustered_mcnemar(diffs: np.ndarray) -> float:
+    """Two-sided p of "no change in accuracy" with the item as the unit: `diffs` holds, per item, its
+    units right in run A and wrong in B minus those wrong in A and right in B (b_i - c_i).
+
+    Why: an item's units (its orders, its conditions) change together, so they are not the independent
+    pairs McNemar's test assumes. With the runs exchangeable within each item (the null: the same judge,
+    twice), each item's difference is as likely negated, so the statistic sum(b_i - c_i) is tested
+    against all its sign flips (the item-level permutation test; Durkalski et al. 2003's clustered
+    McNemar is its normal approximation, the statistic over sqrt(sum (b_i - c_i)^2)). Exact: the
+    distribution of the flips is convolved per distinct |b_i - c_i|; with one unit per item it is the
+    exact McNemar test. 1.0 when no item is discordant."""
+    from scipy import stats as sps
+
+    size = np.abs(np.asarray(diffs, dtype=np.int64))
+    size = size[size > 0]
+    total, observed = int(size.sum()), abs(int(np.asarray(diffs, dtype=np.int64).sum()))
+    if total == 0 or observed == 0:
+        return 1.0
+    if total > EXACT_DISCORDANCE:
+        z = observed / math.sqrt(float(np.sum(size.astype(np.float64) ** 2)))
+        return float(min(1.0, 2 * sps.norm.sf(z)))
+    pmf = np.ones(1)  # over sum(s_i |d_i|) + total, s_i = +-1 (even steps only)
+    for value, count in zip(*np.unique(size, return_counts=True), strict=True):
+        step = np.zeros(2 * int(value) * int(count) + 1)
+        step[:: 2 * int(value)] = sps.binom.pmf(np.arange(int(count) + 1), int(count), 0.5)
+        pmf = np.convolve(pmf, step)
+    upper = float(pmf[total + observed :].sum())  # P(T >= |t|); the flips are symmetric
+    return min(1.0, 2 * upper)
 
 
 def exact_mcnemar(both_right: int, right_to_wrong: int, wrong_to_right: int, both_wrong: int) -> float:
@@ -101,7 +140,14 @@ def drift_row(units: pd.DataFrame, key: tuple[str, str, Kind, str], confidence: 
         row.accuracy_a = float(right_a.mean())
         row.accuracy_b = float(right_b.mean())
         row.right_to_wrong, row.wrong_to_right = b, c
-        row.mcnemar_p = exact_mcnemar(int((right_a & right_b).sum()), b, c, int((~right_a & ~right_b).sum()))
+        per_item = pd.Series(right_a.astype(np.int64) - right_b.astype(np.int64)).groupby(
+            gold["item_id"].to_numpy(dtype=object)
+        ).sum()
+        row.discordant_items = int((per_item != 0).sum())
+        row.mcnemar_p = clustered_mcnemar(per_item.to_numpy())
+        row.mcnemar_p_units = exact_mcnemar(
+            int((right_a & right_b).sum()), b, c, int((~right_a & ~right_b).sum())
+        )
     return row
 
 
@@ -135,18 +181,48 @@ def flip_status(row: Drift, limit: float) -> GateStatus | None:
     return "pass" if row.flip_high <= limit else "within noise"
 
 
+def _who(row: Drift) -> str:
+    return row.judge_a if row.judge_a == row.judge_b else f"{row.judge_a} -> {row.judge_b}"
+
+
+def _no_evidence(row: Drift, gate: GateSettings) -> list[str]:
+    """A gated row with units but nothing to test fails: a run whose every call failed (or that has no
+    gold label, for the McNemar gate) shows no change because it shows nothing, and must not pass."""
+    reasons = []
+    where = f"{_who(row)} {row.condition}"
+    if not row.compared:
+        why = f"none of its {row.units} unit(s) has a verdict in both runs ({row.missing} missing)"
+        if gate.flip_rate is not None:
+            row.gate_flip = "no evidence"
+        if gate.mcnemar_alpha is not None:
+            row.gate_mcnemar = "no evidence"
+        return [f"{where}: no evidence: 0 compared, {why}"]
+    if gate.mcnemar_alpha is not None and row.mcnemar_p is None:
+        row.gate_mcnemar = "no evidence"
+        reasons.append(
+            f"{where}: no evidence for --gate-mcnemar: none of its {row.compared} compared unit(s) has a "
+            "gold label, so a change in accuracy cannot be tested"
+        )
+    return reasons
+
+
 def apply_gate(rows: list[Drift], gate: GateSettings, confidence: float) -> list[str]:
     """Mark every gated row (pairs: each condition and the pooled row; tie-probes are reported, not
-    gated) and return the reasons the gate fails, one line each (empty: it passes). McNemar p-values
-    are adjusted (Benjamini-Hochberg) over the gated rows, always, so the file has them either way."""
-    gated = [r for r in rows if r.kind == "pair" and r.compared]
+    gated) and return the reasons the gate fails, one line each (empty: it passes). The McNemar gate
+    reads the item-clustered p (`clustered_mcnemar`), Benjamini-Hochberg-adjusted over the gated rows,
+    always, so the file has it either way. A row with units and nothing compared fails ("no
+    evidence")."""
+    gated = [r for r in rows if r.kind == "pair" and r.units]
     tested = [r for r in gated if r.mcnemar_p is not None]
     for row, adjusted in zip(tested, bh_adjust([r.mcnemar_p or 1.0 for r in tested]), strict=True):
         row.mcnemar_p_adjusted = float(adjusted)
     reasons: list[str] = []
+    gating = gate.flip_rate is not None or gate.mcnemar_alpha is not None
     for row in gated:
-        who = row.judge_a if row.judge_a == row.judge_b else f"{row.judge_a} -> {row.judge_b}"
-        if gate.flip_rate is not None:
+        who = _who(row)
+        if gating:
+            reasons += _no_evidence(row, gate)
+        if gate.flip_rate is not None and row.compared:
             row.gate_flip = flip_status(row, gate.flip_rate)
             if row.gate_flip == "fail":
                 reasons.append(
@@ -160,7 +236,8 @@ def apply_gate(rows: list[Drift], gate: GateSettings, confidence: float) -> list
             if failed:
                 reasons.append(
                     f"{who} {row.condition}: accuracy {row.accuracy_a:.1%} -> {row.accuracy_b:.1%} "
-                    f"({row.right_to_wrong} right -> wrong, {row.wrong_to_right} wrong -> right), exact "
-                    f"McNemar p = {row.mcnemar_p_adjusted:.2g} (adjusted) is below {gate.mcnemar_alpha}"
+                    f"({row.right_to_wrong} right -> wrong, {row.wrong_to_right} wrong -> right, over "
+                    f"{row.discordant_items} item(s)), item-clustered McNemar p = "
+                    f"{row.mcnemar_p_adjusted:.2g} (adjusted) is below {gate.mcnemar_alpha}"
                 )
     return reasons

@@ -15,7 +15,7 @@ COMPARE_SCHEMA_VERSION = 1
 ALL_CONDITIONS = "all"  # the row that pools a judge pair's conditions (pairs only)
 
 MatchHow = Literal["same name", "one judge each", "named"]
-GateStatus = Literal["pass", "fail", "within noise"]
+GateStatus = Literal["pass", "fail", "within noise", "no evidence"]
 Kind = Literal["pair", "tie_probe"]
 
 
@@ -80,8 +80,13 @@ class Drift(BaseModel):
     accuracy_b: float | None = None
     right_to_wrong: int = 0  # McNemar's b: right in run A, wrong in run B
     wrong_to_right: int = 0  # c
-    mcnemar_p: float | None = None  # exact two-sided (statsmodels)
+    discordant_items: int = 0  # items whose right -> wrong and wrong -> right counts differ
+    # the gate's test: item-clustered (exact sign flips of each item's b_i - c_i; drift.clustered_mcnemar)
+    mcnemar_p: float | None = None
     mcnemar_p_adjusted: float | None = None  # Benjamini-Hochberg over the gated rows
+    # the unit-level exact McNemar (statsmodels), for reference only: it takes an item's units for
+    # independent pairs and rejects far more often than its level when items change as a whole
+    mcnemar_p_units: float | None = None
     gate_flip: GateStatus | None = None
     gate_mcnemar: GateStatus | None = None
 
@@ -119,6 +124,14 @@ class ChangedUnit(BaseModel):
     explorer_b: str | None = None
 
 
+class DatasetRef(BaseModel):
+    """The dataset a run's manifest records (None where it records none: a folder with a bare
+    judgments.jsonl, or an older run)."""
+
+    spec: str | None = None
+    checksum: str | None = None
+
+
 class CompareDoc(BaseModel):
     """compare.json: the two runs, how their judges were matched, what each run holds that the other
     lacks, the drift rows, the gate and its outcome."""
@@ -136,6 +149,10 @@ class CompareDoc(BaseModel):
     conditions_a: list[str]
     conditions_b: list[str]
     coverage: list[Coverage]
+    dataset_a: DatasetRef = Field(default_factory=DatasetRef)
+    dataset_b: DatasetRef = Field(default_factory=DatasetRef)
+    # the manifests record different datasets and --allow-different-datasets compared them anyway
+    different_datasets: bool = False
     drift: list[Drift]
     changed: int
     changed_file: str

@@ -11,7 +11,9 @@ from judgebench.report.model import DASH, Cell, Section, Style, Table, literal
 # compare.md and the terminal list at most this many changed units (the JSONL and CSV hold them all)
 SHOWN_CHANGES = 50
 DRIFT_KEY, GATE_KEY = "compare", "compare-gate"
-_STYLE: dict[GateStatus, Style] = {"pass": "pass", "fail": "fail", "within noise": "inconclusive"}
+_STYLE: dict[GateStatus, Style] = {
+    "pass": "pass", "fail": "fail", "within noise": "inconclusive", "no evidence": "fail"
+}
 
 
 def _pct(value: float | None) -> str:
@@ -30,7 +32,8 @@ def _gate(row: Drift) -> Cell:
     parts = [s for s in (row.gate_flip, row.gate_mcnemar) if s is not None]
     if not parts:
         return Cell(DASH, "muted")
-    worst: GateStatus = "fail" if "fail" in parts else "within noise" if "within noise" in parts else "pass"
+    rank: tuple[GateStatus, ...] = ("fail", "no evidence", "within noise", "pass")
+    worst = next(s for s in rank if s in parts)
     return Cell(worst, _STYLE[worst])
 
 
@@ -72,7 +75,8 @@ def _pair_table(rows: Sequence[Drift], confidence: float) -> Table:
         body,
         title="Verdict changes between the runs (pairs)",
         caption="flip rate: share of verdicts that changed, item-clustered Wilson interval; accuracy: "
-        "strict (tie and invalid are wrong); McNemar: exact, on correctness, BH-adjusted in brackets",
+        "strict (tie and invalid are wrong); McNemar: on correctness with the item as the unit (exact "
+        "sign flips of each item's right -> wrong minus wrong -> right), BH-adjusted in brackets",
         left=2,
         detail_columns=frozenset({"right -> wrong", "wrong -> right", "'A' share A -> B"}),
     )
@@ -136,9 +140,9 @@ def _gate_section(doc: CompareDoc) -> Section | None:
     if doc.gate.flip_rate is not None:
         limits.append(f"a flip rate above {doc.gate.flip_rate:.1%} with confidence (its lower bound)")
     if doc.gate.mcnemar_alpha is not None:
-        limits.append(f"a McNemar p (adjusted) below {doc.gate.mcnemar_alpha}")
+        limits.append(f"an item-clustered McNemar p (adjusted) below {doc.gate.mcnemar_alpha}")
     outcome = "**fail**" if doc.gate_failed else "**pass**"
-    paragraphs = [f"Fails on {' or '.join(limits)}: {outcome}."]
+    paragraphs = [f"Fails on {' or '.join(limits)}, or on a row with nothing compared: {outcome}."]
     paragraphs += [literal(reason) for reason in doc.gate_reasons]
     return Section(GATE_KEY, "Gate", paragraphs=paragraphs, terminal=False)
 
