@@ -106,7 +106,7 @@ def drift_row(units: pd.DataFrame, key: tuple[str, str, Kind, str], confidence: 
     va, vb = done["outcome_a"].astype(str), done["outcome_b"].astype(str)
     changed = (va != vb).to_numpy()
     interval = clustered_wilson(changed, done["item_id"].to_numpy(dtype=object), confidence)
-    moves = Counter(f"{x}->{y}" for x, y in zip(va[changed], vb[changed], strict=True))
+    moves = Counter(f"{x}->{y}" for x, y in zip(va[changed].tolist(), vb[changed].tolist(), strict=True))
     row = Drift(
         judge_a=judge_a,
         judge_b=judge_b,
@@ -140,9 +140,11 @@ def drift_row(units: pd.DataFrame, key: tuple[str, str, Kind, str], confidence: 
         row.accuracy_a = float(right_a.mean())
         row.accuracy_b = float(right_b.mean())
         row.right_to_wrong, row.wrong_to_right = b, c
-        per_item = pd.Series(right_a.astype(np.int64) - right_b.astype(np.int64)).groupby(
-            gold["item_id"].to_numpy(dtype=object)
-        ).sum()
+        per_item = (
+            pd.Series(right_a.astype(np.int64) - right_b.astype(np.int64))
+            .groupby(gold["item_id"].to_numpy(dtype=object))
+            .sum()
+        )
         row.discordant_items = int((per_item != 0).sum())
         row.mcnemar_p = clustered_mcnemar(per_item.to_numpy())
         row.mcnemar_p_units = exact_mcnemar(

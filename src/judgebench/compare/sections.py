@@ -12,7 +12,10 @@ from judgebench.report.model import DASH, Cell, Section, Style, Table, literal
 SHOWN_CHANGES = 50
 DRIFT_KEY, GATE_KEY = "compare", "compare-gate"
 _STYLE: dict[GateStatus, Style] = {
-    "pass": "pass", "fail": "fail", "within noise": "inconclusive", "no evidence": "fail"
+    "pass": "pass",
+    "fail": "fail",
+    "within noise": "inconclusive",
+    "no evidence": "fail",
 }
 
 
