@@ -197,7 +197,7 @@ def test_a_run_whose_every_call_failed_is_no_evidence_and_fails_the_gate(
     (failed / "judgments.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records))
     code, out = _compare(runs["day1"], failed, "--gate", "--out", tmp_path / "out")
     assert code == ExitCode.GATE_FAIL, out
-    assert "GATE FAIL" in out and "GATE PASS" not in out
+    assert "GATE FAIL: some rows had nothing to compare (no evidence)" in out and "GATE PASS" not in out
     doc = json.loads((tmp_path / "out" / "compare.json").read_text())
     pairs = [r for r in doc["drift"] if r["kind"] == "pair"]
     assert pairs and all(r["compared"] == 0 and r["gate_flip"] == "no evidence" for r in pairs)
@@ -237,3 +237,20 @@ def test_runs_over_different_datasets_are_refused_unless_allowed(
     code, out = _compare(runs["day1"], runs["day2"], "--out", tmp_path / "same")
     assert code == ExitCode.OK and "Different datasets" not in out
     assert json.loads((tmp_path / "same" / "compare.json").read_text())["different_datasets"] is False
+
+
+def test_a_judge_pair_with_no_unit_in_both_runs_is_no_evidence(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Two judges matched by name: one shares its units, the other judged other items in run B. The
+    second has no row to gate; under a gate that is a failure, not a silent pass."""
+    lines = [json.loads(x) for x in (runs["day1"] / "judgments.jsonl").read_text().splitlines()]
+    second = [{**x, "judge": "second"} for x in lines]
+    elsewhere = [{**x, "item_id": "elsewhere/" + x["item_id"]} for x in second]
+    for name, records in (("a", lines + second), ("b", lines + elsewhere)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "judgments.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records))
+    code, out = _compare(tmp_path / "a", tmp_path / "b", "--gate", "--out", tmp_path / "out")
+    assert code == ExitCode.GATE_FAIL, out
+    doc = json.loads((tmp_path / "out" / "compare.json").read_text())
+    want = "second: no evidence: no pair unit (item, condition, order) is in both runs"
+    assert doc["gate_reasons"] == [want]
+    assert any("records no dataset checksum" in note for note in doc["notes"])

@@ -55,8 +55,9 @@ def compare_command(
             max=1.0,
             help="CI gate on verdicts that moved: exit 4 when a flip rate between the runs is above "
             "FLIP_RATE with confidence (its interval's lower bound). Not an accuracy gate: measured on "
-            "419 items with 7.5% run-to-run noise, --gate 0.10 catches a 2 / 5 / 10-point accuracy drop "
-            "2% / 40-73% / 100% of the time (the compare guide). A row with nothing compared fails. "
+            "419 items, --gate 0.10 catches a 2 / 5 / 10-point accuracy drop 0% / 0% / 54% of the time "
+            "when 3% of verdicts change between runs of one judge, 2% / 40-73% / 100% at 7.5% (the "
+            "compare guide). A row with nothing compared fails. "
             f"--gate alone: {defaults.COMPARE_GATE_FLIP_RATE}.",
         ),
     ] = None,
@@ -69,8 +70,9 @@ def compare_command(
             max=1.0,
             help="CI gate on accuracy: exit 4 when correctness changed, by a McNemar test with the item "
             "as the unit (exact sign flips per item; BH-adjusted p below ALPHA). Measured on 419 items: "
-            "at 0.05 it fails 4.5% of unchanged judges and catches a 2 / 5 / 10-point drop 26-28% / "
-            "87-96% / 100% of the time. Needs gold labels; a row without any fails (no evidence).",
+            "at 0.05 it fails 3.5-4.5% of unchanged judges and catches a 2 / 5 / 10-point drop "
+            "26-45% / 87-99% / 100% of the time. Needs gold labels; a row without any fails (no "
+            "evidence).",
         ),
     ] = None,
     allow_different_datasets: Annotated[

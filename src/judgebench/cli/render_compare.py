@@ -23,7 +23,10 @@ def comparison(result: CompareResult) -> None:
                 console.print(inline_markup(paragraph), highlight=False)
     if doc.gate.flip_rate is not None or doc.gate.mcnemar_alpha is not None:
         if doc.gate_failed:
-            console.print("[bold red]GATE FAIL[/]: the judge's verdicts changed beyond the limit")
+            blind = sum(": no evidence" in reason for reason in doc.gate_reasons)
+            why = [] if blind == len(doc.gate_reasons) else ["the judge's verdicts changed beyond the limit"]
+            why += ["some rows had nothing to compare (no evidence)"] if blind else []
+            console.print(f"[bold red]GATE FAIL[/]: {'; '.join(why)}")
             for reason in doc.gate_reasons:
                 console.print(f"  {escape(reason)}", highlight=False, soft_wrap=True)
         else:
