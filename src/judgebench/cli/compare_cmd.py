@@ -55,7 +55,7 @@ def compare_command(
             max=1.0,
             help="CI gate on verdicts that moved: exit 4 when a flip rate between the runs is above "
             "FLIP_RATE with confidence (its interval's lower bound). Not an accuracy gate: measured on "
-            "419 items, --gate 0.10 catches a 2 / 5 / 10-point accuracy drop 0% / 0% / 54% of the time "
+            "419 items, a 10% limit catches a 2 / 5 / 10-point accuracy drop 0% / 0% / 54% of the time "
             "when 3% of verdicts change between runs of one judge, 2% / 40-73% / 100% at 7.5% (the "
             "compare guide). A row with nothing compared fails. "
             f"--gate alone: {defaults.COMPARE_GATE_FLIP_RATE}.",
