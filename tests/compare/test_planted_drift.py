@@ -8,6 +8,7 @@ from the simulated judge's own draws), so 60 seed pairs cost seconds."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -149,3 +150,16 @@ def test_a_real_drop_in_accuracy_fails_the_mcnemar_gate() -> None:
     sim = audit.Drift2Runs(items=200, conditions=("en", "zh", "ls"), drop=0.10)
     gate_failed, _ = _pooled_gate(audit, sim, reps=20, seed=41)
     assert gate_failed >= 19, f"a 10-point drop passed the gate in {20 - gate_failed} of 20 pairs"
+
+
+def test_the_audit_script_runs_the_gates_and_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """scripts/audit_compare.py end to end, small: a 30-point drop on 60 items fails both gates in
+    every replicate; the same judge twice fails the flip gate in none."""
+    audit = _audit()
+    argv = ["--items", "60", "--reps", "4", "--drops", "0,30", "--drop-levels", "unit", "--json"]
+    assert audit.main(argv) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert [(x["drop"], x["drop_level"], x["reps"]) for x in lines] == [(0.0, "unit", 4), (0.3, "unit", 4)]
+    same, dropped = lines
+    assert same["flip"] == 0.0 and dropped["mcnemar_clustered"] == dropped["flip"] == 1.0
+    assert 0 <= same["mcnemar_clustered_low"] <= same["mcnemar_clustered"] <= same["mcnemar_clustered_high"]

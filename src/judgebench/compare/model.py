@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-COMPARE_SCHEMA_VERSION = 1
+# 2: `mcnemar_p` is the item-clustered test (the unit-level one moved to `mcnemar_p_units`); datasets
+COMPARE_SCHEMA_VERSION = 2
 ALL_CONDITIONS = "all"  # the row that pools a judge pair's conditions (pairs only)
 
 MatchHow = Literal["same name", "one judge each", "named"]
