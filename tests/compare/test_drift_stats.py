@@ -141,3 +141,19 @@ def test_the_mcnemar_gate_without_gold_labels_is_no_evidence() -> None:
     row = _row("zh", 0.02, 0.01, 0.05)  # compared, no gold label: no McNemar p
     reasons = apply_gate([row], GateSettings(mcnemar_alpha=0.05), 0.95)
     assert row.gate_mcnemar == "no evidence" and "has a gold label" in reasons[0]
+
+
+def test_no_change_on_few_items_is_bounded_by_the_items_not_the_units() -> None:
+    """5 items x 6 units, nothing changed: the upper bound is Wilson's on 5 items (43%), not on 30
+    independent verdicts (11%); a 15% limit is then `within noise`, not a pass."""
+    changed, items = np.zeros(30, dtype=int), np.repeat(np.arange(5), 6)
+    low, high, deff = clustered_wilson(changed, items, 0.95) or (1, 1, 0)
+    assert (low, high) == pytest.approx(proportion_confint(0, 5, alpha=0.05, method="wilson"))
+    assert deff == 6.0
+    row = _row("zh", 0.0, low, high)
+    assert flip_status(row, 0.15) == "within noise"
+    # many items, nothing changed: a pass on the items' own bound
+    many = clustered_wilson(np.zeros(1200, dtype=int), np.repeat(np.arange(200), 6), 0.95)
+    low, high, _ = many or (1, 1, 0)
+    assert high == pytest.approx(proportion_confint(0, 200, alpha=0.05, method="wilson")[1])
+    assert flip_status(_row("zh", 0.0, low, high), 0.10) == "pass"

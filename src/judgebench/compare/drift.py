@@ -30,7 +30,10 @@ def clustered_wilson(
     changed: np.ndarray, clusters: np.ndarray, confidence: float
 ) -> tuple[float, float, float] | None:
     """Wilson's interval of the mean of `changed` (0/1 per unit) at the effective size the item
-    clusters leave, and the design effect; None when nothing is compared."""
+    clusters leave, and the design effect; None when nothing is compared. When no unit changed (or
+    every one did) the data say nothing of how the items cluster: the item is then the unit (the
+    design effect is the units per item), so 30 unchanged units of 5 items bound the rate as 5
+    unchanged items would, not as 30 independent verdicts."""
     n = len(changed)
     if n == 0:
         return None
@@ -38,7 +41,7 @@ def clustered_wilson(
     per_item = (
         pd.DataFrame({"k": changed.astype(float), "c": clusters}).groupby("c")["k"].agg(["sum", "size"])
     )
-    deff = 1.0
+    deff = 1.0 if 0 < p < 1 else n / len(per_item)
     if len(per_item) > 1 and 0 < p < 1:
         resid = per_item["sum"].to_numpy() - p * per_item["size"].to_numpy()
         deff = max(1.0, float(np.sum(resid**2)) / n / (p * (1 - p)))
