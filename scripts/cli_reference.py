@@ -76,9 +76,11 @@ def render() -> str:
         "# Command-line reference",
         "",
         "Generated from the commands themselves by `python scripts/cli_reference.py`; "
-        "`judgebench COMMAND --help` prints the same. Exit codes: 0 success, 2 a usage error "
-        "(a bad flag or value), 3 a stage that cannot go on (an infeasible release, a missing key), "
-        "4 a failed gate, 5 a strict gate on an incomplete run or an inconclusive verdict.",
+        "`judgebench COMMAND --help` prints the same. Exit codes: 0 success; 1 an error the command "
+        "names in one line (bad input, a setting or model that cannot work, a missing key); 2 a flag "
+        "or flag value the parser refuses; 3 finished with work left undone (failed calls a rerun "
+        "retries, an infeasible release); 4 a failed gate; 5 a strict gate on an incomplete run or an "
+        "inconclusive verdict; 130 interrupted (everything received is kept).",
         "",
     ]
     for name in sorted(root.commands):

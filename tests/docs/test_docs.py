@@ -86,7 +86,9 @@ def test_the_docs_show_commands() -> None:
 
 
 @pytest.mark.parametrize("where, line, words", SHOWN, ids=[f"{w}:{n}" for w, n, _ in SHOWN])
-def test_every_shown_command_names_a_real_command_and_real_flags(where: str, line: int, words: list[str]) -> None:
+def test_every_shown_command_names_a_real_command_and_real_flags(
+    where: str, line: int, words: list[str]
+) -> None:
     command: Any = typer.main.get_command(app)
     rest = words[1:]
     while rest and hasattr(command, "commands") and rest[0] in command.commands:
@@ -100,10 +102,13 @@ def test_every_shown_command_names_a_real_command_and_real_flags(where: str, lin
             assert flag in flags, f"{where}:{line}: `{' '.join(words)}`: {flag} is not a flag of this command"
 
 
-@pytest.mark.skipif(shutil.which("mkdocs") is None and not (Path(sys.executable).parent / "mkdocs").exists(),
-                    reason="mkdocs is not installed (pip install -e '.[dev]')")
+BESIDE = Path(sys.executable).parent / "mkdocs"
+MKDOCS = str(BESIDE) if BESIDE.exists() else shutil.which("mkdocs")
+
+
+@pytest.mark.skipif(MKDOCS is None, reason="mkdocs is not installed (pip install -e '.[dev]')")
 def test_the_documentation_site_builds_strictly(tmp_path: Path) -> None:
-    mkdocs = str(Path(sys.executable).parent / "mkdocs") if (Path(sys.executable).parent / "mkdocs").exists() else "mkdocs"
+    mkdocs = str(MKDOCS)
     done = subprocess.run(
         [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
         cwd=ROOT, capture_output=True, text=True, check=False,

@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from judgebench.errors import ProviderConfigError
+from judgebench.errors import ConfigError, ProviderConfigError
 from judgebench.models.base import (
     Capabilities,
     Message,
@@ -382,6 +382,19 @@ class LocalProvider(Provider):
     # in process, a base model: completion prompts only, no Batch API (vLLM batch files instead)
     traits: ClassVar[ProviderTraits] = ProviderTraits(in_process=True, completion_only=True)
     key_env: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def check_model(cls, model: str) -> None:
+        name = model or "gemma3-270m"
+        if name in BUNDLED:
+            return
+        if not name.endswith(".gguf"):
+            known = ", ".join(sorted(BUNDLED))
+            raise ConfigError(
+                f"unknown local model 'local:{name}'; bundled: {known}; or give a path to a .gguf file"
+            )
+        if not Path(name).expanduser().is_file():
+            raise ConfigError(f"local model file not found: {Path(name).expanduser()}")
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model or "gemma3-270m", settings)
