@@ -139,3 +139,42 @@ def test_1_a_table_too_wide_becomes_records_and_one_that_fits_stays_a_table() ->
     narrow.add_column("n")
     narrow.add_row("sim:x", "60")
     assert fits(con, narrow, 80)
+
+
+# 4 --------------------------------------------------------------------------------------------------
+
+
+def test_4_m_rewardbench_conditions_narrow_the_languages_and_a_partial_snapshot_is_listed(
+    tmp_path: Path,
+) -> None:
+    from tests.data.rewardbench_fixture import write_snapshot
+
+    snapshot = write_snapshot(tmp_path / "hub", languages=("zh", "ja"))
+    run = tmp_path / "run"
+    code, out = invoke("run", "--run", str(run), "--dataset", "m-rewardbench", "--data-dir", str(snapshot),
+                       "--conditions", "zh,ja", "--model", "sim:unbiased", "--yes")
+    assert code == 0, out
+    assert "lacks" not in out
+    manifest = (run / "manifest.json").read_text(encoding="utf-8")
+    assert '"m-rewardbench:zh,ja"' in manifest
+    code, out = invoke("data", "show", "m-rewardbench", "--data-dir", str(snapshot))
+    assert code == 0, out
+    assert "holds 2 of its 23 languages" in out and "zh" in out and "ja" in out
+    # a language the copy lacks is still a clear error, naming what it holds
+    code, out = invoke("run", "--run", str(tmp_path / "r2"), "--dataset", "m-rewardbench", "--data-dir",
+                       str(snapshot), "--conditions", "zh,ko", "--model", "sim:unbiased", "--dry-run")
+    assert code == 1 and "lacks 1 of the 2 languages" in out and "m-rewardbench:ja,zh" in out
+
+
+# 5 --------------------------------------------------------------------------------------------------
+
+
+def test_5_an_error_names_only_flags_of_the_command_it_is_given_to(tmp_path: Path) -> None:
+    code, out = invoke("run", "--run", str(tmp_path / "r"), "--translate", "--translator", "sim:unbiased",
+                       "--model", "sim:unbiased", "--dry-run")
+    assert code == 1
+    assert "--translator MODEL" in out
+    # --variants is translate's flag: said as part of that command, never as one of run's
+    assert "--variants FILE" not in out.replace("judgebench translate --run RUN --variants FILE", "")
+    code, _ = invoke("run", "--variants", "x.jsonl")
+    assert code == 2  # run really has no such flag
