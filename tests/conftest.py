@@ -42,3 +42,14 @@ def llmbar_dir() -> Path:
     if not (LLMBAR / "Dataset" / "LLMBar").is_dir():
         pytest.skip("../shared/llmbar is not present")
     return LLMBAR
+
+
+_SLOW_TOO = ("browser", "local_model")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A browser or embedded-model test is slow too, so `-m "not slow"` is the quick subset."""
+    for item in items:
+        slow_too = any(item.get_closest_marker(name) for name in _SLOW_TOO)
+        if slow_too and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)

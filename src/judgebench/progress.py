@@ -109,9 +109,12 @@ class ProgressReporter:
         extra = "".join(
             f", {count} {what}" for count, what in ((self.cached, "cached"), (self.failed, "failed")) if count
         )
+        late = ""
+        if self.expected is not None and self.done < self.total and elapsed > self.expected[0]:
+            late = f", past the expected {clock(self.expected[0])}"
         return (
             f"{self.description}: {self.done:,}/{self.total:,} calls, {rate:.1f}/s, ETA {eta}, "
-            f"{self.tokens:,} tok, {cost}{extra}"
+            f"{self.tokens:,} tok, {cost}{extra}, {clock(elapsed)} so far{late}"
         )
 
 

@@ -129,7 +129,9 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"allocators", "api", "defaults", "errors", "progress", "records"},
     "__main__": {"cli"},
 }
-MAX_MODULE_LINES = 500
+# A review threshold, not a cap that cuts a concern in pieces: a module is as long as its concern,
+# and one past this is looked at (split where it holds two concerns, or raise this with the reason).
+MAX_MODULE_LINES = 800
 
 # Rooms a room must never depend on, directly or through another room, type-only imports included:
 # the metrics and the bias bounds are functions of judgments and scores, never of how calls are made;

@@ -27,12 +27,13 @@ def test_the_library_counts_and_draws_nothing(capsys: pytest.CaptureFixture[str]
     assert (bar.done, bar.tokens, bar.cached, bar.failed) == (3, 1500, 1, 1)
     assert bar.cost == pytest.approx(0.015)
     line = bar.line()
-    assert line.startswith("judge x: 3/4 calls, ") and line.endswith("$0.0150, 1 cached, 1 failed")
+    assert line.startswith("judge x: 3/4 calls, ") and "$0.0150, 1 cached, 1 failed, " in line
+    assert line.endswith(" so far")  # how long the stage has run, said even before any call ends
     out = capsys.readouterr()
     assert out.err == "" and out.out == ""
     with ProgressReporter(1, "unknown") as bar:
         bar.advance(cost=None)
-    assert bar.cost is None and bar.line().endswith(", unpriced")
+    assert bar.cost is None and ", unpriced, " in bar.line()
 
 
 def test_the_cli_draws_counts_tokens_and_cost_on_a_terminal() -> None:
@@ -107,3 +108,27 @@ def test_the_expected_time_is_said_first_and_corrected_once(
     with shown_progress(bars), ProgressReporter(4, "judge y", expected=(5.0, "judge y: expected 5s")) as bar:
         bar.advance()
     assert "judge y: expected 5s" in buffer.getvalue() and capsys.readouterr().err == ""
+
+
+def test_off_a_terminal_a_line_comes_at_the_interval_even_while_no_call_finishes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One embedded-model translation took 11 minutes and nothing was said (first hour, third pass):
+    the plain line comes every interval whether or not a call finished, and says when the stage is
+    past its expected time."""
+    import time as clock_module
+
+    monkeypatch.setenv("JUDGEBENCH_PROGRESS_SECONDS", "0.2")
+    view = ProgressView(Console(file=io.StringIO()), terminal=False)
+    with shown_progress(view), ProgressReporter(2, "translate local", expected=(0.1, "expected <1s")):
+        deadline = clock_module.monotonic() + 30
+        while clock_module.monotonic() < deadline:
+            clock_module.sleep(0.1)
+            err = capsys.readouterr().err
+            if "translate local: 0/2 calls" in err:
+                break
+        else:
+            raise AssertionError("no line while no call finished")
+    assert "past the expected" in err and "so far" in err
+    clock_module.sleep(0.5)
+    assert "translate local" not in capsys.readouterr().err  # the lines stop with the stage

@@ -52,10 +52,11 @@ def test_translate_imports_the_dataset_variants_without_a_translator(snapshot: P
     assert result.flags == 0
     manifest = RunDir(run).manifest()
     assert manifest.stages.translate is not None
-    assert manifest.stages.translate.translator == "dataset:m-rewardbench"
-    assert manifest.dataset is not None and manifest.dataset.spec == "m-rewardbench"
-    assert len(manifest.dataset.files) == 24  # RewardBench and every language of the snapshot
-    assert set(manifest.dataset.conditions) == {"en", *language_configs()}
+    assert manifest.stages.translate.translator == "dataset:m-rewardbench:zh,ja,de"
+    # the languages asked for are the conditions asked for: the dataset is narrowed to them
+    assert manifest.dataset is not None and manifest.dataset.spec == "m-rewardbench:zh,ja,de"
+    assert len(manifest.dataset.files) == 4  # RewardBench and the three languages asked for
+    assert set(manifest.dataset.conditions) == {"en", "zh", "ja", "de"}
     again = translate(
         run, TranslateRequest(conditions="zh,ja,de")
     )  # the manifest's dataset; nothing new to import
@@ -272,6 +273,6 @@ def test_ls_is_still_translated_on_top_of_the_dataset(snapshot: Path, tmp_path: 
     assert all(conds == {"ls"} for source, conds in by_source.items() if source != "dataset:m-rewardbench")
     manifest = RunDir(run).manifest()
     assert manifest.stages.translate is not None
-    assert manifest.stages.translate.translator.endswith("+ dataset:m-rewardbench")
+    assert manifest.stages.translate.translator.endswith("+ dataset:m-rewardbench:zh")
     estimates = judge(run, JudgeRequest(models=["sim:unbiased"], dry_run=True)).estimates
     assert [e.calls for e in estimates] == [2 * 3 * N + 2 * N]  # en, zh, ls pairs; zh tie-probes only

@@ -4,6 +4,7 @@ for lost, nothing paid twice."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,10 @@ def test_a_rejected_key_stops_the_stage_and_a_rerun_resumes(tmp_path: Path) -> N
     err = first.stderr
     assert err.count("stopped:") == 1 and "on 3 calls in a row" in err, err
     assert "openai-compatible" in err and "OPENAI_COMPATIBLE_API_KEY" in err
-    assert "60 call(s) failed" in err and "... and 50 more" in err
+    # the calls sent are the ones that failed; the rest were never sent, and said so
+    told = re.search(r"(\d+) call\(s\) failed; (\d+) not sent", err)
+    assert told is not None and "... and 50 more" in err, err
+    assert int(told[1]) <= sent and int(told[1]) + int(told[2]) == 60, (told[0], sent)
     assert "rerun the command" in err
 
     judge = DeterministicJudge()

@@ -256,7 +256,7 @@ def test_a_heatmap_too_dense_for_its_intervals_says_where_they_are(full_analysis
     assert all(t.isdigit() or t == "n/a" for t in texts), texts
     assert "intervals and n in metrics.csv" in fig.get_suptitle()
     few = plots.heatmap_plot(_index(full_analysis), list(full_analysis.conditions), full_analysis.subsets)
-    assert few is not None and "95% interval, n items" in few.get_suptitle()
+    assert few is not None and "95% interval, n judgments" in few.get_suptitle()  # n counts judgments
 
 
 def test_the_per_subset_forest_of_many_targets_names_each_panel_by_its_target() -> None:

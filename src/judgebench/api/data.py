@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from judgebench.data import LLMBAR_SUBSETS, OTHER_SETS, Dataset, llmbar_root, load_dataset, sample_path
-from judgebench.data.m_rewardbench import availability, holds_snapshots
+from judgebench.data.hubconfig import hub_dataset
+from judgebench.data.m_rewardbench import availability, held_languages, holds_snapshots
+from judgebench.data.rewardbench import M_REWARDBENCH_SPEC
 from judgebench.models.cache import default_cache
 
 
@@ -20,7 +23,18 @@ def show_dataset(
     subset: str | None = None,
     skip_bad_rows: bool = False,
 ) -> Dataset:
-    """Load and validate a dataset (every item), as `data show` prints it."""
+    """Load and validate a dataset (every item), as `data show` prints it. A partial M-RewardBench
+    snapshot is shown as what it holds (with a warning naming how much), not refused: a listing is
+    what a user asks `data show` for."""
+    if spec.strip().lower() == M_REWARDBENCH_SPEC and data_dir is not None:
+        held, total = held_languages(data_dir), len(hub_dataset(M_REWARDBENCH_SPEC).languages)
+        if held and len(held) < total:
+            warnings.warn(
+                f"this M-RewardBench snapshot holds {len(held)} of its {total} languages; showing those "
+                f"(load them as m-rewardbench:{','.join(held)}, or with --conditions)",
+                stacklevel=2,
+            )
+            spec = f"{M_REWARDBENCH_SPEC}:{','.join(held)}"
     return load_dataset(spec, data_dir=data_dir, mapping=mapping, subset=subset, skip_bad_rows=skip_bad_rows)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgebench.data import Dataset, load_dataset
-from judgebench.data.dataset import select_subset
+from judgebench.data.dataset import narrowed_to, select_subset
 from judgebench.errors import RunDirError
 from judgebench.records import Item
 from judgebench.records.manifest import DatasetEntry
@@ -14,15 +14,24 @@ from judgebench.rundir import RunDir, safe_run_path
 
 
 def load_run_dataset(
-    run: RunDir, dataset: str | None, data_dir: str | None, *, skip_bad_rows: bool = False
+    run: RunDir,
+    dataset: str | None,
+    data_dir: str | None,
+    *,
+    skip_bad_rows: bool = False,
+    conditions: Sequence[str] | str | None = None,
 ) -> tuple[Dataset, DatasetEntry]:
     """The run's dataset, as given or as its manifest recorded it, plus the manifest entry to record.
 
     Rows left out once (`skip_bad_rows`) are left out by every later stage, as the manifest records.
 
     Nothing is written: a command validates all of its inputs before it touches the run folder.
+    A dataset given with its languages as conditions (`m-rewardbench`, `--conditions zh,ja`) is
+    narrowed to them (`narrowed_to`).
     """
     recorded = run.manifest().dataset
+    if dataset is not None:
+        dataset = narrowed_to(dataset, conditions)
     if dataset is None:
         if recorded is None:
             raise RunDirError(

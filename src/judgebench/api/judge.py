@@ -137,7 +137,7 @@ def plan_judging(run: RunDir, request: JudgeRequest) -> JudgePlan:
             "`judgebench translate` first, or pass --dataset SPEC [--data-dir DIR]; to price judging "
             "before paying for translation, add the conditions too: --dry-run --conditions en,zh,ls"
         )
-    ds, entry = load_run_dataset(run, request.dataset, request.data_dir)
+    ds, entry = load_run_dataset(run, request.dataset, request.data_dir, conditions=request.conditions)
     items = pick_items(ds.items, request.subset, request.limit, ds.spec)
     wanted = _wanted_conditions(run, manifest, request.conditions)
     others = [w for w in wanted if w != SOURCE]

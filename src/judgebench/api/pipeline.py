@@ -21,7 +21,7 @@ from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
 from judgebench.costing.estimate import Estimate, study_from_en
 from judgebench.data import load_dataset
-from judgebench.data.dataset import sample_variants_path
+from judgebench.data.dataset import narrowed_to, sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
@@ -122,7 +122,8 @@ def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> 
     """Whether the dataset carries its own variants for every target (no translation to plan)."""
     if _bundled(req) or req.machine_translate or not targets:
         return False
-    ds = load_dataset(req.dataset, data_dir=req.data_dir, skip_bad_rows=req.skip_bad_rows)
+    spec = narrowed_to(req.dataset, req.conditions)
+    ds = load_dataset(spec, data_dir=req.data_dir, skip_bad_rows=req.skip_bad_rows)
     return all(ds.provides(c.name) for c in targets)
 
 

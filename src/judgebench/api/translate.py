@@ -225,7 +225,9 @@ def translate(
     mode = execution or Execution()
     run = run_folder(run_dir)
     # validate every input before the run folder is created or changed
-    ds, entry = load_run_dataset(run, req.dataset, req.data_dir, skip_bad_rows=req.skip_bad_rows)
+    ds, entry = load_run_dataset(
+        run, req.dataset, req.data_dir, skip_bad_rows=req.skip_bad_rows, conditions=req.conditions
+    )
     chosen = select_conditions(req.conditions)
     items = pick_items(ds.items, req.subset, req.limit, ds.spec)
     result = TranslateResult()
@@ -242,7 +244,8 @@ def translate(
     if translator_spec is not None and not translator_spec.traits.translates:
         raise ConfigError(
             f"{req.translator}: this provider only judges, it cannot translate; pass --translator MODEL "
-            "(e.g. local) or --variants FILE"
+            "(e.g. local), or import ready-made variants first with `judgebench translate --run RUN "
+            "--variants FILE` (a flag of translate, not of run)"
         )
     if req.dry_run:
         source = f"import:{Path(str(req.variants_file)).name}" if req.variants_file else f"dataset:{ds.spec}"

@@ -12,9 +12,20 @@ from functools import wraps
 from typing import TYPE_CHECKING, Annotated, Any, TypeGuard, TypeVar
 
 import typer
-from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook, RenderResult
+from rich.console import (
+    Console,
+    ConsoleOptions,
+    ConsoleRenderable,
+    Group,
+    RenderableType,
+    RenderHook,
+    RenderResult,
+)
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.segment import Segment
+from rich.table import Column, Table
+from rich.text import Text
 
 from judgebench import __version__
 from judgebench.allocators import tune_allocators
@@ -43,14 +54,67 @@ console = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160, emoji=False)
 
 
+# a column whose longest cell is longer than this is prose (a verdict's reasons): it may wrap at
+# words; any other cell (a number, a name, a verdict) is shown whole or the table is shown as records
+_PROSE = 40
+
+
+def _width(con: Console, cell: RenderableType) -> int:
+    text = con.render_str(cell) if isinstance(cell, str) else cell
+    return text.cell_len if isinstance(text, Text) else Measurement.get(con, con.options, text).maximum
+
+
+def _needed(con: Console, column: Column) -> int:
+    """The width a column needs so that no cell is cut or broken: its widest cell, or for prose its
+    longest word; the header may wrap at words."""
+    header = con.render_str(str(column.header)).plain.split() or [""]
+    cells = [_width(con, c) for c in column.cells]
+    widest = max(cells, default=0)
+    if widest > _PROSE:
+        words = [w for c in column.cells for w in (c.plain if isinstance(c, Text) else str(c)).split()]
+        widest = max((len(w) for w in words), default=0)
+    return max(widest, *(len(w) for w in header))
+
+
+def fits(con: Console, table: Table, width: int) -> bool:
+    """Whether `table` shows every number and name whole in `width` columns."""
+    natural = Measurement.get(con, con.options.update_width(10**6), table).maximum
+    contents = sum(max([_width(con, column.header), *(_width(con, c) for c in column.cells)])
+                   for column in table.columns)
+    return natural - contents + sum(_needed(con, column) for column in table.columns) <= width
+
+
+def as_records(table: Table) -> Group:
+    """A table too wide for the terminal as one block per row, `column  value` a line (as psql's
+    expanded display), so that nothing is cut ("$0.6…") or broken ("48,4" over "58")."""
+    parts: list[ConsoleRenderable] = []
+    if table.title:
+        parts.append(Text.from_markup(str(table.title), style="italic"))
+    columns = [[str(c.header), list(c.cells)] for c in table.columns]
+    for row in range(table.row_count):
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for header, cells in columns:
+            grid.add_row(header, cells[row] if row < len(cells) else "")  # type: ignore[arg-type]
+        parts += [grid, Text("")]
+    if table.caption:
+        parts.append(Text.from_markup(str(table.caption), style="dim"))
+    return Group(*parts)
+
+
 class _Shown:
-    """A renderable whose text shows control characters as their symbols (rich keeps ESC as it is)."""
+    """A renderable whose text shows control characters as their symbols (rich keeps ESC as it is),
+    and a table too wide for the terminal as records instead of cut or broken cells."""
 
     def __init__(self, inner: ConsoleRenderable) -> None:
         self.inner = inner
 
     def __rich_console__(self, con: Console, options: ConsoleOptions) -> RenderResult:
-        for segment in con.render(self.inner, options):
+        inner = self.inner
+        if isinstance(inner, Table) and not fits(con, inner, options.max_width):
+            inner = as_records(inner)
+        for segment in con.render(inner, options):
             if segment.control is None and segment.text != "\n":
                 shown = visible_controls(segment.text, keep="\n")
                 if shown is not segment.text:

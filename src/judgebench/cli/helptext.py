@@ -117,7 +117,7 @@ _BY_TYPE = {
 }
 
 
-def _placeholder(param: Any, ctx: Any) -> str | None:
+def placeholder(param: Any, ctx: Any) -> str | None:
     if param.metavar is not None:
         return str(param.metavar)
     if getattr(param, "is_flag", False):
@@ -159,7 +159,7 @@ def _process_value(self: Any, ctx: Any, value: Any) -> Any:
 def install() -> None:
     """Once, when the CLI loads: Typer renders options through these hooks."""
     rich_utils.Table = _HelpTable  # type: ignore[attr-defined]
-    typer.core.TyperOption.display_type_rich = _placeholder  # type: ignore[method-assign,assignment]
+    typer.core.TyperOption.display_type_rich = placeholder  # type: ignore[method-assign,assignment]
     typer.core.TyperOption._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
     # an argument shows its name (SPEC); its Python type (<str>) says nothing more
     typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
@@ -169,10 +169,10 @@ def install() -> None:
 # One example per command, shown under its options (lines of at most 76 characters, so that a
 # terminal of 80 columns shows each as one line; a continued line is indented).
 EXAMPLES = {
-    "run": ["judgebench run", "judgebench run --dataset llmbar --data-dir ../shared/llmbar \\",
+    "run": ["judgebench run", "judgebench run --dataset llmbar --data-dir ~/llmbar \\",
             "    --model openai:gpt-4.1-mini --dry-run"],
     "translate": ["judgebench translate --run runs/llmbar --dataset llmbar \\",
-                  "    --data-dir ../shared/llmbar --translator openai:gpt-4.1-mini --dry-run"],
+                  "    --data-dir ~/llmbar --translator openai:gpt-4.1-mini --dry-run"],
     "judge": ["judgebench judge --run runs/llmbar --model openai:gpt-4.1-mini --dry-run",
               "judgebench judge --run runs/new --dataset llmbar --conditions en,zh,ls \\",
               "    --model openai:gpt-4.1-mini --dry-run"],
@@ -182,11 +182,11 @@ EXAMPLES = {
     "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
     "selftest": ["judgebench selftest"],
     "compare": [f"judgebench compare runs/judge-v1 runs/judge-v2 --gate {defaults.COMPARE_GATE_FLIP_RATE:g}"],
-    "show": ["judgebench data show llmbar --data-dir ../shared/llmbar --json",
+    "show": ["judgebench data show llmbar --data-dir ~/llmbar --json",
              "judgebench data show my_pairs.jsonl --field instruction=question"],
     "list": ["judgebench data list"],
     "llmbar-results": ["judgebench import llmbar-results --run runs/gpt4 \\",
-                       "    --data-dir ../shared/llmbar --evaluator GPT-4/Vanilla"],
+                       "    --data-dir ~/llmbar --evaluator GPT-4/Vanilla"],
     "info": ["judgebench cache info"],
     "clear": ["judgebench cache clear --model openai:gpt-4.1-mini"],
 }  # fmt: skip

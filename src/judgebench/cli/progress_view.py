@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,6 +85,18 @@ class _Shown:
     task: TaskID | None = None
     interval: float | None = None  # plain lines every this many seconds (None: no plain lines)
     last_line: float = 0.0
+    # plain lines also while no call finishes (one embedded-model translation can take minutes):
+    # set when the reporter stops
+    quiet: threading.Event | None = None
+
+
+def _heartbeat(r: Reporter, shown: _Shown, interval: float) -> None:
+    """A plain line every `interval` seconds without a finished call, until the reporter stops."""
+    assert shown.quiet is not None
+    while not shown.quiet.wait(min(interval, 1.0)):
+        if time.monotonic() - shown.last_line >= interval:
+            shown.last_line = time.monotonic()
+            print(r.line(), file=sys.stderr, flush=True)
 
 
 class ProgressView(logging.Handler):
@@ -110,6 +123,8 @@ class ProgressView(logging.Handler):
             shown = self._shown.pop(id(reporter), None)
             if shown is not None and shown.bar is not None:
                 shown.bar.stop()
+            if shown is not None and shown.quiet is not None:
+                shown.quiet.set()
 
     def _start(self, r: Reporter) -> None:
         terminal = sys.stderr.isatty() if self.terminal is None else self.terminal
@@ -132,6 +147,10 @@ class ProgressView(logging.Handler):
             shown.task = shown.bar.add_task(escape(r.description), total=r.total, **_fields(r))
         elif r.enabled is None:
             shown.interval = _interval()
+            if shown.interval > 0:
+                shown.quiet = threading.Event()
+                beat = threading.Thread(target=_heartbeat, args=(r, shown, shown.interval), daemon=True)
+                beat.start()
         self._shown[id(r)] = shown
 
     def _say(self, r: Reporter, line: str) -> None:

@@ -190,8 +190,10 @@ def judging(result: JudgeResult, run: str) -> bool:
         )
         if o.failures:
             failed = True
+            sent = len(o.failures) - o.unsent
+            not_sent = f"; {o.unsent} not sent (the key was rejected, see below)" if o.unsent else ""
             err_console.print(
-                f"[red]{escape(name)}: {len(o.failures)} call(s) failed[/] "
+                f"[red]{escape(name)}: {sent} call(s) failed{not_sent}[/] "
                 "(rerun the command to retry only them)"
             )
             for f in o.failures[:10]:

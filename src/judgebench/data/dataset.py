@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from judgebench.data.generic import load_file
+from judgebench.data.hubconfig import hub_dataset
 from judgebench.data.llmbar import load_llmbar
 from judgebench.data.m_rewardbench import load_m_rewardbench
 from judgebench.data.rewardbench import (
@@ -189,6 +190,22 @@ def select_subset(items: list[Item], subset: str, *, shown: str) -> list[Item]:
         names = list(dict.fromkeys(item.subset for item in items))
         raise InputError(f"no items in subset '{subset}'; subsets: {', '.join(names)}", path=shown)
     return picked
+
+
+def narrowed_to(spec: str, conditions: Sequence[str] | str | None) -> str:
+    """The dataset a command asked for with its conditions: `m-rewardbench` with `--conditions zh,ja`
+    is `m-rewardbench:zh,ja` (the languages asked for are the conditions asked for; `en` and
+    conditions it does not carry, such as `ls`, are translated as before), so a snapshot holding only
+    those languages serves. Any other spec is returned as it is."""
+    if str(spec).strip().lower() != M_REWARDBENCH_SPEC:
+        return spec
+    if isinstance(conditions, str):
+        conditions = [c.strip() for c in conditions.split(",") if c.strip()]
+    carried = hub_dataset(M_REWARDBENCH_SPEC).languages
+    targets = [c for c in conditions or [] if c in carried]
+    if not targets:
+        return spec
+    return f"{M_REWARDBENCH_SPEC}:{','.join(targets)}"
 
 
 def load_dataset(

@@ -305,6 +305,13 @@ def holds_snapshots(data_dir: str | Path) -> bool:
     return any((root / name).is_dir() for name in names)
 
 
+def held_languages(data_dir: str | Path) -> list[str]:
+    """The M-RewardBench languages whose files a local snapshot under `data_dir` holds."""
+    mrb = hub_dataset(M_REWARDBENCH_SPEC)
+    root = Path(data_dir).expanduser() / mrb.local_dir
+    return sorted(c for c, name in mrb.languages.items() if files_of(root, mrb.files.format(config=name)))
+
+
 def availability(data_dir: str | Path | None) -> dict[str, str]:
     """{spec: where it is}: a local snapshot under `data_dir`, the download cache, or neither."""
     rb, mrb = hub_dataset(REWARDBENCH_SPEC), hub_dataset(M_REWARDBENCH_SPEC)
@@ -317,11 +324,7 @@ def availability(data_dir: str | Path | None) -> dict[str, str]:
         }
     root = Path(data_dir).expanduser()
     english = bool(files_of(root / rb.local_dir, rb.files))
-    languages = [
-        c
-        for c, name in mrb.languages.items()
-        if files_of(root / mrb.local_dir, mrb.files.format(config=name))
-    ]
+    languages = held_languages(root)
     return {
         REWARDBENCH_SPEC: "local copy" if english else "missing",
         M_REWARDBENCH_SPEC: (

@@ -219,6 +219,7 @@ def _outcome(
         cost_usd=round(tally.cost, 6),
         failures=failures,
         stopped=stopped,
+        unsent=sum(1 for c in mine if final.get(c.key) is None) if stopped else 0,
         unpriced_calls=tally.counts["unpriced"],
     )
 

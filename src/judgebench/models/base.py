@@ -181,6 +181,14 @@ class Provider(abc.ABC):
         self.model = model
         self.settings = settings
 
+    @classmethod
+    def check_model(cls, model: str) -> None:
+        """Refuse, with a ConfigError, a model name this provider can tell is wrong without a key or a
+        call (an undefined simulated scenario, a local model that is neither bundled nor a file), so
+        that a judge is checked before anything is estimated or written. API models are checked by
+        their provider on the first call: nothing to do here."""
+        del model
+
     @property
     @abc.abstractmethod
     def capabilities(self) -> Capabilities: ...

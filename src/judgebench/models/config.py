@@ -150,11 +150,13 @@ class Judges:
     def _judge(
         self, name: str, spec: ModelSpec, settings: ProviderSettings, *, config: JudgeConfig | None = None
     ) -> JudgeSpec:
+        provider = provider_class(spec.provider)
+        provider.check_model(spec.model)  # an undefined sim scenario or local model: before anything runs
         return JudgeSpec(
             name=name,
             spec=spec,
             settings=settings,
-            traits=provider_class(spec.provider).traits,
+            traits=provider.traits,
             price=self.prices.price(spec.provider, spec.model),
             request=config.request_defaults() if config is not None else RequestDefaults(),
             configured_in=str(self.source) if config is not None else None,

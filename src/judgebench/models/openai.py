@@ -397,24 +397,6 @@ class OpenAIProvider(RemoteProvider):
             self._client = None
 
 
-class DeepSeekProvider(OpenAIProvider):
-    """`deepseek:MODEL`: DeepSeek's OpenAI-compatible endpoint with DEEPSEEK_API_KEY."""
-
-    name: ClassVar[str] = "deepseek"
-    traits: ClassVar[ProviderTraits] = ProviderTraits(
-        batch_refusal="DeepSeek has no Batch API; run without --batch (live calls)",
-        enforces_deadline=True,
-    )
-    key_env: ClassVar[tuple[str, ...]] = ("DEEPSEEK_API_KEY",)
-    default_base_url: ClassVar[str | None] = "https://api.deepseek.com"
-    max_tokens_param: ClassVar[str] = "max_tokens"
-
-    def _capabilities(self) -> Capabilities:
-        reasoner = "reasoner" in self.model
-        # JSON mode only: DeepSeek's API has no json_schema response format
-        return Capabilities(logprobs=not reasoner, json_mode=True, temperature=not reasoner, chat=True)
-
-
 class OpenAICompatibleProvider(OpenAIProvider):
     """`openai-compatible:MODEL`: vLLM, llama.cpp server, Ollama... at `--base-url` or OPENAI_BASE_URL.
 

@@ -1,20 +1,25 @@
 """The lazy provider registry: a provider name -> the adapter class that speaks it, and model specs.
 
 Adding a provider is one adapter module (a `Provider` subclass declaring its `traits`) and one
-`register(...)` line below; its prices go in `configs/prices.toml`. Adapter modules are imported on
-first use, so each SDK stays optional and start-up stays fast (adapters import their SDK lazily
-too, so looking up a class or its traits never loads an SDK). This is the only module that names
-providers; everything else asks a provider's traits (`traits_of`).
+`register(...)` line below, or, from another package, an entry point in the group
+`judgebench.providers` (`name = "package.module:Class"`); an OpenAI-compatible vendor is a table of
+`configs/vendors.toml` and no code (`vendors.py`). Its prices go in `configs/prices.toml`. Adapter
+modules are imported on first use, so each SDK stays optional and start-up stays fast (adapters
+import their SDK lazily too, so looking up a class or its traits never loads an SDK). This is the
+only module that names providers; everything else asks a provider's traits (`traits_of`).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
 
 from judgebench.errors import ConfigError, ProviderConfigError
 from judgebench.models.base import Provider, ProviderTraits
 from judgebench.models.settings import ProviderSettings
+from judgebench.models.vendors import vendor_class, vendors
 
 __all__ = [
     "ModelSpec",
@@ -34,6 +39,26 @@ class _Registration:
 
 
 _REGISTRY: dict[str, _Registration] = {}
+PLUGIN_GROUP = "judgebench.providers"
+
+
+@cache
+def _plugins() -> dict[str, _Registration]:
+    """Providers other packages declare as entry points (read once, on the first unknown name)."""
+    return {ep.name: _Registration(target=ep.value) for ep in entry_points(group=PLUGIN_GROUP)}
+
+
+def _registration(name: str) -> _Registration | None:
+    """`name`'s registration: registered here, a plugin's, or a vendor of configs/vendors.toml."""
+    found = _REGISTRY.get(name)
+    if found is None:
+        found = _plugins().get(name)
+    if found is None and name in vendors():
+        found = _Registration(target=f"{VENDOR}{name}")
+    return found
+
+
+VENDOR = "vendor:"  # a registration's target for a vendor table (built from it, not imported)
 
 
 def register(name: str, target: str, *, default_model: str | None = None) -> None:
@@ -48,7 +73,7 @@ def unregister(name: str) -> None:
 
 
 def registered() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted({*_REGISTRY, *_plugins(), *vendors()})
 
 
 @dataclass(frozen=True)
@@ -65,8 +90,9 @@ class ModelSpec:
         if not text:
             raise ConfigError("empty model spec; expected PROVIDER:MODEL such as openai:gpt-4.1-mini")
         provider, sep, model = text.partition(":")
-        if provider not in _REGISTRY:
-            known = ", ".join(sorted(_REGISTRY))
+        registration = _registration(provider)
+        if registration is None:
+            known = ", ".join(registered())
             if not sep:  # a bare model name: `gpt-4.1-mini` for `openai:gpt-4.1-mini`
                 guess = _guess_provider(text)
                 hint = f"did you mean {guess}:{text}? " if guess else ""
@@ -76,7 +102,7 @@ class ModelSpec:
                 )
             raise ConfigError(f"unknown provider '{provider}' in model spec '{text}'; known: {known}")
         if not sep or not model:
-            model = _REGISTRY[provider].default_model or ""
+            model = registration.default_model or ""
             if not model:
                 raise ConfigError(f"model spec '{text}' needs a model name: {provider}:MODEL")
         return cls(provider=provider, model=model, text=text)
@@ -92,11 +118,19 @@ def _guess_provider(model: str) -> str | None:
     return next((p for prefix, p in _FAMILIES.items() if lowered.startswith(prefix)), None)
 
 
+@cache
+def _vendor_class(name: str) -> type[Provider]:
+    cls: type[Provider] = vendor_class(name, vendors()[name])
+    return cls
+
+
 def provider_class(name: str) -> type[Provider]:
     """The adapter class registered as `name` (its module imported now; its SDK not yet)."""
-    reg = _REGISTRY.get(name)
+    reg = _registration(name)
     if reg is None:
         raise ConfigError(f"unknown provider '{name}'; known: {', '.join(registered())}")
+    if reg.target.startswith(VENDOR):
+        return _vendor_class(name)
     module_name, _, cls_name = reg.target.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -116,7 +150,7 @@ def traits_of(spec_or_name: ModelSpec | str) -> ProviderTraits:
         provider = spec_or_name.provider
     else:  # a provider name as it is, anything else through the one spec parser
         name = spec_or_name.strip()
-        provider = name if name in _REGISTRY else ModelSpec.parse(name).provider
+        provider = name if _registration(name) is not None else ModelSpec.parse(name).provider
     return provider_class(provider).traits
 
 
@@ -125,7 +159,6 @@ def create_provider(spec: ModelSpec, settings: ProviderSettings) -> Provider:
 
 
 register("openai", "judgebench.models.openai:OpenAIProvider")
-register("deepseek", "judgebench.models.openai:DeepSeekProvider")
 register("openai-compatible", "judgebench.models.openai:OpenAICompatibleProvider")
 register("anthropic", "judgebench.models.anthropic:AnthropicProvider")
 register("google", "judgebench.models.google:GoogleProvider")

@@ -19,7 +19,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from judgebench.errors import InputError
+from judgebench.errors import ConfigError, InputError
 from judgebench.models.base import (
     Capabilities,
     ModelRequest,
@@ -217,6 +217,16 @@ class SimProvider(Provider):
     # in process; it only judges: its answers are drawn from planted verdict rates, not written
     traits = ProviderTraits(in_process=True, translates=False)
     key_env = ()
+
+    @classmethod
+    def check_model(cls, model: str) -> None:
+        scenario, _, seed = model.partition("/")
+        try:
+            load_scenario(scenario)
+        except InputError as exc:
+            raise ConfigError(f"sim:{model}: {exc}") from None
+        if seed and not seed.lstrip("-").isdigit():
+            raise ConfigError(f"sim:{model}: the part after '/' must be an integer seed")
 
     def __init__(self, model: str, settings: ProviderSettings) -> None:
         super().__init__(model, settings)

@@ -51,3 +51,5 @@ class JudgeOutcome(BaseModel):
     # set when the judge's key was rejected on several calls in a row and the rest were not sent:
     # the one message that names the provider and its key variable (a rerun resumes them)
     stopped: str | None = None
+    # of `failures`, the calls never sent because the client stopped (`stopped`): not failed calls
+    unsent: int = 0

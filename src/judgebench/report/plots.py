@@ -441,7 +441,7 @@ def heatmap_plot(
         bar = fig.colorbar(image, ax=list(axes), shrink=0.9, pad=0.02, ticks=[0, 25, 100 * chance, 75, 100])
         bar.set_label(f"strict accuracy % (chance {100 * chance:g}% white)", fontsize=8)
         bar.ax.tick_params(labelsize=8)
-    what = "cell: %, 95% interval, n items" if noted else "cell: %; intervals and n in metrics.csv"
+    what = "cell: %, 95% interval, n judgments" if noted else "cell: %; intervals and n in metrics.csv"
     fig.suptitle(f"Strict accuracy per subset and condition ({what})", fontsize=10)
     return fig
 

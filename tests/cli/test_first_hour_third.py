@@ -1,0 +1,180 @@
+"""The first hour, third pass: what still cost a new user time, one test per item."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from judgebench.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+# 2 --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec, said",
+    [
+        ("sim:nonexistent", "no scenario 'nonexistent'"),
+        ("sim:unbiased/x", "must be an integer seed"),
+        ("local:nonexistent", "unknown local model 'local:nonexistent'"),
+        ("local:missing.gguf", "local model file not found"),
+    ],
+)
+@pytest.mark.parametrize("command", ["judge", "run"])
+def test_2_unknown_sim_and_local_names_are_refused_before_anything_is_written(
+    tmp_path: Path, spec: str, said: str, command: str
+) -> None:
+    run = tmp_path / "r"
+    args = [command, "--run", str(run), "--model", spec, "--dry-run"]
+    if command == "judge":
+        args += ["--dataset", "sample"]
+    code, out = invoke(*args)
+    assert code == 1, out
+    assert said in out
+    assert not run.exists()  # no manifest, plan or variants: nothing was written
+    code, out = invoke(*[a for a in args if a != "--dry-run"], *(["--yes"] if command == "run" else []))
+    assert code == 1 and said in out
+    assert not run.exists()
+
+
+def test_2_known_sim_and_local_names_still_pass_the_early_check(tmp_path: Path) -> None:
+    for spec in ("sim:unbiased", "sim:unbiased/7", "local"):
+        code, out = invoke("judge", "--run", str(tmp_path / spec.replace(":", "_")), "--dataset", "sample",
+                           "--model", spec, "--dry-run")
+        assert code == 0, (spec, out)
+
+
+# 1 --------------------------------------------------------------------------------------------------
+
+
+def in_a_terminal(args: list[str], columns: int = 80) -> str:
+    """The command as a user at an 80-column terminal sees it: a real pty of that width, colours
+    stripped."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "judgebench", *args], stdin=follower, stdout=follower, stderr=follower,
+        env=env, close_fds=True,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the pty closes when the process ends
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=600)
+    os.close(leader)
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def _whole(text: str, *values: str) -> None:
+    assert "…" not in text, text
+    for value in values:
+        assert value in text, (value, text)
+
+
+def test_1_tables_at_80_columns_show_every_number_and_name_whole(tmp_path: Path) -> None:
+    models = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5", "sim:drift-stable"]
+    dry = in_a_terminal(["run", "--run", str(tmp_path / "d"), *[a for m in models for a in ("--model", m)],
+                         "--dry-run"])
+    _whole(dry, *models, "106,328")
+    code, out = invoke("run", "--run", str(tmp_path / "a"), "--model", "sim:drift-stable", "--yes")
+    assert code == 0, out
+    code, out = invoke("run", "--run", str(tmp_path / "b"), "--model", "sim:drift-stable", "--yes")
+    assert code == 0, out
+    compared = in_a_terminal(["compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    _whole(compared, "sim:drift-stable", "compared")
+    report = in_a_terminal(["report", "--run", str(tmp_path / "a")])
+    _whole(report, "sim:drift-stable")
+    assert re.search(r"\b(PASS|FAIL|INCONCLUSIVE)\b", report)
+    plan = in_a_terminal(["plan", "--dataset", "sample", *[a for m in models[:2] for a in ("--model", m)]])
+    _whole(plan, *models[:2])
+
+
+def test_1_a_table_too_wide_becomes_records_and_one_that_fits_stays_a_table() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from judgebench.cli.app import as_records, fits
+
+    wide = Table(title="t")
+    for name in ("stage", "model", "calls", "input tok", "output tok", "live", "batch", "time", "x", "y"):
+        wide.add_column(name)
+    wide.add_row("judge", "anthropic:claude-haiku-4-5", "240", "106,328", "19,200", "$0.2023", "$0.1012",
+                 "1m00s", "48,458", "INCONCLUSIVE")
+    con = Console(width=80, file=StringIO(), color_system=None)
+    assert not fits(con, wide, 80)
+    con.print(as_records(wide))
+    shown = con.file.getvalue()  # type: ignore[attr-defined]
+    for value in ("anthropic:claude-haiku-4-5", "106,328", "$0.2023", "48,458", "INCONCLUSIVE"):
+        assert value in shown
+    narrow = Table()
+    narrow.add_column("judge")
+    narrow.add_column("n")
+    narrow.add_row("sim:x", "60")
+    assert fits(con, narrow, 80)
+
+
+# 4 --------------------------------------------------------------------------------------------------
+
+
+def test_4_m_rewardbench_conditions_narrow_the_languages_and_a_partial_snapshot_is_listed(
+    tmp_path: Path,
+) -> None:
+    from tests.data.rewardbench_fixture import write_snapshot
+
+    snapshot = write_snapshot(tmp_path / "hub", languages=("zh", "ja"))
+    run = tmp_path / "run"
+    code, out = invoke("run", "--run", str(run), "--dataset", "m-rewardbench", "--data-dir", str(snapshot),
+                       "--conditions", "zh,ja", "--model", "sim:unbiased", "--yes")
+    assert code == 0, out
+    assert "lacks" not in out
+    manifest = (run / "manifest.json").read_text(encoding="utf-8")
+    assert '"m-rewardbench:zh,ja"' in manifest
+    code, out = invoke("data", "show", "m-rewardbench", "--data-dir", str(snapshot))
+    assert code == 0, out
+    assert "holds 2 of its 23 languages" in out and "zh" in out and "ja" in out
+    # a language the copy lacks is still a clear error, naming what it holds
+    code, out = invoke("run", "--run", str(tmp_path / "r2"), "--dataset", "m-rewardbench", "--data-dir",
+                       str(snapshot), "--conditions", "zh,ko", "--model", "sim:unbiased", "--dry-run")
+    assert code == 1 and "lacks 1 of the 2 languages" in out and "m-rewardbench:ja,zh" in out
+
+
+# 5 --------------------------------------------------------------------------------------------------
+
+
+def test_5_an_error_names_only_flags_of_the_command_it_is_given_to(tmp_path: Path) -> None:
+    code, out = invoke("run", "--run", str(tmp_path / "r"), "--translate", "--translator", "sim:unbiased",
+                       "--model", "sim:unbiased", "--dry-run")
+    assert code == 1
+    assert "--translator MODEL" in out
+    # --variants is translate's flag: said as part of that command, never as one of run's
+    assert "--variants FILE" not in out.replace("judgebench translate --run RUN --variants FILE", "")
+    code, _ = invoke("run", "--variants", "x.jsonl")
+    assert code == 2  # run really has no such flag
