@@ -71,9 +71,9 @@ def pair_key(question_id: Any, turn: Any, model_a: str, model_b: str) -> tuple[s
 def _judge(data: dict[str, Any], path: Path, options: ImportOptions) -> str:
     if options.judge:
         return options.judge
-    judge = data.get("judge")
-    if isinstance(judge, list) and judge:
-        return "/".join(str(part) for part in judge)
+    judge = data.get("judge")  # [model, template]: the model names the judge (its family), the
+    if isinstance(judge, list) and judge:  # template stays in each judgment's source record
+        return str(judge[0])
     return str(judge or path.stem)
 
 
