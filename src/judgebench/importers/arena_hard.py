@@ -123,7 +123,15 @@ def read(paths: Sequence[Path], options: ImportOptions) -> ImportedLog:
             for game, order in zip(games, ("orig", "swap"), strict=False):
                 if game is None:
                     log.judgments.append(
-                        pair_judgment(judge, item, order, "invalid", line, raw=None, parse_error="null game")
+                        pair_judgment(
+                            judge,
+                            item,
+                            order,
+                            None,
+                            line,
+                            raw=None,
+                            parse_error="null game (the call failed)",
+                        )
                     )
                     continue
                 if not isinstance(game, dict):

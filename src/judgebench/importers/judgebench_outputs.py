@@ -46,10 +46,10 @@ def judge_name(path: Path, first: SourceLine, options: ImportOptions) -> str:
     return str(name) if name else path.stem
 
 
-def _decision(entry: Any, where: SourceLine, index: int) -> tuple[Winner, str | None, str | None]:
-    """(letter, raw text, parse error) of one `judgments` entry."""
+def _decision(entry: Any, where: SourceLine, index: int) -> tuple[Winner | None, str | None, str | None]:
+    """(letter, raw text, parse error) of one `judgments` entry; a null entry is a failed call."""
     if entry is None:
-        return "invalid", None, "no judgment in the source (the call failed)"
+        return None, None, "no judgment in the source (the call failed)"
     if not isinstance(entry, dict) or "decision" not in entry:
         raise where.error(f"judgments[{index}] must be an object with 'decision' or null", field="judgments")
     raw = json.dumps(entry.get("judgment"), ensure_ascii=False, default=str)

@@ -168,15 +168,17 @@ def pair_judgment(
     judge: str,
     item: Item,
     order: str,
-    letter: Winner,
+    letter: Winner | None,
     source: SourceLine,
     *,
     raw: str | None,
     parse_error: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Judgment:
-    """One imported en pair judgment: the letter the judge gave in `order`, its own text as `raw`, and
-    the source record verbatim (file, line, text) in `params`, so every number traces to its line."""
+    """One imported en pair judgment: the letter the judge gave in `order` (None: the call failed, as
+    the source records it; `parse_error` says why), its own text as `raw`, and the source record
+    verbatim (file, line, text) in `params`, so every number traces to its line."""
+    failed = letter is None
     return Judgment(
         judge=judge,
         item_id=item.id,
@@ -186,8 +188,9 @@ def pair_judgment(
         order=order,
         raw=raw,
         winner=letter,
-        verdict=verdict_of(order, letter),
+        verdict=None if letter is None else verdict_of(order, letter),
         parse_error=parse_error if letter == "invalid" else None,
+        error=parse_error if failed else None,
         label=item.label,
         model=judge,
         params={"source": source.where, "source_record": source.text, **(extra or {})},
