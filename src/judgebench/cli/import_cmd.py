@@ -150,12 +150,15 @@ def _guidance(run: str, model: str | None) -> None:
         console.print(f"(no estimate of new calls: {exc})", style="dim", highlight=False)
         return
     cost = sum(e.cost_live_usd or 0.0 for e in plan.estimates)
+    per_call = cost / plan.calls if plan.calls else 0.0
+    probe_calls = 2 * plan.items  # a probe condition is judged in both orders, one call each
     console.print(
-        f"next: `judgebench report --run {run}` (no call). With new calls: a target language "
-        f"(`judgebench translate --run {run} --conditions zh` then `judge --model {spec}`) is "
-        f"{plan.calls} calls, about ${cost:.2f} live for {spec}; probes (`judge --probes length,...`) "
-        f"add 2 calls per item each. Price other judges with `judgebench plan --dataset imported "
-        f"--data-dir {run} --model SPEC`.",
+        f"next: `judgebench report --run {run}` (no call). With new calls ({spec}; `--model SPEC` prices "
+        f"another): a target language (`judgebench translate --run {run} --conditions zh`, then "
+        f"`judgebench judge --run {run} --model {spec}`) is {plan.calls} judge calls, about ${cost:.2f} "
+        f"live plus the translation; each probe (`judge --probes length`, ...) is {probe_calls} calls, about "
+        f"${per_call * probe_calls:.2f}. `judgebench plan --dataset imported --data-dir {run}` gives the "
+        "full estimate.",
         highlight=False,
         soft_wrap=True,
     )
