@@ -118,23 +118,29 @@ def _show(result: ImportResult) -> None:
             f"imported {entry.judgments} judgments of '{name}' on {result.items} items ({result.format}); "
             f"{entry.appended} new lines, {entry.invalid} invalid -> {result.run}/judgments.jsonl",
             highlight=False,
+            markup=False,
             soft_wrap=True,
         )
         for h in entry.headlines:
             value = "n/a" if h.value is None else f"{100 * h.value:.2f}%"
             where = " ".join(x for x in (h.system or "", "" if h.subset == "all" else h.subset) if x)
-            console.print(f"  {h.name}{f' [{where}]' if where else ''}: {value} (n={h.n})", highlight=False)
+            console.print(
+                f"  {h.name}{f' ({where})' if where else ''}: {value} (n={h.n})",
+                highlight=False,
+                markup=False,
+            )
     for path, digest in next(iter(result.judges.values())).checksums.items() if result.judges else ():
-        console.print(f"  source {path} sha256 {digest[:16]}", highlight=False, soft_wrap=True)
+        console.print(f"  source {path} sha256 {digest[:16]}", highlight=False, markup=False, soft_wrap=True)
     if result.human_file:
         console.print(
             f"{result.human_labels} human labels -> {result.human_file} "
             f"(`judgebench report --run {result.run} --human {result.human_file}`)",
             highlight=False,
+            markup=False,
             soft_wrap=True,
         )
     for note in result.notes:
-        console.print(note, style="yellow", highlight=False)
+        console.print(note, style="yellow", highlight=False, markup=False)
 
 
 def _guidance(run: str, model: str | None) -> None:
@@ -147,7 +153,7 @@ def _guidance(run: str, model: str | None) -> None:
             api.PlanRequest(models=[spec], dataset="imported", data_dir=run, conditions="zh", sim_seeds=1)
         )
     except JudgebenchError as exc:
-        console.print(f"(no estimate of new calls: {exc})", style="dim", highlight=False)
+        console.print(f"(no estimate of new calls: {exc})", style="dim", highlight=False, markup=False)
         return
     cost = sum(e.cost_live_usd or 0.0 for e in plan.estimates)
     per_call = cost / plan.calls if plan.calls else 0.0
@@ -160,6 +166,7 @@ def _guidance(run: str, model: str | None) -> None:
         f"${per_call * probe_calls:.2f}. `judgebench plan --dataset imported --data-dir {run}` gives the "
         "full estimate.",
         highlight=False,
+        markup=False,
         soft_wrap=True,
     )
 

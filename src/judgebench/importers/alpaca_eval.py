@@ -129,6 +129,10 @@ def read(paths: Sequence[Path], options: ImportOptions) -> ImportedLog:
                 )
             )
     _human(options.human, log, by_texts)
+    log.notes.append(
+        "AlpacaEval stores no shown order: each record is one `orig` judgment, so position metrics do not "
+        "apply and `Raw A %` reads as the share that picked output_1 (the baseline)"
+    )
     rule = "metrics/winrate.get_winrate: mean(preference - 1); discrete: rounded, draws half"
     for (judge, model), values in prefs.items():
         weighted, discrete = win_rates(values)
