@@ -87,7 +87,7 @@ def test_import_prints_headline_and_priced_guidance(tmp_path: Path) -> None:
     )
     cost = sum(e.cost_live_usd or 0.0 for e in plan.estimates)
     assert plan.calls > 0 and cost > 0
-    assert f"is {plan.calls} judge calls, about ${cost:.2f}" in out.output
+    assert f"{plan.calls} judge calls, about ${cost:.2f}" in out.output
 
 
 def test_bad_setting_and_human_refused(tmp_path: Path) -> None:

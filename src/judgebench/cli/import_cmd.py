@@ -161,10 +161,10 @@ def _guidance(run: str, model: str | None) -> None:
     console.print(
         f"next: `judgebench report --run {run}` (no call). With new calls ({spec}; `--model SPEC` prices "
         f"another): a target language (`judgebench translate --run {run} --conditions zh`, then "
-        f"`judgebench judge --run {run} --model {spec}`) is {plan.calls} judge calls, about ${cost:.2f} "
-        f"live plus the translation; each probe (`judge --probes length`, ...) is {probe_calls} calls, about "
-        f"${per_call * probe_calls:.2f}. `judgebench plan --dataset imported --data-dir {run}` gives the "
-        "full estimate.",
+        f"`judgebench judge --run {run} --model {spec}`: en and zh, both orders, with tie-probes) is "
+        f"{plan.calls} judge calls, about ${cost:.2f} live plus the translation; each probe "
+        f"(`judge --probes length`, ...) is {probe_calls} calls, about ${per_call * probe_calls:.2f}. "
+        f"`judgebench plan --dataset imported --data-dir {run}` gives the full estimate.",
         highlight=False,
         markup=False,
         soft_wrap=True,
