@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -378,3 +379,14 @@ def test_counts_by_judge_are_kept(tmp_path: Path) -> None:
     for r in rows:
         counts[r["judge"]] += 1
     assert {k: v.judgments for k, v in result.judges.items()} == dict(counts)
+
+
+def test_a_moved_imported_run_reads_its_own_items(tmp_path: Path) -> None:
+    """The items live in the run folder: a copied run reads its own copy, not the original's."""
+    first = RunDir(tmp_path / "first")
+    import_judgments(first, "generic", [write_jsonl(tmp_path / "a.jsonl", _generic_rows())])
+    shutil.copytree(first.path, tmp_path / "moved")
+    shutil.rmtree(first.path)
+    moved = RunDir(tmp_path / "moved")
+    rate = _one(moved, "in-house", "longer_win_rate")  # needs the items' texts
+    assert rate.n > 0
