@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from judgebench.analysis import ReportSettings
-from judgebench.api import analyze_run, import_judgments
+from judgebench.api import analyze_run, import_judgments, import_llmbar_results
 from judgebench.api.report import ReportRequest, report
 from judgebench.errors import InputError, RunDirError
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, RunDir, read_jsonl
+from tests.conftest import LLMBAR
 from tests.importers.shapes import (
     alpaca_rows,
     arena_hard_rows,
@@ -390,3 +391,42 @@ def test_a_moved_imported_run_reads_its_own_items(tmp_path: Path) -> None:
     moved = RunDir(tmp_path / "moved")
     rate = _one(moved, "in-house", "longer_win_rate")  # needs the items' texts
     assert rate.n > 0
+
+
+def test_alpaca_eval_cross_annotations_joined_as_human_labels(tmp_path: Path) -> None:
+    rows = [r for r in alpaca_rows(n=12) if r["preference"] is not None]
+    path = tmp_path / "annotations.json"
+    path.write_text(json.dumps(rows))
+    humans = []
+    for i, row in enumerate(rows):
+        for annotator in range(2):
+            pref = (1.0, 2.0, 1.5)[(i + annotator) % 3]
+            humans.append({**{k: row[k] for k in ("instruction", "output_1", "output_2")},
+                           "preference": pref, "annotator_index": annotator})  # fmt: skip
+    humans.append({"instruction": "not imported", "output_1": "a", "output_2": "b", "preference": 1.0})
+    hpath = tmp_path / "cross.json"
+    hpath.write_text(json.dumps(humans))
+    result = import_judgments(RunDir(tmp_path / "run"), "alpaca-eval", [path], human=[hpath])
+    assert result.human_labels == 2 * len(rows) and any("1 human annotations" in n for n in result.notes)
+    written = [json.loads(line) for line in Path(result.human_file or "").read_text().splitlines()]
+    expected = [("1", "2", "tie")[(i + a) % 3] for i in range(len(rows)) for a in range(2)]
+    assert [w["label"] for w in written] == expected
+    assert {w["annotator"] for w in written} == {"0", "1"}
+
+
+@pytest.mark.llmbar
+def test_llmbar_results_through_the_registry_equal_the_command(tmp_path: Path) -> None:
+    if not LLMBAR.is_dir():
+        pytest.skip("../shared/llmbar not present")
+    import_llmbar_results(RunDir(tmp_path / "a"), LLMBAR, "GPT-4/Vanilla")
+    result = import_judgments(
+        RunDir(tmp_path / "b"), "llmbar-results", [LLMBAR], settings={"evaluator": "GPT-4/Vanilla"}
+    )
+    assert result.judges["GPT-4/Vanilla"].judgments == 838
+
+    def calls(run: str) -> list[tuple]:
+        return sorted(
+            (j.item_id, j.order, j.verdict) for j in read_jsonl(tmp_path / run / JUDGMENTS, Judgment)
+        )
+
+    assert calls("a") == calls("b")
