@@ -17,7 +17,7 @@ from judgebench.rundir import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_v0_1_0"
 KEY = ("judge", "metric", "condition", "subset", "filtered")
-ADDED_SINCE = {"positional_mcnemar"}
+ADDED_SINCE = {"positional_mcnemar", "longer_win_rate"}
 
 
 @pytest.fixture()

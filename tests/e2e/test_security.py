@@ -197,12 +197,13 @@ ESCAPES: dict[str, list[str]] = {
     "run": ["run", "--model", "sim:default", "--yes"],
     "selftest": ["selftest", "--items", "50"],
     "import": ["import", "llmbar-results", "--data-dir", ".", "--evaluator", "GPT-4/Vanilla"],
+    "import-format": ["import", "generic", "VARIANTS"],
 }
 
 
 def _escape_args(command: str, run: str, variants: Path) -> list[str]:
     args = [str(variants) if a == "VARIANTS" else a for a in ESCAPES[command]]
-    head = 2 if command == "import" else 1
+    head = 2 if command.startswith("import") else 1
     return [*args[:head], "--run", run, *args[head:]]
 
 

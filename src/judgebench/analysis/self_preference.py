@@ -144,6 +144,12 @@ def _own_sides(
     return sides
 
 
+def _labelled(frame: pd.DataFrame, sides: Mapping[str, str]) -> bool:
+    """Whether the items of `sides` carry gold labels (1/2) in the judgments."""
+    calls = frame[frame["item_id"].isin(sides.keys())]
+    return bool(pd.to_numeric(calls["label"], errors="coerce").isin([1, 2]).any())
+
+
 def _row(
     frame: pd.DataFrame,
     judge: str,
@@ -172,6 +178,10 @@ def _row(
         return row
     won = np.where(own_gold, scores, 1.0 - scores)
     row.own_win_rate = float(won.mean())
+    if not _labelled(frame, sides):  # an imported log without gold: the own-family win rate only
+        row.own_chosen = row.own_rejected = 0
+        row.note = "no gold labels: the own-family win rate only (the excess needs the gold side fixed)"
+        return row
     row.own_win_when_chosen = float(won[own_gold].mean()) if n1 else None
     row.own_win_when_rejected = float(won[~own_gold].mean()) if n0 else None
     if n1 < 2 or n0 < 2:

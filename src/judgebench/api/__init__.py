@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from judgebench.api.data import DatasetList, cache_clear, cache_info, list_datasets, show_dataset
     from judgebench.api.datasets import open_dataset, run_folder
     from judgebench.api.human import HumanBudgetRequest, HumanBudgetResult, agreement_flag, plan_human_labels
-    from judgebench.api.imports import import_llmbar_results
+    from judgebench.api.imports import ImportResult, import_judgments, import_llmbar_results
     from judgebench.api.judge import JudgeRequest, JudgeResult, judge
     from judgebench.api.options import CallOptions
     from judgebench.api.pipeline import PipelineRequest, PipelineResult, run_pipeline
@@ -54,9 +54,10 @@ if TYPE_CHECKING:
     from judgebench.bbe.mechanism import Centre
     from judgebench.costing.estimate import Estimate
     from judgebench.data import Dataset
-    from judgebench.data.llmbar_results import ImportSummary
     from judgebench.execution import Execution
     from judgebench.human import HumanLabels, HumanReport, LabelBudget, load_human_labels
+    from judgebench.importers.llmbar_results import ImportSummary
+    from judgebench.importers.registry import Importer, importers
     from judgebench.models import JudgeSpec, SettingsOverrides
     from judgebench.report.model import Cell as ReportCell
     from judgebench.report.model import Section as ReportSection
@@ -90,6 +91,8 @@ _HOME: dict[str, str] = {
     "agreement_flag": ".human",
     "plan_human_labels": ".human",
     "import_llmbar_results": ".imports",
+    "import_judgments": ".imports",
+    "ImportResult": ".imports",
     "JudgeRequest": ".judge",
     "JudgeResult": ".judge",
     "judge": ".judge",
@@ -118,7 +121,9 @@ _HOME: dict[str, str] = {
     "Centre": "judgebench.bbe.mechanism",
     "Estimate": "judgebench.costing.estimate",
     "Dataset": "judgebench.data",
-    "ImportSummary": "judgebench.data.llmbar_results",
+    "ImportSummary": "judgebench.importers.llmbar_results",
+    "Importer": "judgebench.importers.registry",
+    "importers": "judgebench.importers.registry",
     "Execution": "judgebench.execution",
     "HumanLabels": "judgebench.human",
     "HumanReport": "judgebench.human",
@@ -150,7 +155,9 @@ __all__ = [
     "HumanBudgetResult",
     "HumanLabels",
     "HumanReport",
+    "ImportResult",
     "ImportSummary",
+    "Importer",
     "JitterSpec",
     "JudgeRequest",
     "JudgeResult",
@@ -182,7 +189,9 @@ __all__ = [
     "cache_clear",
     "cache_info",
     "compare_runs",
+    "import_judgments",
     "import_llmbar_results",
+    "importers",
     "judge",
     "list_datasets",
     "load_human_labels",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from judgebench.data import Dataset, load_dataset
 from judgebench.data.dataset import narrowed_to, select_subset
+from judgebench.data.imported import IMPORTED_SPEC
 from judgebench.errors import RunDirError
 from judgebench.records import Item
 from judgebench.records.manifest import DatasetEntry
@@ -39,6 +40,8 @@ def load_run_dataset(
             )
         dataset = recorded.spec
         data_dir = data_dir or recorded.data_dir
+    if dataset.strip().lower() == IMPORTED_SPEC:  # an imported run's items live in the run folder
+        data_dir = str(run.path)  # itself, wherever it has been moved or copied to
     skip = skip_bad_rows or (recorded.skip_bad_rows if recorded is not None else False)
     loaded = load_dataset(dataset, data_dir=data_dir, skip_bad_rows=skip)
     entry = loaded.manifest_entry(data_dir=str(Path(data_dir).resolve()) if data_dir else None)

@@ -12,6 +12,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.analysis import Analysis, ReportSettings, settled
+from judgebench.analysis.length_preference import longer_sides, longer_win_records
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.analysis.self_preference import self_preference
 from judgebench.analysis.stats import preload as preload_statistics
@@ -35,6 +36,7 @@ from judgebench.records import AuditFlag, Item, Variant
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.families import answer_models
 from judgebench.records.manifest import ReportStage, SequentialStop
+from judgebench.records.metrics import SOURCE_HEADLINE_PREFIX, MetricRecord
 from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.records.self_preference import SelfPreferenceReport
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
@@ -120,7 +122,35 @@ def _analyze(run: RunDir, inputs: _RunInputs, settings: ReportSettings | None) -
         probes=inputs.probes,
         length_categories=inputs.length_categories,
     )
-    return analysis.model_copy(update={"self_preference": _self_preference(run, inputs, frame, analysis)})
+    added = longer_win_records(frame, longer_sides(inputs.items), confidence=analysis.settings.confidence)
+    return analysis.model_copy(
+        update={
+            "self_preference": _self_preference(run, inputs, frame, analysis),
+            "records": [*analysis.records, *added, *_source_headlines(run)],
+        }
+    )
+
+
+def _source_headlines(run: RunDir) -> list[MetricRecord]:
+    """Each imported source's own headline numbers (recorded by `import FORMAT`), beside judgebench's,
+    so a user can put them next to the published ones: metric `source:<name>`, `source` the system."""
+    manifest = run.manifest() if run.exists() else None
+    out = []
+    for judge, entry in (manifest.stages.imports if manifest else {}).items():
+        for h in entry.headlines:
+            out.append(
+                MetricRecord(
+                    judge=judge,
+                    metric=SOURCE_HEADLINE_PREFIX + h.name,
+                    condition="en",
+                    subset=h.subset,
+                    filtered=False,
+                    value=h.value,
+                    n=h.n,
+                    source=h.system,
+                )
+            )
+    return out
 
 
 def _self_preference(
@@ -133,7 +163,13 @@ def _self_preference(
     specs = {name: entry.spec for name, entry in judged.judges.items()} if judged else {}
     judges = {str(j) for j in frame["judge"].unique()} if len(frame) else set()
     families = {judge: judge_family(judge, table, specs.get(judge)) for judge in judges}
-    item_models = {item.id: answer_models(item) for item in inputs.items if item.label in (1, 2)}
+    # labelled items; unlabelled ones too where they name their answers' models (an imported log):
+    # those give the own-family win rate, only labelled ones the gold-fixed excess
+    item_models = {
+        item.id: models
+        for item in inputs.items
+        if (models := answer_models(item)) != (None, None) and (item.label in (1, 2) or None not in models)
+    }
     settings = analysis.settings
     return self_preference(
         frame,

@@ -18,6 +18,7 @@ from typing import Any
 
 from judgebench.data.generic import load_file
 from judgebench.data.hubconfig import hub_dataset
+from judgebench.data.imported import IMPORTED_SPEC, load_imported
 from judgebench.data.llmbar import load_llmbar
 from judgebench.data.m_rewardbench import load_m_rewardbench
 from judgebench.data.rewardbench import (
@@ -249,6 +250,8 @@ def load_dataset(
             raise ConfigError("a field mapping applies to dataset files, not to LLMBar")
         name = text.split(":", 1)[1] if ":" in text else None
         items, source, files = load_llmbar(name, data_dir=data_dir)
+    elif lowered == IMPORTED_SPEC:
+        items, source, files = load_imported(data_dir)
     elif lowered == SAMPLE_SPEC:
         path = sample_path()
         if not path.is_file():

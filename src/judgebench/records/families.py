@@ -16,6 +16,9 @@ from judgebench.records.items import Item
 
 CHOSEN_MODEL = "chosen_model"
 REJECTED_MODEL = "rejected_model"
+# the models behind output_1 and output_2 by position (imported logs: Arena-Hard, MT-Bench, AlpacaEval)
+MODEL_1 = "model_1"
+MODEL_2 = "model_2"
 
 
 def bare_name(name: str) -> str:
@@ -43,13 +46,16 @@ class FamilyTable:
 
 
 def answer_models(item: Item) -> tuple[str | None, str | None]:
-    """The models behind output_1 and output_2, from the item's chosen/rejected model and its label;
-    (None, None) when the item is unlabelled or names neither model."""
+    """The models behind output_1 and output_2: `model_1`/`model_2` where the item names them by
+    position, else from its chosen/rejected model and its label; (None, None) when it names neither."""
 
     def text(key: str) -> str | None:
         value = item.metadata.get(key)
         return value.strip() if isinstance(value, str) and value.strip() else None
 
+    first, second = text(MODEL_1), text(MODEL_2)
+    if first or second:  # an imported pair names its answers' models by position (labelled or not)
+        return first, second
     chosen, rejected = text(CHOSEN_MODEL), text(REJECTED_MODEL)
     if item.label == 1:
         return chosen, rejected

@@ -199,8 +199,20 @@ class BBEStage(StageEntry):
     neighbours_judged: int = 0
 
 
+class HeadlineEntry(_Record):
+    """A number by the source's own convention (JudgeBench's score, Arena-Hard's, MT-Bench agreement),
+    recorded so the report can put it beside judgebench's own and a user beside the published one."""
+
+    name: str
+    value: float | None
+    n: int
+    subset: str = "all"
+    system: str | None = None
+    convention: str = ""
+
+
 class ImportStage(StageEntry):
-    """Published results brought in as judgments (`judgebench import llmbar-results`)."""
+    """Published results or a peer's judge log brought in as judgments (`judgebench import FORMAT`)."""
 
     source: str
     evaluator: str
@@ -209,6 +221,12 @@ class ImportStage(StageEntry):
     invalid: int
     files: list[str] = Field(default_factory=list)
     missing_subsets: list[str] = Field(default_factory=list)
+    # the importer's name and every file it read with the SHA-256 of its bytes (absent before issue 43)
+    format: str | None = None
+    checksums: dict[str, str] = Field(default_factory=dict)
+    headlines: list[HeadlineEntry] = Field(default_factory=list)
+    human_labels: int = 0
+    notes: list[str] = Field(default_factory=list)
 
 
 class Stages(_Record):

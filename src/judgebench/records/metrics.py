@@ -13,6 +13,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 TIE_PROBE_PREFIX = "tie_probe_"
+# an imported source's own headline number by its own convention (judgebench_score, arena_hard_score,
+# mt_bench_agreement_*, alpaca_eval_*), from the run manifest's import entries: `source:<name>`
+SOURCE_HEADLINE_PREFIX = "source:"
 
 
 class Metric(StrEnum):
@@ -62,6 +65,9 @@ class Metric(StrEnum):
     # judge vs judge (judge `J1 vs J2`): first minus second on the units both answered validly
     FLIP_RATE_DIFF = "flip_rate_diff"
     POSITION_INCONSISTENCY_DIFF = "position_inconsistency_diff"
+    # the judge's pick of the longer output (by characters), per condition: over valid non-tie pair
+    # verdicts on items whose outputs differ in length (a length probe from existing data, issue 43)
+    LONGER_WIN_RATE = "longer_win_rate"
     # human labels (`report --human FILE`, human/): the judge's item verdict against the humans'
     # majority label, the annotators among themselves (judge `humans`), and prediction-powered
     # estimates (PPI++) beside the human-only ("classical") ones; per condition, subset `all`

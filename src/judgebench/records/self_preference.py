@@ -42,7 +42,7 @@ class SelfPreferenceRow(BaseModel):
 class SelfPreferenceReport(BaseModel):
     """The whole check: which answers name a model, and the rows."""
 
-    items: int = 0  # labelled items considered
+    items: int = 0  # items considered: labelled ones, and unlabelled ones that name both answers' models
     named_items: int = 0  # of which both answers name a model
     answer_families: dict[str, int] = Field(default_factory=dict)  # answers per family (named items)
     rows: list[SelfPreferenceRow] = Field(default_factory=list)

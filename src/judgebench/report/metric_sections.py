@@ -266,7 +266,9 @@ def answers_section(index: MetricIndex, conditions: list[str]) -> Section:
         "Answer distribution and calibration",
         paragraphs=[
             "Raw A: share of valid verdicts naming the output shown first; tie: share of valid verdicts "
-            "that are a tie; invalid: share of answered calls with no readable verdict. Where the judge "
+            "that are a tie; invalid: share of answered calls with no readable verdict; longer wins: "
+            "share of valid non-tie verdicts that pick the longer output (items of unequal length). "
+            "Where the judge "
             "states a confidence: its mean, the Brier score and the expected calibration error (10 bins) "
             "of that confidence against strict correctness."
         ],
@@ -276,6 +278,7 @@ def answers_section(index: MetricIndex, conditions: list[str]) -> Section:
         (Metric.TIE_RATE, "Tie %", True),
         (Metric.INVALID_RATE, "Invalid %", True),
         (Metric.MISSING_RATE, "Missing %", True),
+        (Metric.LONGER_WIN_RATE, "Longer wins %", True),
         (Metric.MEAN_CONFIDENCE, "Mean confidence", False),
         (Metric.BRIER, "Brier", False),
         (Metric.ECE, "ECE", False),

@@ -23,6 +23,7 @@ from judgebench.report.metric_sections import (
 )
 from judgebench.report.model import DASH, Cell, Section, Table, literal
 from judgebench.report.probe_section import probe_section
+from judgebench.report.source_section import source_section
 
 
 def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Section]:
@@ -42,6 +43,7 @@ def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Se
         answers_section(index, conditions),
         tie_probes_section(index, conditions),
         *([probes] if (probes := probe_section(analysis)) is not None else []),
+        *([source] if (source := source_section(analysis)) is not None else []),
         _subsets(index, conditions, analysis),
         _sensitivity(index, conditions, analysis),
         *extra,

@@ -75,7 +75,7 @@ def self_preference_section(analysis: Analysis) -> Section:
             [_cells(r) for r in report.rows],
             caption=(
                 f"{flagged} of {len(report.rows)} rows favour their own family; {report.named_items:,} of "
-                f"{report.items:,} labelled items name both answers' models (answers: {families})"
+                f"{report.items:,} items considered name both answers' models (answers: {families})"
             ),
             left=3,
             detail_columns=frozenset({"Own wins when gold %", "Own wins when not gold %", "p"}),

@@ -14,13 +14,16 @@ swap 1 -> B, 2 -> A. A null winner is an answer without a readable verdict: `inv
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgebench.data.dataset import Dataset
+from judgebench.data.dataset import Dataset, load_dataset
 from judgebench.data.llmbar import LLMBAR_SUBSETS, llmbar_root
-from judgebench.errors import InputError
+from judgebench.errors import ConfigError, InputError
+from judgebench.importers.log import ImportedLog, sha256_of
+from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.records import Item, Judgment, Winner
 from judgebench.rundir import now_iso
 
@@ -151,3 +154,25 @@ def published_judgments(
     summary.judgments = len(new)
     summary.invalid = sum(j.verdict == "invalid" for j in new)
     return new, summary
+
+
+def read(paths: Sequence[Path], options: ImportOptions) -> ImportedLog:
+    """The registry's reader: PATH is the LLMBar copy (the folder that holds Dataset/), the evaluator
+    `--set evaluator=GPT-4/Vanilla` (or --judge); the run's dataset is LLMBar itself."""
+    evaluator = options.setting("evaluator") or options.judge
+    if len(paths) != 1 or not evaluator:
+        raise ConfigError("llmbar-results reads one LLMBar folder and needs --set evaluator=NAME")
+    dataset = load_dataset("llmbar", data_dir=str(paths[0]))
+    judgments, summary = published_judgments(dataset, paths[0], evaluator)
+    log = ImportedLog(format="llmbar-results", judgments=judgments, dataset=("llmbar", str(paths[0])))
+    log.sources = {name: sha256_of(Path(name)) for name in summary.files}
+    return log
+
+
+IMPORTER = Importer(
+    name="llmbar-results",
+    summary="LLMBar's published per-item verdicts (Dataset/LLMBar/**/evaluators/NAME/result.json)",
+    read=read,
+    settings={"evaluator": "the published evaluator/strategy, e.g. GPT-4/Vanilla"},
+    own_command=True,
+)
