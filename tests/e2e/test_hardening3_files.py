@@ -1,8 +1,12 @@
-"""Issue 41 (third hostile pass), the classes about files: a last record without its newline kept,
-not cut and paid again (2). Each through the real path: the CLI or api on real files."""
+"""Issue 41 (third hostile pass), the classes about files and outside text: a last record without its
+newline kept, not cut and paid again (2); linear time on hostile Markdown (5). Each through the real
+path: the CLI or api on real files."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +70,53 @@ def test_a_last_record_without_its_newline_is_kept_not_cut_and_paid_again(tmp_pa
     assert judge.repeats() == {}  # no answer paid twice
     assert path.read_bytes().startswith(data)  # the record kept whole, its newline added
     assert last.call_key() in {j.call_key() for j in read_jsonl(path, Judgment) if j.verdict is not None}
+
+
+# --- 5. hostile Markdown in the formatting probe ---------------------------------------------------
+
+KIB64 = 1 << 16
+HOSTILE_MARKDOWN = {  # each 64 KB on one line, none of it markup that closes
+    "unclosed links": "[a](" * (KIB64 // 4),
+    "unclosed images": "![a](" * (KIB64 // 5),
+    "bold never closed": "a **b" * (KIB64 // 5),
+    "strike never closed": "a ~~b" * (KIB64 // 5),
+    "underscores never closed": "a __b" * (KIB64 // 5),
+    "a line of spaces": " " * KIB64 + "x",
+    "opening brackets": "[" * KIB64,
+}
+
+
+def test_the_formatting_probe_takes_linear_time_on_hostile_markdown(tmp_path: Path) -> None:
+    """Before: `judge --probes format` over an answer of 16 KB of `[a](` never finished (each try of
+    the link pattern ran to the line's end with a choice at every character: cubic), and `a **b`
+    repeated was quadratic. Now each pattern is linear: 64 KB of each finishes (the generous bound
+    is a subprocess timeout, not a speed claim) with the text unchanged, as no markup in it closes;
+    the link planted after the hostile run is still stripped."""
+    rows = [
+        {
+            "id": f"q{i}",
+            "subset": "Natural",
+            "instruction": f"Task {i}",
+            "output_1": "a **good** answer, see [the docs](https://x.org)",
+            "output_2": text,
+            "label": 1,
+        }
+        for i, text in enumerate(HOSTILE_MARKDOWN.values())
+    ]
+    rows[0]["output_1"] = HOSTILE_MARKDOWN["unclosed links"] + " see [the docs](https://x.org)"
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = tmp_path / "run"
+    cli = [sys.executable, "-c", "from judgebench.cli import main; main()", "judge", "--run", str(run)]
+    judged = subprocess.run(
+        [*cli, "--dataset", str(items), "--model", "sim:probe-biased", "--probes", "format"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert judged.returncode == 0, judged.stderr
+    variants = map(json.loads, (run / "variants.jsonl").read_text(encoding="utf-8").splitlines())
+    formatted = {v["item_id"]: v for v in variants if v["condition"] == "format"}
+    assert [formatted[f"q{i}"]["output_2"] for i in range(len(rows))] == list(HOSTILE_MARKDOWN.values())
+    assert formatted["q0"]["output_1"] == HOSTILE_MARKDOWN["unclosed links"] + " see the docs (https://x.org)"
+    assert formatted["q1"]["output_1"] == "a good answer, see the docs (https://x.org)"
