@@ -1,6 +1,7 @@
 """Issue 41 (third hostile pass), the classes about files and outside text: a last record without its
-newline kept, not cut and paid again (2); linear time on hostile Markdown (5). Each through the real
-path: the CLI or api on real files."""
+newline kept, not cut and paid again (2); linear time on hostile Markdown (5); JSON nested 100,000
+deep (6) and a repeated key (7) in an outside file refused naming the file and line. Each through the
+real path: the CLI on real files."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from judgebench.cli import app
+from judgebench.paths import configs_dir, data_dir
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, read_jsonl
 from tests.e2e.helpers import FAST_JUDGE, DeterministicJudge, private_configs, write_items
@@ -120,3 +122,116 @@ def test_the_formatting_probe_takes_linear_time_on_hostile_markdown(tmp_path: Pa
     assert [formatted[f"q{i}"]["output_2"] for i in range(len(rows))] == list(HOSTILE_MARKDOWN.values())
     assert formatted["q0"]["output_1"] == HOSTILE_MARKDOWN["unclosed links"] + " see the docs (https://x.org)"
     assert formatted["q1"]["output_1"] == "a good answer, see the docs (https://x.org)"
+
+
+# --- 6 and 7. hostile nesting and repeated keys in outside files ------------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _replace_line(path: Path, number: int, make: Any) -> None:
+    """Line `number` (1-based) of a JSONL file replaced by `make(its object)`."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[number - 1] = make(json.loads(lines[number - 1]))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _repeated(key: str, value: object) -> Any:
+    return lambda row: json.dumps(row)[:-1] + f", {json.dumps(key)}: {json.dumps(value)}}}"
+
+
+def _deep(row: dict[str, Any]) -> str:
+    return json.dumps(row)[:-1] + f', "meta": {DEEP}}}'
+
+
+def _refused(result: Any, path: Path, line: int, why: str) -> None:
+    out = (result.stdout or "") + (result.stderr or "")
+    assert "Traceback" not in out, out[-2000:]
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code != 0
+    message = " ".join(result.stderr.split())
+    assert f"{path.name}, line {line}:" in message and why in message, message
+
+
+HOSTILE_LINES = {"repeated key": (_repeated("label", 2), "is repeated"), "deep": (_deep, "nested deeper")}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_LINES))
+def test_a_dataset_line_with_a_repeated_key_or_deep_nesting_is_refused(tmp_path: Path, kind: str) -> None:
+    """Before: `"label": 1, ..., "label": 2` was read as label 2, silently; a line nested 100,000
+    deep ended in a RecursionError traceback. Now each is refused naming the file and the line, in
+    JSONL and in a JSON array alike; the same file without the hostile line is read."""
+    make, why = HOSTILE_LINES[kind]
+    variants = data_dir() / "sample_variants.jsonl"
+    good = tmp_path / "sample.jsonl"
+    good.write_bytes((data_dir() / "sample.jsonl").read_bytes())
+    done = runner.invoke(
+        app,
+        ["translate", "--run", str(tmp_path / "ok"), "--dataset", str(good), "--variants", str(variants)],
+    )
+    assert done.exit_code == 0, done.output  # the planted side: the file as it is is read
+
+    items = tmp_path / "items.jsonl"
+    items.write_bytes(good.read_bytes())
+    _replace_line(items, 3, make)
+    args = ["translate", "--run", str(tmp_path / "run"), "--variants", str(variants), "--dataset"]
+    _refused(runner.invoke(app, [*args, str(items)]), items, 3, why)
+
+    array = tmp_path / "items.json"
+    rows = items.read_text(encoding="utf-8").splitlines()
+    array.write_text("[\n" + ",\n".join(rows) + "\n]\n", encoding="utf-8")
+    _refused(runner.invoke(app, [*args, str(array)]), array, 4, why)
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_LINES))
+def test_a_variants_line_with_a_repeated_key_or_deep_nesting_is_refused(tmp_path: Path, kind: str) -> None:
+    make, why = HOSTILE_LINES[kind]
+    variants = tmp_path / "variants.jsonl"
+    variants.write_bytes((data_dir() / "sample_variants.jsonl").read_bytes())
+    make = _repeated("output_1", "the other text") if kind == "repeated key" else make
+    _replace_line(variants, 2, make)
+    args = ["translate", "--run", str(tmp_path / "run"), "--dataset", "sample", "--variants", str(variants)]
+    _refused(runner.invoke(app, args), variants, 2, why)
+
+
+@pytest.fixture()
+def judged_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    run = tmp_path / "judged"
+    variants = data_dir() / "sample_variants.jsonl"
+    steps = [
+        ["translate", "--run", str(run), "--dataset", "sample", "--variants", str(variants)],
+        ["judge", "--run", str(run), "--model", "sim:human-example", "--no-tie-probes"],
+    ]
+    for step in steps:
+        result = runner.invoke(app, step)
+        assert result.exit_code == 0, result.output
+    return run
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_LINES))
+def test_a_human_labels_line_with_a_repeated_key_or_deep_nesting_is_refused(
+    tmp_path: Path, judged_sample: Path, kind: str
+) -> None:
+    make, why = HOSTILE_LINES[kind]
+    labels = tmp_path / "human.jsonl"
+    labels.write_bytes((data_dir() / "sample_human.jsonl").read_bytes())
+    _replace_line(labels, 5, make)
+    result = runner.invoke(
+        app, ["report", "--run", str(judged_sample), "--bootstrap", "20", "--human", str(labels)]
+    )
+    _refused(result, labels, 5, why)
+
+
+def test_a_template_nested_deep_is_refused_naming_the_file_and_line(tmp_path: Path) -> None:
+    """Before: a template TOML with an array nested 100,000 deep ended in a RecursionError
+    traceback (tomllib recurses); now it is refused naming the file and the line."""
+    template = tmp_path / "template.toml"
+    text = (configs_dir() / "templates" / "judge_default.toml").read_text(encoding="utf-8")
+    line = text.count("\n") + 2
+    template.write_text(text + "\nextra = " + DEEP + "\n", encoding="utf-8")
+    args = ["judge", "--run", str(tmp_path / "run"), "--dataset", "sample", "--model", "sim:probe-biased"]
+    result = runner.invoke(app, [*args, "--template", str(template)])
+    out = (result.stdout or "") + (result.stderr or "")
+    assert "Traceback" not in out and not isinstance(result.exception, RecursionError), repr(result.exception)
+    message = " ".join(result.stderr.split())
+    assert result.exit_code != 0 and "template.toml" in message and f"(at line {line})" in message, message

@@ -13,6 +13,7 @@ import pandas as pd
 
 from judgebench.bbe.scores import ScoreSet, ScoreSetBuilder
 from judgebench.errors import InputError
+from judgebench.outside import loads
 
 # --- generic tables -------------------------------------------------------------------------------
 
@@ -163,7 +164,7 @@ def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = loads(line)
                     model = str(record.get("model") or file.stem)
                     qid = str(record["question_id"])
                     game_list = record["games"]
