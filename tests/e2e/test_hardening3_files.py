@@ -1,7 +1,8 @@
 """Issue 41 (third hostile pass), the classes about files and outside text: a last record without its
 newline kept, not cut and paid again (2); linear time on hostile Markdown (5); JSON nested 100,000
-deep (6) and a repeated key (7) in an outside file refused naming the file and line. Each through the
-real path: the CLI on real files."""
+deep (6) and a repeated key (7) in an outside file refused naming the file and line; an output set
+written all or none when a folder is in the way of one file (9). Each through the real path: the CLI
+on real files."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from judgebench import api
+from judgebench.api.selftest import synthetic_items
 from judgebench.cli import app
 from judgebench.paths import configs_dir, data_dir
 from judgebench.records import Judgment
@@ -235,3 +238,39 @@ def test_a_template_nested_deep_is_refused_naming_the_file_and_line(tmp_path: Pa
     assert "Traceback" not in out and not isinstance(result.exception, RecursionError), repr(result.exception)
     message = " ".join(result.stderr.split())
     assert result.exit_code != 0 and "template.toml" in message and f"(at line {line})" in message, message
+
+
+# --- 9. an output set, all or none ------------------------------------------------------------------
+
+
+def _sim_run(base: Path, name: str, model: str) -> Path:
+    data, variants = base / "items.jsonl", base / "variants.jsonl"
+    if not data.exists():
+        synthetic_items(40, data, variants)
+    run = base / name
+    api.translate(run, api.TranslateRequest(dataset=str(data), variants_file=variants))
+    api.judge(run, api.JudgeRequest(models=[model]), options=api.CallOptions(use_cache=False))
+    return run
+
+
+def test_a_folder_in_the_way_of_one_compare_output_leaves_the_whole_old_set(tmp_path: Path) -> None:
+    """Before: compare.json, compare.md and compare_changed.jsonl were replaced, then the rename onto
+    the folder named compare_changed.csv failed: a set half old, half new. Now the set is checked
+    before the first rename: nothing is replaced, and the error names the folder."""
+    day1 = _sim_run(tmp_path, "day1", "sim:drift-stable/1")
+    day2 = _sim_run(tmp_path, "day2", "sim:drift-worse/2")
+    out = tmp_path / "out"
+    first = runner.invoke(app, ["compare", str(day1), str(day2), "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    (out / "compare_changed.csv").unlink()
+    (out / "compare_changed.csv").mkdir()  # e.g. a spreadsheet tool's folder of the same name
+    before = {p.name: (p.stat().st_ino, p.read_bytes()) for p in out.iterdir() if p.is_file()}
+    assert set(before) == {"compare.json", "compare.md", "compare_changed.jsonl"}
+    second = runner.invoke(app, ["compare", str(day2), str(day1), "--out", str(out)])  # another set
+    assert "Traceback" not in second.output and isinstance(second.exception, SystemExit)
+    assert second.exit_code != 0
+    after = {p.name: (p.stat().st_ino, p.read_bytes()) for p in out.iterdir() if p.is_file()}
+    assert after == before  # the old set whole
+    message = " ".join(second.stderr.split())
+    assert "compare_changed.csv" in message and "none of the 4 files was written" in message, message
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
