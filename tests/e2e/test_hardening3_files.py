@@ -1,12 +1,14 @@
 """Issue 41 (third hostile pass), the classes about files and outside text: a last record without its
 newline kept, not cut and paid again (2); linear time on hostile Markdown (5); JSON nested 100,000
 deep (6) and a repeated key (7) in an outside file refused naming the file and line; an output set
-written all or none when a folder is in the way of one file (9). Each through the real path: the CLI
-on real files."""
+written all or none when a folder is in the way of one file (9); the Parquet table beside
+judgments.jsonl not trusted after an edit in the middle with the modification time put back (10).
+Each through the real path: the CLI, the api or the table's reader on real files."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +20,7 @@ from typer.testing import CliRunner
 from judgebench import api
 from judgebench.api.selftest import synthetic_items
 from judgebench.cli import app
+from judgebench.judgment_table import cache_path, read_judgment_table
 from judgebench.paths import configs_dir, data_dir
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, read_jsonl
@@ -274,3 +277,42 @@ def test_a_folder_in_the_way_of_one_compare_output_leaves_the_whole_old_set(tmp_
     message = " ".join(second.stderr.split())
     assert "compare_changed.csv" in message and "none of the 4 files was written" in message, message
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+# --- 10. the table beside the log after an edit in the middle, modification time put back ---------
+
+
+def test_an_edit_mid_log_with_its_mtime_put_back_makes_the_table_stale(tmp_path: Path) -> None:
+    """Before: the table's fingerprint was the log's size, modification time and first and last MiB,
+    so a verdict edited in place in the middle of a 3 MB log at the same length, with the time put
+    back (`touch -r`), left the old verdict in every report. Now the change time and inode are part
+    of it (a write sets st_ctime, no user can set it back): the table is rebuilt from the log."""
+    path = tmp_path / "judgments.jsonl"
+    padding = "x" * 900  # lines of ~1 KB: 3,000 of them put the middle outside the first and last MiB
+    lines = []
+    for i in range(3000):
+        record = {"judge": "j", "item_id": f"i{i}", "subset": "Natural", "kind": "pair", "condition": "en"}
+        record |= {"order": "orig", "verdict": "1", "winner": "A", "label": 1, "raw": padding}
+        lines.append(Judgment.model_validate(record).model_dump_json() + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    first = read_judgment_table(path).frame
+    assert (first["verdict"] == "1").all() and cache_path(path).exists()
+    made = cache_path(path).stat().st_mtime_ns
+    assert read_judgment_table(path).frame.equals(first)  # the planted side: unchanged, the table is used
+    assert cache_path(path).stat().st_mtime_ns == made
+
+    data = path.read_bytes()
+    at = data.index(b'"item_id":"i1500"')
+    line_end = data.index(b"\n", at)
+    start = data.rindex(b"\n", 0, at) + 1
+    assert start > (1 << 20) and line_end < len(data) - (1 << 20)  # outside the first and last MiB
+    edited = data[start:line_end].replace(b'"verdict":"1"', b'"verdict":"2"').replace(b'"A"', b'"B"')
+    stat = path.stat()
+    with open(path, "r+b") as fh:  # in place: the same file, the same length
+        fh.seek(start)
+        fh.write(edited)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as `touch -r` puts the time back
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    after = read_judgment_table(path).frame
+    assert after.loc[after["item_id"] == "i1500", "verdict"].tolist() == ["2"]
+    assert (after["verdict"] == "2").sum() == 1
