@@ -228,6 +228,24 @@ def test_a_human_labels_line_with_a_repeated_key_or_deep_nesting_is_refused(
     _refused(result, labels, 5, why)
 
 
+def test_a_bbe_score_table_line_with_a_repeated_key_is_refused(tmp_path: Path) -> None:
+    """The score table of `bbe --scores` (JSON Lines) is read by the same strict reader: before,
+    pandas kept the last `score` of a line silently."""
+    import csv
+
+    source = Path(__file__).resolve().parents[2] / "data" / "bbe" / "scores_factors.csv"
+    with open(source, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    table = tmp_path / "scores.jsonl"
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["bbe", "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "1", "10"]
+    args += ["--strategy", "rms", "--jitter", "auto", "--alpha", "auto", "--out", str(tmp_path / "bbe.json")]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output  # the planted side: the table as it is is read
+    _replace_line(table, 3, _repeated("score", "10"))
+    _refused(runner.invoke(app, args), table, 3, "is repeated")
+
+
 def test_a_template_nested_deep_is_refused_naming_the_file_and_line(tmp_path: Path) -> None:
     """Before: a template TOML with an array nested 100,000 deep ended in a RecursionError
     traceback (tomllib recurses); now it is refused naming the file and the line."""
