@@ -116,3 +116,16 @@ def test_a_last_line_without_its_newline_is_kept_when_whole_and_set_aside_when_c
         assert cut.read_text(encoding="utf-8").startswith(whole[0] + "\n{")
         assert [f.item_id for f in read_jsonl(cut, AuditFlag)] == ["Natural/0", "Natural/2"]
         assert (cut.parent / f"audit.jsonl{TORN_SUFFIX}").read_text(encoding="utf-8") == tail + "\n"
+
+
+def test_a_run_file_line_nested_too_deep_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """Issue 41, class 6, in the run's own files (edited by hand): the reader names the file and
+    the line instead of ending in a RecursionError."""
+    from judgebench.errors import InputError
+
+    path = tmp_path / "audit.jsonl"
+    path.write_text(
+        _flag(0) + "\n" + '{"item_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8"
+    )
+    with pytest.raises(InputError, match=r"audit\.jsonl, line 2: unreadable record \(nested too deep\)"):
+        list(read_jsonl(path, AuditFlag))
