@@ -25,6 +25,7 @@ from judgebench.paths import configs_dir, data_dir
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, read_jsonl
 from tests.e2e.helpers import FAST_JUDGE, DeterministicJudge, private_configs, write_items
+from tests.human.test_cli import run_dir  # noqa: F401 - the fixture: a sample run judged by sim
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_server import OpenAIServer, error_body
 
@@ -200,30 +201,18 @@ def test_a_variants_line_with_a_repeated_key_or_deep_nesting_is_refused(tmp_path
     _refused(runner.invoke(app, args), variants, 2, why)
 
 
-@pytest.fixture()
-def judged_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    run = tmp_path / "judged"
-    variants = data_dir() / "sample_variants.jsonl"
-    steps = [
-        ["translate", "--run", str(run), "--dataset", "sample", "--variants", str(variants)],
-        ["judge", "--run", str(run), "--model", "sim:human-example", "--no-tie-probes"],
-    ]
-    for step in steps:
-        result = runner.invoke(app, step)
-        assert result.exit_code == 0, result.output
-    return run
-
-
 @pytest.mark.parametrize("kind", sorted(HOSTILE_LINES))
 def test_a_human_labels_line_with_a_repeated_key_or_deep_nesting_is_refused(
-    tmp_path: Path, judged_sample: Path, kind: str
+    tmp_path: Path,
+    run_dir: Path,  # noqa: F811 - the fixture imported above
+    kind: str,
 ) -> None:
     make, why = HOSTILE_LINES[kind]
     labels = tmp_path / "human.jsonl"
     labels.write_bytes((data_dir() / "sample_human.jsonl").read_bytes())
     _replace_line(labels, 5, make)
     result = runner.invoke(
-        app, ["report", "--run", str(judged_sample), "--bootstrap", "20", "--human", str(labels)]
+        app, ["report", "--run", str(run_dir), "--bootstrap", "20", "--human", str(labels)]
     )
     _refused(result, labels, 5, why)
 
