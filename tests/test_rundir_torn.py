@@ -92,3 +92,40 @@ def test_a_file_changed_since_it_was_read_is_not_rewritten_from_stale_knowledge(
     with JsonlAppender(path):
         pass
     assert not (tmp_path / f"audit.jsonl{TORN_SUFFIX}").exists()
+
+
+def test_a_last_line_without_its_newline_is_kept_when_whole_and_set_aside_when_cut(tmp_path: Path) -> None:
+    """Issue 41, class 2, both sides: a whole record (JSON the file's model accepts) gets its newline;
+    a line cut short by a kill, or an object that is no record of the file, goes to the sidecar."""
+    whole = [_flag(i) for i in range(3)]
+    kept = tmp_path / "kept" / "audit.jsonl"
+    kept.parent.mkdir()
+    kept.write_text(whole[0] + "\n" + whole[1], encoding="utf-8")
+    with JsonlAppender(kept) as out:
+        out.append(AuditFlag.model_validate_json(whole[2]))
+    assert kept.read_text(encoding="utf-8").startswith(whole[0] + "\n" + whole[1] + "\n")
+    assert [f.item_id for f in read_jsonl(kept, AuditFlag)] == ["Natural/0", "Natural/1", "Natural/2"]
+    assert not (kept.parent / f"audit.jsonl{TORN_SUFFIX}").exists()
+
+    for tail in (whole[1][:-1], '{"item_id": "Natural/1"}'):  # cut short; parses but is no AuditFlag
+        cut = tmp_path / str(len(tail)) / "audit.jsonl"
+        cut.parent.mkdir()
+        cut.write_text(whole[0] + "\n" + tail, encoding="utf-8")
+        with JsonlAppender(cut) as out:
+            out.append(AuditFlag.model_validate_json(whole[2]))
+        assert cut.read_text(encoding="utf-8").startswith(whole[0] + "\n{")
+        assert [f.item_id for f in read_jsonl(cut, AuditFlag)] == ["Natural/0", "Natural/2"]
+        assert (cut.parent / f"audit.jsonl{TORN_SUFFIX}").read_text(encoding="utf-8") == tail + "\n"
+
+
+def test_a_run_file_line_nested_too_deep_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """Issue 41, class 6, in the run's own files (edited by hand): the reader names the file and
+    the line instead of ending in a RecursionError."""
+    from judgebench.errors import InputError
+
+    path = tmp_path / "audit.jsonl"
+    path.write_text(
+        _flag(0) + "\n" + '{"item_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8"
+    )
+    with pytest.raises(InputError, match=r"audit\.jsonl, line 2: unreadable record \(nested too deep\)"):
+        list(read_jsonl(path, AuditFlag))

@@ -80,6 +80,8 @@ def parse_lines(
             continue
         try:
             yield number, parse(_decode(raw.decode("utf-8")))
+        except RecursionError:  # nesting no record has (an edited file): named, not a traceback
+            raise InputError("unreadable record (nested too deep)", path=str(path), line=number) from None
         except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
             if not raw.endswith(b"\n"):  # unterminated last line: a crash mid-append, not a bad record
                 continue

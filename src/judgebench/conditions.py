@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from judgebench import defaults
 from judgebench.errors import ConfigError, InputError
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.records.conditions import Condition, ConditionAudit
 
@@ -27,7 +28,7 @@ def load_conditions(path: str | Path | None = None) -> dict[str, Condition]:
     """All conditions of the file, by name. Errors name the file and the bad entry."""
     file = Path(path) if path else conditions_path()
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = toml_loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("conditions file not found", path=str(file)) from None
     except tomllib.TOMLDecodeError as exc:

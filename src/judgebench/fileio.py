@@ -6,6 +6,7 @@ a reader sees the old file or the new one, never a mix, and no `.tmp` file outli
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -48,7 +49,17 @@ def atomic_write_json(path: Path, obj: Any) -> None:
 def atomic_write_many(files: Mapping[Path, bytes]) -> None:
     """Write a set of files that belong together (metrics and the report made from them): every
     temp file is written and synced first, then all are renamed in a row, so a kill leaves the old
-    set whole, or (only in the instant of the renames) part of the new one; never a half file."""
+    set whole, or (only in the instant of the renames) part of the new one; never a half file. A
+    rename that would fail (a folder where a file goes) is found before the first one: then nothing
+    is replaced, rather than a set half old, half new."""
+    for path in files:
+        if path.is_dir() and not path.is_symlink():  # a link is replaced itself, never what it names
+            raise IsADirectoryError(
+                errno.EISDIR,
+                f"a folder is in the way of an output file; none of the {len(files)} files was "
+                "written (move the folder, or write the outputs elsewhere)",
+                str(path),
+            )
     temps: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():

@@ -158,10 +158,13 @@ def read_judgment_table(path: Path) -> JudgmentTable:
 
 
 # The derived table beside the log (`judgments.jsonl.table.parquet`): trusted only while the log has
-# the size, modification time and first and last MiB it had when the table was made; any append or
-# edit makes it stale and it is rebuilt. The log stays the record; the table is only a cache of it.
+# the inode, size, modification and change times and first and last MiB it had when the table was
+# made; any append or edit makes it stale and it is rebuilt. The change time (st_ctime) is set by the
+# system on every write and cannot be set back by a user, so an edit in the middle at the same length
+# with the modification time put back (`touch -r`, `cp -p`, `rsync -t`) is seen too (issue 41). The
+# log stays the record; the table is only a cache of it.
 CACHE_SUFFIX = ".table.parquet"
-_CACHE_FORMAT = "judgebench-judgment-table-2"
+_CACHE_FORMAT = "judgebench-judgment-table-3"
 _EDGE = 1 << 20
 
 
@@ -176,7 +179,8 @@ def _fingerprint(fh: BinaryIO) -> tuple[str, int]:
     head = fh.read(_EDGE)
     fh.seek(max(0, stat.st_size - _EDGE))
     tail = fh.read(_EDGE)
-    parts = [_CACHE_FORMAT, str(stat.st_size), str(stat.st_mtime_ns)]
+    parts = [_CACHE_FORMAT, str(stat.st_dev), str(stat.st_ino), str(stat.st_size)]
+    parts += [str(stat.st_mtime_ns), str(stat.st_ctime_ns)]
     parts += [hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()]
     return "|".join(parts), stat.st_size
 

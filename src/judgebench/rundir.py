@@ -25,7 +25,7 @@ from judgebench import __version__
 from judgebench.answers import JudgmentLog, plan_keys, read_lines
 from judgebench.errors import RunDirError
 from judgebench.fileio import atomic_write_json
-from judgebench.records import CallKey, Judgment, PlannedKey, Variant
+from judgebench.records import AuditFlag, CallKey, Judgment, PlannedKey, TranslationFailure, Variant
 from judgebench.records.manifest import (
     DatasetEntry,
     HistoryEntry,
@@ -36,7 +36,7 @@ from judgebench.records.manifest import (
 )
 from judgebench.records.sanitize import mask_url, replace_surrogates
 from judgebench.runindex import BaseIndex, JsonlIndex, Signature, signature
-from judgebench.torn import repair_torn_lines, torn_seen
+from judgebench.torn import repair_tail, repair_torn_lines, torn_seen
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl
@@ -105,7 +105,8 @@ class JsonlAppender:
         self._fsync_interval = fsync_interval
         self._last_sync = time.monotonic()
         torn = torn_seen(path)
-        _repair_tail(path)
+        model = _RECORD_MODELS.get(path.name)
+        repair_tail(path, model.model_validate if model is not None else None)
         if torn and path.name in _REPAIRABLE:  # its one writer (holding the lock) makes it JSONL again
             repair_torn_lines(path)
         self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
@@ -139,19 +140,6 @@ class JsonlAppender:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _repair_tail(path: Path) -> None:
-    """A kill mid-write can leave a last line without its newline: cut it so appends stay whole."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with open(path, "rb+") as fh:
-        fh.seek(-1, os.SEEK_END)
-        if fh.read(1) == b"\n":
-            return
-        data = path.read_bytes()
-        cut = data.rfind(b"\n") + 1
-        fh.truncate(cut)
 
 
 def read_jsonl(path: Path, model: type[T]) -> Iterator[T]:
@@ -429,6 +417,15 @@ _WRITES: dict[str, tuple[str, ...]] = {
     "judge": (JUDGMENTS, PLAN),
 }
 _REPAIRABLE = frozenset(name for names in _WRITES.values() for name in names)
+# the record each appended run file holds: a last line without its newline that is one is kept
+_RECORD_MODELS: dict[str, type[BaseModel]] = {
+    JUDGMENTS: Judgment,
+    BBE_NEIGHBOURS: Judgment,
+    PLAN: PlannedKey,
+    VARIANTS: Variant,
+    AUDIT: AuditFlag,
+    TRANSLATION_FAILURES: TranslationFailure,
+}
 
 
 def _lock_holder(fd: int) -> str:

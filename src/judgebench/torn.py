@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from judgebench.fileio import atomic_write_bytes
 from judgebench.runindex import Signature, signature
 
-__all__ = ["TORN_SUFFIX", "note_torn", "repair_torn_lines", "torn_seen"]
+__all__ = ["TORN_SUFFIX", "note_torn", "repair_tail", "repair_torn_lines", "torn_seen"]
 
 logger = logging.getLogger("judgebench.rundir")
 
@@ -48,7 +50,7 @@ def repair_torn_lines(path: Path) -> int:
     lines = data.split(b"\n")
     kept: list[bytes] = []
     fragments: list[bytes] = []
-    for raw in lines[:-1]:  # the last piece follows the final newline (empty: _repair_tail ran)
+    for raw in lines[:-1]:  # the last piece follows the final newline (empty: repair_tail ran)
         start = _torn_at(raw)
         if start is None:
             kept.append(raw)
@@ -58,11 +60,7 @@ def repair_torn_lines(path: Path) -> int:
             kept.append(raw[start:])
     if not fragments:
         return 0
-    sidecar = path.with_name(path.name + TORN_SUFFIX)
-    with open(sidecar, "ab") as fh:  # the fragments first: a kill now leaves them twice, never lost
-        fh.write(b"".join(f + b"\n" for f in fragments))
-        fh.flush()
-        os.fsync(fh.fileno())
+    sidecar = _keep_fragments(path, fragments)  # the fragments first: a kill now leaves them twice
     atomic_write_bytes(path, b"".join(k + b"\n" for k in kept) + lines[-1])
     logger.warning(
         "warning: %s: repaired %d torn line(s) (a writer was killed mid-line): the file is whole JSONL "
@@ -72,6 +70,82 @@ def repair_torn_lines(path: Path) -> int:
         sidecar,
     )
     return len(fragments)
+
+
+def repair_tail(path: Path, validate: Callable[[Any], object] | None = None) -> None:
+    """Make the file end with a newline before an append, so appends stay whole lines. A last line
+    without one that is a whole record (JSON Lines allows it: editors and `pandas.to_json(lines=True)`
+    write it; a kill between a record and its newline leaves it) gets its newline: it may be a paid
+    answer, and cutting it made the resume pay again. "Whole" is what the readers take: a JSON object
+    that `validate` (the file's record model) accepts. Anything else is a line cut short by a kill
+    mid-write: it goes to the `.torn` sidecar (kept) and is cut."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with open(path, "rb+") as fh:
+        start = _last_line_start(fh, size)
+        fh.seek(start)
+        tail = fh.read()
+        if tail.endswith(b"\n"):
+            return
+        if _is_record(tail, validate):
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            return
+        if tail.strip():
+            _keep_fragments(path, [tail])
+            logger.warning(
+                "warning: %s: cut a last line left unfinished by a killed writer (%d bytes; kept in %s)",
+                path,
+                len(tail),
+                path.with_name(path.name + TORN_SUFFIX),
+            )
+        fh.truncate(start)
+
+
+def _last_line_start(fh: BinaryIO, size: int, chunk: int = 1 << 16) -> int:
+    """Where the file's last line starts (after its last newline but the final byte), read from the
+    end: a million-line log is not read whole to find it."""
+    end = size - 1  # a final newline ends the last line, it does not start one
+    while end > 0:
+        begin = max(0, end - chunk)
+        fh.seek(begin)
+        found = fh.read(end - begin).rfind(b"\n")
+        if found != -1:
+            return begin + found + 1
+        end = begin
+    return 0
+
+
+def _is_record(raw: bytes, validate: Callable[[Any], object] | None) -> bool:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    if validate is None:
+        return True
+    try:
+        validate(data)
+    except ValueError:  # pydantic's ValidationError is one
+        return False
+    return True
+
+
+def _keep_fragments(path: Path, fragments: list[bytes]) -> Path:
+    """Append fragments to the `.torn` sidecar, synced before the file loses them (a kill then
+    leaves them twice, never lost)."""
+    sidecar = path.with_name(path.name + TORN_SUFFIX)
+    with open(sidecar, "ab") as fh:
+        fh.write(b"".join(f + b"\n" for f in fragments))
+        fh.flush()
+        os.fsync(fh.fileno())
+    return sidecar
 
 
 def _torn_at(raw: bytes) -> int | None:

@@ -24,14 +24,16 @@ ALLOWED: dict[str, set[str]] = {
     "defaults": set(),  # each flag's default, stated once (request models, settings and the CLI)
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
+    # JSON and TOML from outside files, read strictly (repeated keys, deep nesting refused)
+    "outside": {"errors"},
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
     "answers": {"errors", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
     "rundir": {"answers", "errors", "fileio", "records", "runindex", "torn"},
-    "conditions": {"defaults", "errors", "paths", "records"},
-    "data": {"errors", "fileio", "paths", "records", "rundir", "wire"},
-    "models": {"defaults", "errors", "fileio", "paths", "records", "wire"},
-    "batch": {"defaults", "errors", "fileio", "models", "records", "rundir"},
+    "conditions": {"defaults", "errors", "outside", "paths", "records"},
+    "data": {"errors", "fileio", "outside", "paths", "records", "rundir", "wire"},
+    "models": {"defaults", "errors", "fileio", "outside", "paths", "records", "wire"},
+    "batch": {"defaults", "errors", "fileio", "models", "outside", "records", "rundir"},
     # any JSONL file as columns by pyarrow, in pieces of whole lines with their byte offsets
     "jsonl_columns": set(),
     # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
@@ -42,14 +44,15 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "fileio",
         "models",
+        "outside",
         "paths",
         "progress",
         "records",
         "rundir",
     },
-    "judge": {"conditions", "errors", "models", "paths", "records", "rundir"},
+    "judge": {"conditions", "errors", "models", "outside", "paths", "records", "rundir"},
     # probe conditions (configs/probes/): text transforms of the items, no model call
-    "probes": {"conditions", "errors", "paths", "records"},
+    "probes": {"conditions", "errors", "outside", "paths", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
@@ -70,6 +73,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "judge",
         "models",
+        "outside",
         "paths",
         "progress",
         "records",
@@ -78,12 +82,12 @@ ALLOWED: dict[str, set[str]] = {
     },
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
     # peer judge logs read as items and judgments, one module per format (a registry, plugins by entry point)
-    "importers": {"data", "errors", "records", "rundir"},
+    "importers": {"data", "errors", "outside", "records", "rundir"},
     # the process's memory allocators (the standard library only: it must not import pyarrow)
     "allocators": set(),
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
-    "human": {"analysis", "data", "errors", "records"},
-    "bbe": {"analysis", "errors", "fileio", "judgment_table", "palette", "records", "rundir"},
+    "human": {"analysis", "data", "errors", "outside", "records"},
+    "bbe": {"analysis", "errors", "fileio", "judgment_table", "outside", "palette", "records", "rundir"},
     "report": {
         "analysis",
         "defaults",

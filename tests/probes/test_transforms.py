@@ -80,3 +80,14 @@ def test_append_and_regex_from_parameters() -> None:
     with pytest.raises(TransformError, match="language 'zh'"):
         append("a", {"text": {"en": "b"}}, ctx(language="zh"))
     assert regex("a1b22", {"pattern": r"\d+", "replacement": "#"}, ctx()) == "a#b#"
+
+
+def test_strip_markdown_on_closing_heading_runs_and_blanks() -> None:
+    """The linear patterns (issue 41) as before on markup, and a fill-in blank `______` (LLMBar has
+    them) is text, not bold around `__` (before: two of its underscores were cut)."""
+    assert strip_markdown("## Closed heading ##  ") == "Closed heading"
+    assert strip_markdown("#NoSpace") == "#NoSpace"
+    assert strip_markdown("![alt](img.png) and [t](http://u 'title')") == "alt and t (http://u)"
+    assert strip_markdown("My name is ______ and ~~old~~ **new** __too__.") == (
+        "My name is ______ and old new too."
+    )

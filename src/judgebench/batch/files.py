@@ -21,6 +21,7 @@ from judgebench.models.client import ModelClient
 from judgebench.models.openai import OpenAICompatibleProvider, OpenAIProvider
 from judgebench.models.registry import provider_class
 from judgebench.models.results import CallResult, kept_answer
+from judgebench.outside import loads
 
 __all__ = ["import_batch_output", "write_batch_file"]
 
@@ -72,7 +73,7 @@ def _read_output(path: Path) -> dict[str, dict[str, Any]]:
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads(raw.decode("utf-8"))
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise InputError(f"not a JSON line ({exc})", path=str(path), line=number) from None
             if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):

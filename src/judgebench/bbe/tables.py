@@ -8,11 +8,13 @@ import math
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from judgebench.bbe.scores import ScoreSet, ScoreSetBuilder
 from judgebench.errors import InputError
+from judgebench.outside import json_lines, loads
 
 # --- generic tables -------------------------------------------------------------------------------
 
@@ -25,10 +27,8 @@ def read_table(path: Path) -> pd.DataFrame:
         raise InputError("file not found", path=str(path))
     suffix = path.suffix.lower()
     try:
-        if suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(path, lines=True, dtype=False)
-        elif suffix == ".json":
-            frame = pd.read_json(path, dtype=False)
+        if suffix in (".jsonl", ".ndjson", ".json"):
+            frame = pd.DataFrame.from_records(_json_rows(path, lines=suffix != ".json"))
         elif suffix == ".tsv":
             frame = pd.read_csv(path, sep="\t", dtype={"system": str, "unit": str, "context": str})
         else:
@@ -44,6 +44,31 @@ def read_table(path: Path) -> pd.DataFrame:
     for col in ("system", "unit", "context"):
         frame[col] = frame[col].astype(str)
     return frame
+
+
+def _json_rows(path: Path, *, lines: bool) -> list[dict[str, object]]:
+    """The row objects of a JSON Lines file or a JSON array, read by the strict outside-file reader
+    (a repeated key or deep nesting refused, naming the file and the line)."""
+    text = path.read_text(encoding="utf-8")
+    rows: list[tuple[int | None, Any]]
+    if lines:
+        rows = [(number, row) for number, row in json_lines(text.split("\n"), str(path))]
+    else:
+        try:
+            data = loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno
+            ) from None
+        if not isinstance(data, list):
+            raise InputError("expected a JSON array of row objects", path=str(path))
+        rows = [(None, row) for row in data]
+    for number, row in rows:
+        if not isinstance(row, dict):
+            raise InputError(
+                f"a row must be a JSON object, not {type(row).__name__}", path=str(path), line=number
+            )
+    return [row for _, row in rows]
 
 
 def factor_columns(frame: pd.DataFrame) -> list[str]:
@@ -163,7 +188,7 @@ def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = loads(line)
                     model = str(record.get("model") or file.stem)
                     qid = str(record["question_id"])
                     game_list = record["games"]

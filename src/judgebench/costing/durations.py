@@ -21,6 +21,7 @@ from judgebench.errors import InputError
 from judgebench.models import traits_of
 from judgebench.models.base import ProviderSettings
 from judgebench.models.registry import ModelSpec
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.progress import about
 from judgebench.records.numbers import USER_NUMBERS
@@ -62,7 +63,7 @@ def table_path() -> Path:
 def load_rates(path: Path | None = None) -> RateTable:
     path = path or table_path()
     try:
-        return RateTable.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+        return RateTable.model_validate(toml_loads(path.read_text(encoding="utf-8")))
     except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
         raise InputError(f"cannot read the call-time table ({exc})", path=str(path)) from None
 

@@ -21,6 +21,7 @@ from judgebench.answers import Answer
 from judgebench.errors import InputError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.records import CallKey
 from judgebench.records.numbers import USER_NUMBERS
@@ -70,7 +71,7 @@ def load_table(path: Path | None = None) -> OutputTokenTable:
     """configs/output_tokens.toml (or `path`), read afresh: a --write in the same process shows."""
     path = path or measured_path()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_loads(path.read_text(encoding="utf-8"))
         table = OutputTokenTable.model_validate(data)
     except FileNotFoundError:
         raise InputError("output-token table not found", path=str(path)) from None

@@ -25,6 +25,7 @@ from judgebench.data.validate import (
     resolve_column,
 )
 from judgebench.errors import InputError
+from judgebench.outside import check_depth, loads, raw_decoder
 from judgebench.records import Item
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def parse_jsonl(text: str, shown: str) -> list[RawRecord]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = loads(line)
         except json.JSONDecodeError as exc:
             hint = ""
             if not records and line.strip() == "[":
@@ -105,14 +106,17 @@ def parse_jsonl(text: str, shown: str) -> list[RawRecord]:
 
 def parse_json(text: str, shown: str) -> list[RawRecord]:
     """A JSON array of objects (or objects one after another), each with the line it starts on."""
-    decoder = json.JSONDecoder()
+    try:
+        check_depth(text)
+    except json.JSONDecodeError as exc:
+        raise _decode_error(exc, shown) from None
     records: list[RawRecord] = []
     pos = _skip_ws(text, 0)
     counted = [0, 1]  # offset up to which newlines are counted, and the line there (linear, not n^2)
 
     def decode(at: int) -> int:
         try:
-            data, end = decoder.raw_decode(text, at)
+            data, end = raw_decoder(text, at)
         except json.JSONDecodeError as exc:
             raise _decode_error(exc, shown) from None
         counted[1] += text.count("\n", counted[0], at)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebench.errors import InputError
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 
 REWARDBENCH_SPEC = "rewardbench"
@@ -89,7 +90,7 @@ def hub_dataset(name: str) -> HubDataset:
     """The configured hub dataset `name`; JUDGEBENCH_HF_REVISION_<NAME> overrides its revision."""
     file = hub_datasets_path()
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = toml_loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("hub datasets config not found", path=str(file)) from None
     except tomllib.TOMLDecodeError as exc:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any, Literal
 
 from judgebench.data.generic import csv_rows, read_text
 from judgebench.errors import InputError
+from judgebench.outside import json_lines
 
 HumanValue = Literal["1", "2", "tie"]
 LABELS: tuple[HumanValue, ...] = ("1", "2", "tie")
@@ -97,15 +97,7 @@ def _text(value: Any, name: str, shown: str, line: int, *, required: bool = True
 
 
 def _rows_jsonl(text: str, shown: str) -> Iterable[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"not valid JSON: {exc.msg} (column {exc.colno})", path=shown, line=number
-            ) from None
+    for number, data in json_lines(text.split("\n"), shown):
         if not isinstance(data, dict):
             raise InputError(f"expected a JSON object, got {type(data).__name__}", path=shown, line=number)
         yield number, data

@@ -24,6 +24,7 @@ from judgebench.data.llmbar import LLMBAR_SUBSETS, llmbar_root
 from judgebench.errors import ConfigError, InputError
 from judgebench.importers.log import ImportedLog, sha256_of
 from judgebench.importers.registry import Importer, ImportOptions
+from judgebench.outside import loads
 from judgebench.records import Item, Judgment, Winner
 from judgebench.rundir import now_iso
 
@@ -59,8 +60,12 @@ def available_evaluators(root: Path) -> list[str]:
 
 def _read_results(path: Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"not a readable result.json ({exc})", path=str(path)) from None
     if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
         raise InputError("result.json must be a JSON array of objects", path=str(path))

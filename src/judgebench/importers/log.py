@@ -16,6 +16,7 @@ from typing import Any
 
 from judgebench.data.generic import parse_json  # the JSON array reader that keeps line numbers
 from judgebench.errors import InputError
+from judgebench.outside import loads
 from judgebench.records import Item, Judgment, Winner
 from judgebench.records.items import Label
 from judgebench.rundir import now_iso
@@ -138,7 +139,7 @@ def read_records(path: Path) -> Iterator[SourceLine]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = loads(line)  # a repeated key or hostile nesting refused, as every outside file
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"not valid JSON: {exc.msg} (column {exc.colno})", path=shown, line=number

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from judgebench.errors import InputError
 from judgebench.models.base import Message, ModelRequest
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 
 AnswerFormat = Literal["json", "letter", "patterns"]
@@ -200,7 +201,7 @@ def load_template(path: str | Path | None = None) -> JudgeTemplate:
     """Load and validate a template file; errors name the file and the bad key."""
     file = Path(path) if path is not None else default_template_path()
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = toml_loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("template file not found", path=str(file)) from None
     except UnicodeDecodeError as exc:

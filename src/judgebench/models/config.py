@@ -23,6 +23,7 @@ from judgebench.models.judge_spec import JudgeSpec, RequestDefaults
 from judgebench.models.pricing import PriceTable
 from judgebench.models.registry import ModelSpec, provider_class
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.records.numbers import Temperature
 
@@ -61,7 +62,7 @@ def load_judges(path: str | Path | None = None) -> dict[str, JudgeConfig]:
             raise ConfigError(f"{file}: judges file not found")
         return {}
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = toml_loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{file}: not valid TOML ({exc})") from exc
     unknown_top = set(data) - {"judges"}

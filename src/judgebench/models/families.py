@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 
 from judgebench.errors import InputError
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.records.families import FamilyTable
 
@@ -17,7 +18,7 @@ def load_family_table(path: Path | None = None) -> FamilyTable:
     """The family table; a bad entry is an error naming the file and the entry."""
     file = path or configs_dir() / FAMILIES_FILE
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = toml_loads(file.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot read the model families ({exc})", path=str(file)) from None
     patterns: list[tuple[str, str]] = []

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from judgebench.errors import ConfigError
 from judgebench.models.base import TokenCounter
 from judgebench.models.registry import ModelSpec, traits_of
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
@@ -59,7 +60,7 @@ class PriceTable:
                 raise ConfigError(f"{file}: price table not found")
             return cls({}, source=None)
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
+            data = toml_loads(file.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{file}: not valid TOML ({exc})") from exc
         prices: dict[str, dict[str, Price]] = {}

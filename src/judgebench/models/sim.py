@@ -31,6 +31,7 @@ from judgebench.models.base import (
 from judgebench.models.failures import PermanentError
 from judgebench.models.families import load_family_table
 from judgebench.models.sim_prompt import has_markdown, shown_responses
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.records import Usage
 from judgebench.records.conditions import PROBE_SEP
@@ -105,7 +106,7 @@ class SimScenario(BaseModel):
 def load_scenario(name: str, path: Path | None = None) -> SimScenario:
     file = path or configs_dir() / "sim.toml"
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = toml_loads(file.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot read simulated-judge scenarios ({exc})", path=str(file)) from None
     scenarios = data.get("scenarios", {})

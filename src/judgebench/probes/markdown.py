@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import re
 
+# Every pattern runs in time linear in the line (outside text: a judge's answer or a dataset's,
+# issue 41): no two quantifiers may share what they match (possessive `*+` where they would), and a
+# pattern that scans from its opening marker stops at the next opening marker, so the scans of all
+# the tries along a line cover it about once. Before, 16 KB of `[a](` never finished (each try ran
+# to the line's end, with a choice at every character) and `a **b` repeated was quadratic.
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_QUOTE = re.compile(r"^\s*(>\s?)+")
-_BULLET = re.compile(r"^(\s*)[-*+]\s+(\[[ xX]\]\s+)?")
-_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)[^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)[^)]*\)")
-_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s++(.*)$")  # its text less a closing `#` run: below
+_QUOTE = re.compile(r"^\s*+(>\s?)+")
+_BULLET = re.compile(r"^(\s*+)[-*+]\s++(\[[ xX]\]\s+)?")
+_RULE = re.compile(r"^\s*+([-*_])(\s*+\1){2,}+\s*+$")
+_TABLE_SEP = re.compile(r"^\s*+\|?\s*+:?-{2,}+:?\s*+(\|\s*+:?-{2,}+:?\s*+)*+\|?\s*+$")
+# a link's text, address and title hold no `[` (the next link's start); the address no space or `)`
+_IMAGE = re.compile(r"!\[([^\[\]]*+)\]\(([^)\s\[]++)[^)\[]*+\)")
+_LINK = re.compile(r"\[([^\[\]]++)\]\(([^)\s\[]++)[^)\[]*+\)")
+# an emphasis never holds its own marker: a try stops at the next one
+_BOLD = re.compile(r"(\*\*|__)(?=\S)((?:(?!\1).)+?)(?<=\S)\1")
 _ITALIC_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _ITALIC_UNDER = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_STRIKE = re.compile(r"~~(?=\S)((?:(?!~~).)+?)(?<=\S)~~")
 _CODE = re.compile(r"`([^`\n]+)`")
 
 
@@ -56,8 +63,8 @@ def strip_markdown(text: str) -> str:
         if _RULE.match(line) or (_TABLE_SEP.match(line) and "|" in line):
             continue
         heading = _HEADING.match(line)
-        if heading:
-            line = heading.group(1)
+        if heading:  # its text less a closing `#` run and the spaces around it
+            line = heading.group(1).rstrip().rstrip("#").rstrip()
         line = _QUOTE.sub("", line)
         line = _BULLET.sub(r"\1", line)
         if line.strip().startswith("|") and line.strip().endswith("|"):

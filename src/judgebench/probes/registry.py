@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judgebench.errors import ConfigError, InputError
+from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.probes.transforms import TRANSFORMS, check_regex
 
@@ -122,7 +123,7 @@ def probes_dir() -> Path:
 
 def _load_file(file: Path) -> ProbeSpec:
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = toml_loads(file.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(file)) from None
     except tomllib.TOMLDecodeError as exc:

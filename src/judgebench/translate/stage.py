@@ -18,6 +18,7 @@ from judgebench.conditions import SOURCE, Condition, load_conditions
 from judgebench.errors import InputError
 from judgebench.fileio import atomic_write_text
 from judgebench.models.client import ModelClient
+from judgebench.outside import loads
 from judgebench.progress import ProgressReporter
 from judgebench.records import TEXT_FIELDS, AuditFlag, Item, TranslationFailure, Variant
 from judgebench.records.outcomes import TranslateOutcome
@@ -68,9 +69,9 @@ def _variant_line(file: Path, number: int, line: bytes) -> Variant:
             f"bytes that are not UTF-8 at byte {exc.start}", path=str(file), line=number
         ) from None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg})", path=str(file), line=number) from None
+        raise InputError(f"not JSON ({exc.msg}, column {exc.colno})", path=str(file), line=number) from None
     if not isinstance(data, dict):
         raise InputError("a line must be a JSON object", path=str(file), line=number)
     problem = surrogate_problem(data)
