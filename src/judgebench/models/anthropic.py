@@ -124,7 +124,7 @@ class AnthropicProvider(RemoteProvider):
                 timeout=self.settings.timeout,
                 # the body read is bounded too: a 100 MB answer is refused, not held in memory
                 http_client=bounded_http_client(
-                    anthropic, body_limit(self.settings.max_answer_chars), self.name
+                    anthropic, body_limit(self.settings.max_answer_chars), self.name, self._base_url
                 ),
             )
         return self._client

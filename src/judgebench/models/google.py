@@ -129,7 +129,7 @@ class GoogleProvider(RemoteProvider):
     def http_options(self, types: Any, *, retries: int) -> Any:
         """The SDK's HttpOptions: this base URL and deadline, `retries` attempts, and the body read
         bounded and kept on this origin (where this SDK version lets its httpx client be set up)."""
-        hooks = client_hooks(body_limit(self.settings.max_answer_chars), self.name)
+        hooks = client_hooks(body_limit(self.settings.max_answer_chars), self.name, self._base_url)
         settable = "async_client_args" in types.HttpOptions.model_fields
         bounded: dict[str, Any] = {"async_client_args": {"event_hooks": hooks}} if settable else {}
         return types.HttpOptions(

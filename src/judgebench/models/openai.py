@@ -143,7 +143,7 @@ class OpenAIProvider(RemoteProvider):
                 max_retries=0,
                 # the body read is bounded too: a 100 MB answer is refused, not held in memory
                 http_client=bounded_http_client(
-                    openai, body_limit(self.settings.max_answer_chars), self.name
+                    openai, body_limit(self.settings.max_answer_chars), self.name, self._base_url
                 ),
             )
         return self._client
