@@ -106,7 +106,8 @@ class AnthropicBatch(BatchBackend):
                 with limit:
                     decoder = await self.sdk().messages.batches.results(sub.batch_id)
                     async for item in decoder:
-                        outcomes.append(self._line(item.custom_id, item.result.model_dump(mode="json"), where))
+                        result = item.result.model_dump(mode="json")
+                        outcomes.append(self._line(item.custom_id, result, where))
         except Exception as exc:
             raise self._error(exc, doing) from None
         return outcomes

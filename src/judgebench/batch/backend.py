@@ -84,8 +84,8 @@ class BatchBackend(abc.ABC):
             attempts = 1 + max(0, settings.max_retries)
             name = self.client.provider.name
             raise TransientError(
-                f"{name}: no answer within {self.deadline_s:g}s while {doing} (--timeout {settings.timeout:g}s "
-                f"x {attempts} attempt{'s' if attempts != 1 else ''})",
+                f"{name}: no answer within {self.deadline_s:g}s while {doing} "
+                f"(--timeout {settings.timeout:g}s x {attempts} attempt{'s' if attempts != 1 else ''})",
                 provider=name,
             ) from None
 

@@ -44,6 +44,7 @@ from judgebench.models.failures import (
 from judgebench.models.failures import (
     tag_status as _tag,
 )
+from judgebench.models.pricing import reported_tokens
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -330,8 +331,12 @@ class GoogleProvider(RemoteProvider):
         if not isinstance(meta, dict):
             return Usage()
         # thinking tokens are billed as output
-        output = int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
-        return Usage(input_tokens=int(meta.get("promptTokenCount") or 0), output_tokens=output)
+        parts = [
+            reported_tokens(meta.get("candidatesTokenCount")),
+            reported_tokens(meta.get("thoughtsTokenCount")),
+        ]
+        output = min(parts) if min(parts) < 0 else sum(parts)  # a bad part is not summed away
+        return Usage(input_tokens=reported_tokens(meta.get("promptTokenCount")), output_tokens=output)
 
     @staticmethod
     def _logprobs(candidate: dict[str, Any]) -> list[TokenLogprob] | None:

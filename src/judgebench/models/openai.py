@@ -45,6 +45,7 @@ from judgebench.models.failures import (
 from judgebench.models.failures import (
     tag_status as _tag,
 )
+from judgebench.models.pricing import reported_tokens
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -308,8 +309,8 @@ class OpenAIProvider(RemoteProvider):
         if not isinstance(usage, dict):
             return Usage()
         return Usage(
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
+            input_tokens=reported_tokens(usage.get("prompt_tokens")),
+            output_tokens=reported_tokens(usage.get("completion_tokens")),
         )
 
     def _first_choice(self, body: dict[str, Any]) -> dict[str, Any]:
