@@ -69,15 +69,17 @@ def test_running_the_same_command_again_does_not_spend_the_cap_again(tmp_path: P
         first = api.judge(run, request, options=_options(server))
         paid_calls = server.live_calls()
         assert first.outcomes[SPEC].missing > 0  # the cap stopped it
+        same = api.JudgeRequest(models=[SPEC], limit=50, max_cost=CAP)
         for _ in range(2):
-            again = api.judge(run, api.JudgeRequest(models=[SPEC], limit=50, max_cost=CAP), options=_options(server))
+            again = api.judge(run, same, options=_options(server))
         # the room left under the cap after the first run is less than one call's reservation
         assert server.live_calls() == paid_calls
     assert _paid(run) <= CAP
     assert again.outcomes[SPEC].missing == first.outcomes[SPEC].missing
     # the other side: a larger cap on the same run pays for the rest
     with OpenAIBatchServer() as server:
-        more = api.judge(run, api.JudgeRequest(models=[SPEC], limit=50, max_cost=1.0), options=_options(server))
+        larger = api.JudgeRequest(models=[SPEC], limit=50, max_cost=1.0)
+        more = api.judge(run, larger, options=_options(server))
         assert server.live_calls() == first.outcomes[SPEC].missing
     assert more.outcomes[SPEC].missing == 0 and _paid(run) <= 1.0
 
@@ -113,7 +115,7 @@ def test_a_reply_reporting_bad_token_counts_cannot_lift_the_cap(
     assert 0 < outcome.verdicts + outcome.invalid == answered < 100  # every paid answer kept; cap bit
     records = list(read_jsonl(run / "judgments.jsonl", Judgment))
     costs = [j.cost_usd for j in records if j.verdict is not None]
-    assert costs and all(c is not None and 0 < c for c in costs)
+    assert costs and all(c is not None and c > 0 for c in costs)
     assert _paid(run) <= CAP
     assert "not a count" in caplog.text
 
