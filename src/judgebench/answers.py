@@ -138,6 +138,7 @@ class Answer(NamedTuple):
     template: str | None
     reask: int
     has_raw: bool  # the judge's text was recorded (raw is not None)
+    from_cache: bool | None  # answered from the response store (nothing paid by this line)
     line: int  # the line of the file that holds the whole record (1-based)
 
     def call_key(self) -> CallKey:
@@ -174,7 +175,7 @@ def answer_of(j: Judgment, line: int) -> Answer:
         j.judge, j.item_id, j.subset, j.kind, j.condition, j.order, j.verdict, j.winner, j.label,
         j.confidence, None if usage is None else usage.input_tokens,
         None if usage is None else usage.output_tokens, j.cost_usd, j.error, j.template, j.reask,
-        j.raw is not None, line,
+        j.raw is not None, j.from_cache, line,
     )  # fmt: skip
 
 
@@ -290,7 +291,7 @@ def _parser(shared: _Shared, at: list[int]) -> Callable[[Any], Answer]:
             None if usage is None else n(o := usage.get("output_tokens", 0), o),
             float(cost) if type(cost) is int else cost, get("error"),
             None if template is None else s(template, template), get("reask", 0),
-            get("raw") is not None, at[0],
+            get("raw") is not None, get("from_cache"), at[0],
         ))  # fmt: skip
 
     return parse

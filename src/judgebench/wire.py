@@ -6,13 +6,17 @@ Two guarantees, enforced by httpx event hooks, for httpx and its vendored copy h
   redirect leaves the origin; `x-api-key`, `x-goog-api-key` and the rest would follow. A redirect
   to another origin (scheme, host, port) is refused outright by the provider clients
   (`cross_origin="refuse"`); the hub client (`"credential-free"`, whose file downloads go to a CDN)
-  follows one only when the request carries no credential header but `Authorization`.
+  follows one only when the request carries no credential header but `Authorization`. And not
+  only redirects: an SDK also follows URLs a response body names (Anthropic's batch `results_url`,
+  output files, the next page), with the key headers on. Given the `home` URL the key belongs to,
+  every request is checked before it is sent: one that carries a credential to another origin is
+  refused (`"refuse"`) or sent with its credential headers removed (`"credential-free"`).
 - **A body is bounded by its decoded size.** The limit counts the bytes after `gzip`/`deflate`
   decoding, decoded here in bounded steps (zlib's `max_length`), so 300 KB of gzip cannot become
   300 MB in memory; `allow_body` raises the limit for one download (a batch result file, a hub file).
 
-The refusal is an exception built by the caller's `refuse(kind, message)` ("too_large" or
-"redirect"), so each layer raises its own error class.
+The refusal is an exception built by the caller's `refuse(kind, message)` ("too_large", "redirect"
+or "origin"), so each layer raises its own error class.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -70,6 +75,43 @@ def _origin(url: Any) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or default
 
 
+def _home_origin(home: str | None) -> tuple[str, str, int | None] | None:
+    """The origin of the URL a key was given for (None: no home, no check)."""
+    if not home:
+        return None
+    parts = urlsplit(home)
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: the SDK refuses the URL itself
+        return None
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+
+
+def _shown(url: Any) -> str:
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+
+
+def _check_origin(
+    request: Any, home: tuple[str, str, int | None] | None, policy: CrossOrigin, refuse: Refuse
+) -> None:
+    """A request that would carry a credential off the key's origin: refused, or stripped of it."""
+    if home is None or _origin(request.url) == home:
+        return
+    carried = [k for k in request.headers if k.lower() in CREDENTIAL_HEADERS]
+    if not carried:
+        return
+    if policy == "credential-free":
+        for name in carried:
+            del request.headers[name]
+        return
+    raise refuse(
+        "origin",
+        f"a response named a URL on another host ({_shown(request.url)}) than the one the key is for "
+        f"({home[0]}://{home[1]}:{home[2]}): not requested, so no credential leaves the host you named",
+    )
+
+
 def _check_redirect(response: Any, policy: CrossOrigin, refuse: Refuse) -> None:
     """Refuse a redirect that would carry a credential to another origin (see the module's text)."""
     if response.status_code not in _REDIRECTS or "location" not in response.headers:
@@ -84,10 +126,9 @@ def _check_redirect(response: Any, policy: CrossOrigin, refuse: Refuse) -> None:
     carried = sorted(h for h in (k.lower() for k in request.headers) if h in CREDENTIAL_HEADERS)
     if policy == "credential-free" and not [h for h in carried if h != "authorization"]:
         return  # httpx drops Authorization itself; nothing else to protect
-    shown = f"{target.scheme}://{target.host}" + (f":{target.port}" if target.port else "")
     raise refuse(
         "redirect",
-        f"the server at {request.url.host} redirected to another host ({shown}): not followed, so "
+        f"the server at {request.url.host} redirected to another host ({_shown(target)}): not followed, so "
         "no credential leaves the host you named (set the base URL to the server that answers)",
     )
 
@@ -224,11 +265,14 @@ def _plain_encodings(request: Any) -> None:
 
 
 def async_hooks(
-    limit: int, refuse: Refuse, cross_origin: CrossOrigin = "refuse"
+    limit: int, refuse: Refuse, cross_origin: CrossOrigin = "refuse", *, home: str | None = None
 ) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
-    """`event_hooks` for an httpx.AsyncClient: same-origin redirects and a decoded-size body limit."""
+    """`event_hooks` for an httpx.AsyncClient: credentials only to `home`'s origin, same-origin
+    redirects and a decoded-size body limit."""
+    origin = _home_origin(home)
 
     async def on_request(request: Any) -> None:
+        _check_origin(request, origin, cross_origin, refuse)
         _plain_encodings(request)
 
     async def on_response(response: Any) -> None:
@@ -243,9 +287,14 @@ def async_hooks(
 
 
 def sync_hooks(
-    limit: int, refuse: Refuse, cross_origin: CrossOrigin = "refuse"
+    limit: int, refuse: Refuse, cross_origin: CrossOrigin = "refuse", *, home: str | None = None
 ) -> dict[str, list[Callable[[Any], None]]]:
     """`event_hooks` for an httpx.Client (the hub's): as `async_hooks`."""
+    origin = _home_origin(home)
+
+    def on_request(request: Any) -> None:
+        _check_origin(request, origin, cross_origin, refuse)
+        _plain_encodings(request)
 
     def on_response(response: Any) -> None:
         try:
@@ -255,4 +304,4 @@ def sync_hooks(
             response.close()
             raise
 
-    return {"request": [_plain_encodings], "response": [on_response]}
+    return {"request": [on_request], "response": [on_response]}

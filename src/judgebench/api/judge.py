@@ -19,7 +19,7 @@ from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_judging, study_from_en
 from judgebench.costing.output_tokens import run_figures
-from judgebench.costing.spending import arm_budget, refuse_batch
+from judgebench.costing.spending import arm_budget, refuse_batch, seed_budget
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.execution.settling import Rounds, judge_until_settled
@@ -414,6 +414,7 @@ def judge(
     # one writer per run and stage: a second judge would pay for every call again
     with run.lock("judge", wait=options.wait_lock):
         run.init(dataset=plan.dataset)
+        seed_budget(list(clients.values()), run)  # --max-cost is the run's: what it paid counts
         write_probe_variants(run, plan.probes.variants)
         if req.until_settled:
             progress = options.progress

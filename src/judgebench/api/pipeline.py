@@ -214,14 +214,14 @@ def run_pipeline(
     )
     result.seconds["translate"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    spent = result.translate.outcome.cost_usd if result.translate.outcome else 0.0
     judging = JudgeRequest(
         models=req.models,
         conditions=_judgeable(run, result.translate),
         subset=req.subset,
         limit=req.limit,
         template_path=req.template_path,
-        max_cost=None if req.max_cost is None else max(0.0, req.max_cost - spent),
+        # the run's cap: the judge stage counts what translate (and any earlier command) paid
+        max_cost=req.max_cost,
         until_settled=req.until_settled,
         round_items=req.round_items,
         probes=req.probes,

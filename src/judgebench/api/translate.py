@@ -16,7 +16,7 @@ from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_translation
-from judgebench.costing.spending import arm_budget, refuse_batch
+from judgebench.costing.spending import arm_budget, refuse_batch, seed_budget
 from judgebench.data import Dataset
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution
@@ -194,7 +194,11 @@ def _record(
     """Every condition the run now holds variants for (a later `--conditions ja` adds, never
     replaces), in the configured order (zh before ls): the report names pairs zh->ls from it."""
     held = {v.condition for v in run.variants().latest().values()}
+    previous = run.manifest().stages.translate
+    earlier = previous.paid_usd() if previous is not None else 0.0
+    paid = result.outcome.cost_usd if result.outcome is not None else 0.0
     entry = TranslateStage(
+        spent_usd=round(earlier + paid, 6),
         translator=translator,
         conditions=[cond for name, cond in load_conditions().items() if name in held],
         last_conditions=[c.name for c in chosen],
@@ -268,6 +272,8 @@ def translate(
         arm_budget([client], req.max_cost)
     with run.lock("translate", wait=options.wait_lock):  # one writer per run and stage
         run.init(dataset=entry)
+        if client is not None:
+            seed_budget([client], run)  # --max-cost is the run's: what it paid counts
         if client is None or variants:
             import_variants(run, variants)
         result.imported = len(variants)

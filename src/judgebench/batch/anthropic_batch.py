@@ -77,10 +77,12 @@ class AnthropicBatch(BatchBackend):
         return str(batch.id)
 
     async def status(self, batch_id: str) -> BatchStatus:
+        doing = f"polling message batch {batch_id}"
         try:
-            batch = await self.sdk().messages.batches.retrieve(batch_id)
+            async with self.deadline(doing):
+                batch = await self.sdk().messages.batches.retrieve(batch_id)
         except Exception as exc:
-            raise self._error(exc, f"polling message batch {batch_id}") from None
+            raise self._error(exc, doing) from None
         rc = batch.request_counts
         counts = {
             "processing": rc.processing,
@@ -97,13 +99,17 @@ class AnthropicBatch(BatchBackend):
         assert sub.batch_id is not None
         where = f"message batch {sub.batch_id}"
         outcomes: list[LineOutcome] = []
+        doing = f"downloading the results of {where}"
         try:
-            with batch_results_bound(self.client.settings.max_answer_chars, len(sub.custom_ids)):
-                decoder = await self.sdk().messages.batches.results(sub.batch_id)
-                async for item in decoder:
-                    outcomes.append(self._line(item.custom_id, item.result.model_dump(mode="json"), where))
+            limit = batch_results_bound(self.client.settings.max_answer_chars, len(sub.custom_ids))
+            async with self.deadline(doing):
+                with limit:
+                    decoder = await self.sdk().messages.batches.results(sub.batch_id)
+                    async for item in decoder:
+                        result = item.result.model_dump(mode="json")
+                        outcomes.append(self._line(item.custom_id, result, where))
         except Exception as exc:
-            raise self._error(exc, f"downloading the results of {where}") from None
+            raise self._error(exc, doing) from None
         return outcomes
 
     def _line(self, cid: str, result: dict[str, Any], where: str) -> LineOutcome:

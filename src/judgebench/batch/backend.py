@@ -8,12 +8,15 @@ answer that arrives by batch is the same `ModelResponse` a live call would have 
 from __future__ import annotations
 
 import abc
+import asyncio
+import contextlib
 import importlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from judgebench.errors import JudgebenchError, ProviderConfigError
-from judgebench.models.base import ModelRequest, ModelResponse
+from judgebench.models.base import ModelRequest, ModelResponse, TransientError
 from judgebench.models.client import ModelClient
 from judgebench.models.registry import ModelSpec, traits_of
 
@@ -60,6 +63,31 @@ class BatchBackend(abc.ABC):
 
     def __init__(self, client: ModelClient) -> None:
         self.client = client
+
+    @property
+    def deadline_s(self) -> float:
+        """How long one poll, listing or download may take in all: `--timeout` for each of the
+        1 + `--max-retries` attempts the SDK makes. The SDK's own timeout bounds each read, not the
+        whole, so a server answering one byte at a time would otherwise hold a poll for ever."""
+        settings = self.client.settings
+        return settings.timeout * (1 + max(0, settings.max_retries))
+
+    @contextlib.asynccontextmanager
+    async def deadline(self, doing: str) -> AsyncIterator[None]:
+        """The block (one poll, listing or download, retries included) within `deadline_s`; past it,
+        a TransientError that names the deadline (the backends turn it into a BatchError)."""
+        settings = self.client.settings
+        try:
+            async with asyncio.timeout(self.deadline_s):
+                yield
+        except TimeoutError:
+            attempts = 1 + max(0, settings.max_retries)
+            name = self.client.provider.name
+            raise TransientError(
+                f"{name}: no answer within {self.deadline_s:g}s while {doing} "
+                f"(--timeout {settings.timeout:g}s x {attempts} attempt{'s' if attempts != 1 else ''})",
+                provider=name,
+            ) from None
 
     @abc.abstractmethod
     def encode(self, custom_id: str, request: ModelRequest) -> tuple[str, dict[str, Any]]:

@@ -146,7 +146,7 @@ def _imported(
     if response is None:
         return CallResult(cache_key=key, prompt_hash=phash, response=None, error=outcome.error, custom_id=key)
     endpoint = "completions" if provider._use_completions(request) else "chat.completions"
-    response = kept_answer(response, client.settings.max_answer_chars)  # storable, capped
+    response = kept_answer(client.checked_usage(response, request), client.settings.max_answer_chars)
     response.params_sent = {
         **provider.build_params(request),
         "endpoint": endpoint,

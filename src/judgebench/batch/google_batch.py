@@ -93,19 +93,23 @@ class GoogleBatch(BatchBackend):
 
     async def recover(self, sub: Submission, run_id: str) -> str | None:
         wanted = display_name(run_id, sub.id)
+        doing = "listing batch jobs"
         try:
-            async for job in await self.sdk().aio.batches.list(config={"page_size": 100}):
-                if job.display_name == wanted and job.name:
-                    return str(job.name)
+            async with self.deadline(doing):
+                async for job in await self.sdk().aio.batches.list(config={"page_size": 100}):
+                    if job.display_name == wanted and job.name:
+                        return str(job.name)
         except Exception as exc:
-            raise self._error(exc, "listing batch jobs") from None
+            raise self._error(exc, doing) from None
         return None
 
     async def _get(self, batch_id: str) -> Any:
+        doing = f"polling batch job {batch_id}"
         try:
-            return await self.sdk().aio.batches.get(name=batch_id)
+            async with self.deadline(doing):
+                return await self.sdk().aio.batches.get(name=batch_id)
         except Exception as exc:
-            raise self._error(exc, f"polling batch job {batch_id}") from None
+            raise self._error(exc, doing) from None
 
     async def status(self, batch_id: str) -> BatchStatus:
         job = await self._get(batch_id)

@@ -158,22 +158,29 @@ class OpenAIBatch(BatchBackend):
     async def recover(self, sub: Submission, run_id: str) -> str | None:
         """List the account's batches (newest first) back to a day before `sub` was recorded."""
         cutoff = _dt.datetime.fromisoformat(sub.created_at).timestamp() - 86_400
+        doing = "listing batches (GET /batches)"
         try:
-            async for batch in self.sdk().batches.list(limit=100):
-                meta = batch.metadata or {}
-                if meta.get("judgebench_run") == run_id and meta.get("judgebench_submission") == sub.id:
-                    return str(batch.id)
-                if batch.created_at < cutoff:
-                    break
+            async with self.deadline(doing):
+                async for batch in self.sdk().batches.list(limit=100):
+                    meta = batch.metadata or {}
+                    if meta.get("judgebench_run") == run_id and meta.get("judgebench_submission") == sub.id:
+                        return str(batch.id)
+                    if batch.created_at < cutoff:
+                        break
         except Exception as exc:
-            raise self._error(exc, "listing batches (GET /batches)") from None
+            raise self._error(exc, doing) from None
         return None
 
-    async def status(self, batch_id: str) -> BatchStatus:
+    async def _retrieve(self, batch_id: str) -> Any:
+        doing = f"polling batch {batch_id}"
         try:
-            batch = await self.sdk().batches.retrieve(batch_id)
+            async with self.deadline(doing):
+                return await self.sdk().batches.retrieve(batch_id)
         except Exception as exc:
-            raise self._error(exc, f"polling batch {batch_id}") from None
+            raise self._error(exc, doing) from None
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        batch = await self._retrieve(batch_id)
         rc = batch.request_counts
         counts = {"total": rc.total, "completed": rc.completed, "failed": rc.failed} if rc is not None else {}
         return BatchStatus(status=batch.status, ended=batch.status in _ENDED, counts=counts)
@@ -182,19 +189,19 @@ class OpenAIBatch(BatchBackend):
         assert sub.batch_id is not None
         sdk = self.sdk()
         where = f"batch {sub.batch_id}"
-        try:
-            batch = await sdk.batches.retrieve(sub.batch_id)
-        except Exception as exc:
-            raise self._error(exc, f"polling batch {sub.batch_id}") from None
+        batch = await self._retrieve(sub.batch_id)
         outcomes: list[LineOutcome] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
+            doing = f"downloading {file_id} of {where}"
             try:
-                with batch_results_bound(self.client.settings.max_answer_chars, len(sub.custom_ids)):
-                    content = (await sdk.files.content(file_id)).content
+                limit = batch_results_bound(self.client.settings.max_answer_chars, len(sub.custom_ids))
+                async with self.deadline(doing):
+                    with limit:
+                        content = (await sdk.files.content(file_id)).content
             except Exception as exc:
-                raise self._error(exc, f"downloading {file_id} of {where}") from None
+                raise self._error(exc, doing) from None
             for raw in content.splitlines():
                 if not raw.strip():
                     continue

@@ -167,6 +167,8 @@ class _BatchRun:
         request = self.request_of.get(key)
         sent = self._params(request) if request is not None else {}
         client = self.client
+        if request is not None:  # priced below: a usage that is not a count is costed at the estimate
+            response = client.checked_usage(response, request)
         response = kept_answer(response, client.settings.max_answer_chars)  # storable, capped
         response.params_sent = {**sent, "batch_id": sub.batch_id, "custom_id": key}
         client.cache.put(

@@ -35,7 +35,11 @@ SkipBadRowsOpt = Annotated[
 LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")]
 SubsetOpt = Annotated[str | None, typer.Option("--subset", help="Only this subset (and those below it).")]
 MaxCostOpt = Annotated[
-    float | None, typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD.")
+    float | None,
+    typer.Option(
+        "--max-cost",
+        help="Stop scheduling paid calls before the run has paid this many USD (earlier commands count).",
+    ),
 ]
 UntilSettledOpt = Annotated[
     bool,

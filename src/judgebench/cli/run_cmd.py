@@ -79,7 +79,9 @@ def run_command(
     poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     max_cost: Annotated[
         float | None,
-        typer.Option("--max-cost", help="Stop scheduling paid calls before this many USD in all."),
+        typer.Option(
+            "--max-cost", help="Stop scheduling paid calls before the run has paid this many USD in all."
+        ),
     ] = None,
     until_settled: opt.UntilSettledOpt = False,
     round_items: opt.RoundItemsOpt = defaults.ROUND_ITEMS,

@@ -8,8 +8,9 @@ snapshot is complete, its file list and sums are written beside it, so later loa
 
 `HF_ENDPOINT` (a mirror, or a test server) is read at each call and handed to huggingface_hub, which
 otherwise reads it only once, at import. Every hub request goes through `judgebench.wire`'s hooks:
-a body is bounded by its decoded size (a file by the size the hub lists for it), and a redirect to
-another host is followed only without a credential header (httpx drops `Authorization` itself).
+a body is bounded by its decoded size (a file by the size the hub lists for it), a redirect to
+another host is followed only without a credential header (httpx drops `Authorization` itself), and
+any request to another origin than the hub's is sent without its credential headers.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def _refuse(kind: str, message: str) -> Exception:
 
 
 def _hooks() -> dict[str, list[Callable[[Any], None]]]:
-    return sync_hooks(API_BODY_LIMIT, _refuse, cross_origin="credential-free")
+    # a request to another origin than the hub's (a CDN, a URL a listing named) goes without credentials
+    return sync_hooks(API_BODY_LIMIT, _refuse, cross_origin="credential-free", home=endpoint())
 
 
 def _guarded_hub_client() -> Any:

@@ -43,6 +43,7 @@ from judgebench.models.failures import (
 from judgebench.models.failures import (
     tag_status as _tag,
 )
+from judgebench.models.pricing import reported_tokens
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class AnthropicProvider(RemoteProvider):
                 timeout=self.settings.timeout,
                 # the body read is bounded too: a 100 MB answer is refused, not held in memory
                 http_client=bounded_http_client(
-                    anthropic, body_limit(self.settings.max_answer_chars), self.name
+                    anthropic, body_limit(self.settings.max_answer_chars), self.name, self._base_url
                 ),
             )
         return self._client
@@ -292,14 +293,15 @@ class AnthropicProvider(RemoteProvider):
             raise self._malformed("empty content list" if not blocks else "no text block in content")
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         assert isinstance(usage, dict)
-        input_tokens = sum(
-            int(usage.get(k) or 0)
+        counts = [
+            reported_tokens(usage.get(k))
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
+        ]
+        input_tokens = min(counts) if min(counts) < 0 else sum(counts)  # a bad part is not summed away
         return ModelResponse(
             text="".join(str(t) for t in texts),
             finish_reason=_FINISH.get(str(stop_reason), None if stop_reason is None else str(stop_reason)),
-            usage=Usage(input_tokens=input_tokens, output_tokens=int(usage.get("output_tokens") or 0)),
+            usage=Usage(input_tokens=input_tokens, output_tokens=reported_tokens(usage.get("output_tokens"))),
             logprobs=None,
             latency_s=latency,
             model=str(body.get("model") or self.model),

@@ -4,8 +4,10 @@ An SDK reads a whole response body into memory before handing it over: a hostile
 that answers a 900-token request with 100 MB (or 300 KB of gzip that decodes to 300 MB) made one call
 hold hundreds of MB. And an SDK follows redirects: httpx drops `Authorization` across hosts, but
 `x-api-key` and `x-goog-api-key` went with a 307 to any host. The SDK's own httpx client is built here
-with `judgebench.wire`'s hooks: the decoded body is bounded (`BodyTooLarge`) and a redirect to another
-origin is refused (`RedirectRefused`); both are permanent failures (asking again gets the same).
+with `judgebench.wire`'s hooks: the decoded body is bounded (`BodyTooLarge`), a redirect to another
+origin is refused (`RedirectRefused`), and so is any request that would carry the key to another
+origin than the base URL's (`OriginRefused`: a batch `results_url` on another host); all are permanent
+failures (asking again gets the same).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from judgebench.wire import Refuse, allow_body, async_hooks
 
 __all__ = [
     "BodyTooLarge",
+    "OriginRefused",
     "RedirectRefused",
     "WireRefusal",
     "batch_results_bound",
@@ -43,6 +46,11 @@ class RedirectRefused(WireRefusal):
     """The server redirected to another origin: not followed, so the key never leaves its host."""
 
 
+class OriginRefused(WireRefusal):
+    """A request with the key was about to go to another origin than the key's (a URL a response
+    named: a batch's results_url, a file, a page): not sent."""
+
+
 def body_limit(max_answer_chars: int) -> int:
     """Bytes of body read at most: room for the capped answer in UTF-8 with its log-probabilities,
     never under 8 MiB."""
@@ -63,17 +71,23 @@ def refusal(provider: str) -> Refuse:
     def refuse(kind: str, message: str) -> Exception:
         if kind == "redirect":
             return tag_status(RedirectRefused(f"{provider}: {message}", provider=provider), "redirect")
+        if kind == "origin":
+            return tag_status(OriginRefused(f"{provider}: {message}", provider=provider), "origin")
         return tag_status(BodyTooLarge(f"{provider}: {message}", provider=provider), "too_large")
 
     return refuse
 
 
-def client_hooks(limit: int, provider: str) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
-    """The `event_hooks` every provider's async httpx client gets."""
-    return async_hooks(limit, refusal(provider))
+def client_hooks(
+    limit: int, provider: str, home: str | None
+) -> dict[str, list[Callable[[Any], Awaitable[None]]]]:
+    """The `event_hooks` every provider's async httpx client gets; `home`: the base URL its key is
+    for (no request carries the key to another origin)."""
+    return async_hooks(limit, refusal(provider), home=home)
 
 
-def bounded_http_client(sdk: Any, limit: int, provider: str) -> Any:
+def bounded_http_client(sdk: Any, limit: int, provider: str, home: str | None) -> Any:
     """The SDK's default async httpx client (its timeouts, pool limits) with every response body
-    bounded by `limit` decoded bytes and no redirect to another origin."""
-    return sdk.DefaultAsyncHttpxClient(event_hooks=client_hooks(limit, provider))
+    bounded by `limit` decoded bytes, no redirect to another origin, and no request with the key
+    to another origin than `home`'s."""
+    return sdk.DefaultAsyncHttpxClient(event_hooks=client_hooks(limit, provider, home))

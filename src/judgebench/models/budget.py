@@ -3,11 +3,14 @@
 Before an uncached call is made (live or in a batch), its cost is estimated (input tokens
 estimated, output at `max_tokens`) and reserved; the call is refused when spent + reserved +
 estimate would pass the cap. A refused call is a `CallResult` with `refused="budget"` and an
-`error` that says so in words (it starts with "BudgetExceeded"); the run stays resumable.
+`error` that says so in words (it starts with "BudgetExceeded"); the run stays resumable. The cap
+is the run's: the commands seed `spent_usd` with what the run folder records as paid before
+(`costing.spending.run_spent`), so running the same command again does not spend the cap again.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 __all__ = ["Budget"]
@@ -28,8 +31,10 @@ class Budget:
         return True
 
     def settle(self, estimate: float, actual: float) -> None:
+        """Release a call's reservation and count what it cost; a cost that is not a sum of money
+        (negative, NaN, infinite) counts as the reservation, so no answer can lift the cap."""
         self.reserved_usd = max(0.0, self.reserved_usd - estimate)
-        self.spent_usd += actual
+        self.spent_usd += actual if math.isfinite(actual) and actual >= 0 else estimate
 
     def refusal(self, estimate: float, *, batch: bool = False) -> str:
         """Why a call of up to `estimate` USD is refused (the human text of a budget refusal)."""

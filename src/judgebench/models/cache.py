@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from judgebench.models.base import ModelResponse
 from judgebench.paths import cache_dir
 
@@ -126,7 +128,27 @@ class ResponseCache:
         except (sqlite3.Error, OSError) as exc:
             self._disable(exc)
             return None
-        return ModelResponse.model_validate_json(row[0])
+        try:
+            return ModelResponse.model_validate_json(row[0])
+        except (ValidationError, ValueError, TypeError) as exc:
+            # a row written by another version (or damaged): the store is derived, so this is a
+            # miss; the call is asked again and its answer replaces the row
+            self._unreadable(key, exc)
+            return None
+
+    def _unreadable(self, key: str, exc: Exception) -> None:
+        """Count a row that no longer reads as an answer; say so once per handle."""
+        self.unreadable += 1
+        if self.unreadable > 1:
+            return
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        logger.warning(
+            "warning: the response cache %s holds an answer this version cannot read (key %s...: %s); "
+            "treated as not stored, so that call is asked again and its answer replaces the row",
+            self.path,
+            key[:12],
+            first,
+        )
 
     def __contains__(self, key: str) -> bool:
         """Exact (always asks the store)."""
@@ -142,6 +164,8 @@ class ResponseCache:
     # Set when a write failed (a full disk, a read-only file): the reason, said once; later puts
     # are skipped. The store is an optimisation: the run folder stays the record.
     disabled: str | None = None
+    # rows read that no longer validate as answers (each a miss; the first one is warned about)
+    unreadable: int = 0
 
     def put(self, key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> bool:
         """Store an answer (replacing an older one under the same key), committed before returning.

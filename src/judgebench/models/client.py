@@ -14,6 +14,7 @@ it again. Errors are never stored. Safety for test suites: see `limits.offline_b
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -45,7 +46,7 @@ from judgebench.models.limits import (
     offline_block_reason,
     shared_limits,
 )
-from judgebench.models.pricing import PriceTable, estimate_tokens, heuristic_tokens
+from judgebench.models.pricing import PriceTable, estimate_tokens, heuristic_tokens, usage_problem
 from judgebench.models.registry import ModelSpec, create_provider, provider_class
 from judgebench.models.results import CallResult, ClientStats, Refusal, advance_progress, kept_answer
 from judgebench.records import Usage
@@ -63,6 +64,8 @@ __all__ = [
     "default_cache",
     "offline_block_reason",
 ]
+
+_log = logging.getLogger(__name__)  # the CLI shows its warnings on stderr
 
 # A server's Retry-After is honoured up to this many seconds (beyond it the backoff cap applies).
 _MAX_RETRY_AFTER = 600.0
@@ -122,6 +125,8 @@ class ModelClient:
         # calls in a row whose key was rejected, and why the client stopped sending (None: it did not)
         self._rejections = 0
         self.stopped: str | None = None
+        # answers whose reported usage was not a count (costed at their estimate; warned once)
+        self.bad_usage = 0
         self._state: tuple[asyncio.AbstractEventLoop, Connection, RateLimiter] | None = None
         cls = provider_class(self.spec.provider)
         self.traits: ProviderTraits = cls.traits
@@ -169,14 +174,34 @@ class ModelClient:
     def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
         return self.prices.cost(self.spec.provider, self.spec.model, response.usage, batch=batch)
 
+    def estimate_usage(self, request: ModelRequest) -> Usage:
+        """The usage a call is reserved at: estimated input tokens, output at `max_tokens`."""
+        text = request.prompt or "".join(m.content for m in request.messages or [])
+        return Usage(input_tokens=estimate_tokens(text, self.spec), output_tokens=request.max_tokens)
+
     def estimate_cost(self, request: ModelRequest, *, batch: bool = False) -> float | None:
         """Upper-bound cost of an uncached request: estimated input tokens, output at `max_tokens`."""
         price = self.prices.price(self.spec.provider, self.spec.model)
         if price is None:
             return None
-        text = request.prompt or "".join(m.content for m in request.messages or [])
-        usage = Usage(input_tokens=estimate_tokens(text, self.spec), output_tokens=request.max_tokens)
-        return price.cost(usage, batch=batch)
+        return price.cost(self.estimate_usage(request), batch=batch)
+
+    def checked_usage(self, response: ModelResponse, request: ModelRequest) -> ModelResponse:
+        """The answer with its usage checked before it is priced: counts that are not counts
+        (negative, past any call's size, unreadable) are replaced by the call's estimate, so the
+        answer is kept and costed at what was reserved for it (never negative money)."""
+        problem = usage_problem(response.usage)
+        if problem is None:
+            return response
+        self.bad_usage += 1
+        if self.bad_usage == 1:
+            _log.warning(
+                "judgebench: %s: the provider's reply reports %s; such answers are kept and costed at "
+                "the call's estimate (input estimated, output at max_tokens)",
+                self.name,
+                problem,
+            )
+        return response.model_copy(update={"usage": self.estimate_usage(request)})
 
     # --- one call ---------------------------------------------------------------------------------
 
@@ -254,7 +279,7 @@ class ModelClient:
         settling the budget whatever happens (a cancel included)."""
         trial = _Trial()
         try:
-            trial.response = await self._retrying(provider, request, trial)
+            trial.response = self.checked_usage(await self._retrying(provider, request, trial), request)
         except ProviderError as exc:
             trial.error = self._describe(provider, exc, trial.attempts)
             trial.key_rejected = f"HTTP {exc.status_label()}" if isinstance(exc, KeyRejected) else None

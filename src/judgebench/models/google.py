@@ -44,6 +44,7 @@ from judgebench.models.failures import (
 from judgebench.models.failures import (
     tag_status as _tag,
 )
+from judgebench.models.pricing import reported_tokens
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ class GoogleProvider(RemoteProvider):
     def http_options(self, types: Any, *, retries: int) -> Any:
         """The SDK's HttpOptions: this base URL and deadline, `retries` attempts, and the body read
         bounded and kept on this origin (where this SDK version lets its httpx client be set up)."""
-        hooks = client_hooks(body_limit(self.settings.max_answer_chars), self.name)
+        hooks = client_hooks(body_limit(self.settings.max_answer_chars), self.name, self._base_url)
         settable = "async_client_args" in types.HttpOptions.model_fields
         bounded: dict[str, Any] = {"async_client_args": {"event_hooks": hooks}} if settable else {}
         return types.HttpOptions(
@@ -330,8 +331,12 @@ class GoogleProvider(RemoteProvider):
         if not isinstance(meta, dict):
             return Usage()
         # thinking tokens are billed as output
-        output = int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
-        return Usage(input_tokens=int(meta.get("promptTokenCount") or 0), output_tokens=output)
+        parts = [
+            reported_tokens(meta.get("candidatesTokenCount")),
+            reported_tokens(meta.get("thoughtsTokenCount")),
+        ]
+        output = min(parts) if min(parts) < 0 else sum(parts)  # a bad part is not summed away
+        return Usage(input_tokens=reported_tokens(meta.get("promptTokenCount")), output_tokens=output)
 
     @staticmethod
     def _logprobs(candidate: dict[str, Any]) -> list[TokenLogprob] | None:

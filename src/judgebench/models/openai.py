@@ -45,6 +45,7 @@ from judgebench.models.failures import (
 from judgebench.models.failures import (
     tag_status as _tag,
 )
+from judgebench.models.pricing import reported_tokens
 from judgebench.records import Usage
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ class OpenAIProvider(RemoteProvider):
                 max_retries=0,
                 # the body read is bounded too: a 100 MB answer is refused, not held in memory
                 http_client=bounded_http_client(
-                    openai, body_limit(self.settings.max_answer_chars), self.name
+                    openai, body_limit(self.settings.max_answer_chars), self.name, self._base_url
                 ),
             )
         return self._client
@@ -308,8 +309,8 @@ class OpenAIProvider(RemoteProvider):
         if not isinstance(usage, dict):
             return Usage()
         return Usage(
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
+            input_tokens=reported_tokens(usage.get("prompt_tokens")),
+            output_tokens=reported_tokens(usage.get("completion_tokens")),
         )
 
     def _first_choice(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ budget check before a call is made, where no usage exists yet.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import tomllib
@@ -25,6 +26,34 @@ from judgebench.records import Usage
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
 
 _SNAPSHOT = re.compile(r"^-\d")
+# More tokens than any model's context and output hold in one call: a count past this is not a count.
+MAX_CALL_TOKENS = 10_000_000
+
+
+def reported_tokens(value: Any) -> int:
+    """A token count as a provider reported it, read without failing: a finite number as an int
+    (negative kept, for `usage_problem` to refuse), nothing at all as 0, anything else (infinity,
+    NaN, text, a bool) as -1. A reply's usage must never make its paid answer fail to parse."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return -1
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) else -1
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return -1
+
+
+def usage_problem(usage: Usage) -> str | None:
+    """Why `usage` cannot be priced (a negative count, or one past `MAX_CALL_TOKENS`), or None.
+    A negative count would make a call cost negative money and lift `--max-cost`."""
+    for name, count in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+        if count < 0 or count > MAX_CALL_TOKENS:
+            return f"{name} tokens reported as {count}, not a count of one call"
+    return None
 
 
 class Price(BaseModel):

@@ -7,6 +7,7 @@ release wrote to this one (ordered steps, one per version), so old run folders k
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -71,9 +72,18 @@ class TranslateStage(StageEntry):
     outcome: TranslateOutcome | None = None
     audit: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
+    # USD paid by every translate command of this run, summed (None: written before it was kept)
+    spent_usd: float | None = None
 
     def condition_names(self) -> list[str]:
         return [c.name for c in self.conditions]
+
+    def paid_usd(self) -> float:
+        """What this run's translate commands paid in all (an older manifest: its last command's)."""
+        paid = self.spent_usd if self.spent_usd is not None else None
+        if paid is None:
+            paid = self.outcome.cost_usd if self.outcome is not None else 0.0
+        return paid if math.isfinite(paid) and paid > 0 else 0.0  # an edited figure lifts no cap
 
 
 class TemplateEntry(_Record):
