@@ -133,9 +133,30 @@ def power(draws: int, delta: float) -> dict[str, float]:
     }
 
 
-def verify_block(violations: int, draws: int, delta: float, *, pairs: int, check: str = "") -> VerifyBlock:
-    """The counted draws as a verify block; it passes unless the Wilson lower bound exceeds delta."""
+def combined_power(parts: dict[str, dict[str, float]]) -> dict[str, float]:
+    """P(verification fails) when it fails if any part fails, every part at the same true rate and the
+    parts' draws independent: 1 - prod(1 - p_part), per multiple of delta."""
+    keys = next(iter(parts.values())).keys()
+    return {k: 1.0 - math.prod(1.0 - p[k] for p in parts.values()) for k in keys}
+
+
+def _rule_text(parts: list[str], draws: int) -> str:
+    each = f"Wilson 95% lower bound above delta over {draws} draws"
+    if len(parts) == 1:
+        return f"fails when the {parts[0]} fails ({each}); P(fail) at a true rate of 1, 1.5, 2 x delta"
+    return (
+        f"fails when any of {' or '.join(parts)} fails (each: {each}); P(fail) when every part's true "
+        "rate is 1, 1.5, 2 x delta (independent draws), each part's own in power_parts"
+    )
+
+
+def verify_block(
+    violations: int, draws: int, delta: float, *, pairs: int, check: str = "", part: str = "redraw"
+) -> VerifyBlock:
+    """The counted draws as a verify block (part `part` of the rule); it passes unless the Wilson lower
+    bound exceeds delta. Its power is this part's alone until another part joins (`add_holdout`)."""
     rate, low, high = rate_interval(violations, draws)
+    own = power(draws, delta)
     return VerifyBlock(
         draws=draws,
         violations=violations,
@@ -148,7 +169,10 @@ def verify_block(violations: int, draws: int, delta: float, *, pairs: int, check
         passed=low <= delta,
         check=check,
         fails_at=fail_threshold(draws, delta),
-        power=power(draws, delta),
+        power=own,
+        power_parts={part: own},
+        power_rule=_rule_text([part], draws),
+        kind=part,
     )
 
 
@@ -227,6 +251,11 @@ def _holdout(
         )
         rate, low, high = rate_interval(held, spec.draws)
     return HoldoutCheck(
+        check=(
+            f"the {half.certificate} rule recalibrated on half the items at the released alpha, its "
+            "violations counted on the other half's neighbours with fresh noise: it tests the rule "
+            "(does a sigma calibrated this way hold on items it did not see), not the released sigma"
+        ),
         estimate_units=half.estimate_units,
         holdout_units=len(np.unique(ss.pair_unit[keep])),
         sensitivity=half.sensitivity,
@@ -256,8 +285,10 @@ def check_release(
     The counted draws are always the released alpha and sigma on the release's neighbours with fresh
     noise (d dimensions). `in_sample_monte_carlo` (exact): that is a Monte Carlo of its violation
     probability, which fails when sigma is wrong; nothing out of sample applies. `out_of_sample`:
-    besides, the same certificate is recalibrated on a random half of the items and its violations
-    counted on the other half's neighbours (does it carry over?); either failing fails verification.
+    besides, the same certificate is recalibrated on a random half of the items (clusters: a run's
+    items, a table's questions) and its violations counted on the other half's neighbours: that tests
+    the calibration rule (does it carry over?), not the released sigma; either failing fails
+    verification, and the stated power is that combined rule's.
     It passes unless a Wilson lower bound exceeds delta; its power is stated beside."""
     changes = np.abs(ss.pair_score - ss.base[ss.pair_unit])
     v = norm_violations(
@@ -269,9 +300,11 @@ def check_release(
         draws=spec.draws,
         rng=spec.rng(_VERIFY),
     )
-    block = verify_block(v, spec.draws, spec.delta, pairs=len(ss.pair_unit))
-    block.certificate, block.sigma, block.kind = tested.certificate, tested.sigma, spec.kind
-    if tested.rule == "in_sample_monte_carlo":
+    in_sample = tested.rule == "in_sample_monte_carlo"
+    part = "monte_carlo" if in_sample else "redraw"
+    block = verify_block(v, spec.draws, spec.delta, pairs=len(ss.pair_unit), part=part)
+    block.certificate, block.sigma = tested.certificate, tested.sigma
+    if in_sample:
         block.check = (
             f"Monte Carlo of the {tested.certificate} release's violation probability (its sigma): its "
             "listed neighbours, fresh noise"
@@ -282,21 +315,36 @@ def check_release(
             "test a claim the release does not make)"
         )
         return block
-    block.check = f"the released {tested.certificate} sigma on the release's neighbours, fresh noise"
+    block.check = (
+        f"redraw: the released {tested.certificate} sigma on the release's own neighbours, fresh noise "
+        "(tests the released sigma on the neighbours it was calibrated on)"
+    )
     mask = holdout_mask(ss, spec.rng(_HOLDOUT))
     if mask is None:
         block.note = (
-            f"fewer than {MIN_HOLDOUT_GROUPS} items with neighbours: nothing to hold out, so carrying over "
-            "is not tested; this redraw checks the arithmetic"
+            f"fewer than {MIN_HOLDOUT_GROUPS} items (or questions) with neighbours: nothing to hold out, "
+            "so no holdout ran and carrying over is not tested; the redraw alone checks the release"
         )
         return block
     held = _holdout(ss, spec, mask, recalibrate(mask), d)
     block.holdout = held
+    if held.violations is None:
+        block.note = (
+            f"no holdout ran, carrying over not tested: {held.reason or 'the estimate half is infeasible'}"
+        )
+        return block
+    add_holdout(block, held, spec)
+    return block
+
+
+def add_holdout(block: VerifyBlock, held: HoldoutCheck, spec: VerifySpec) -> None:
+    """The rule applied is now redraw-or-holdout: either failing fails, and the power is that rule's."""
+    block.kind = "holdout"
     if held.at_or_below_delta is False:
         block.passed = False
-    if held.violations is None:
-        block.note = f"carrying over not tested: {held.reason or 'the estimate half is infeasible'}"
-    return block
+    block.power_parts["holdout"] = power(spec.draws, spec.delta)
+    block.power = combined_power(block.power_parts)
+    block.power_rule = _rule_text(list(block.power_parts), spec.draws)
 
 
 def fresh_block(
@@ -308,7 +356,7 @@ def fresh_block(
     v = norm_violations(
         changes, alpha=alpha, sigma=sigma, tau=spec.tau, d=d, draws=spec.draws, rng=spec.rng(_VERIFY)
     )
-    block = verify_block(v, spec.draws, spec.delta, pairs=len(changes))
-    block.kind, block.certificate, block.sigma = "fresh", name, sigma
+    block = verify_block(v, spec.draws, spec.delta, pairs=len(changes), part="fresh")
+    block.certificate, block.sigma = name, sigma
     block.check = f"fresh neighbours: {judged}, fresh noise"
     return block

@@ -149,9 +149,11 @@ def bbe_command(
     alpha: Annotated[
         str,
         typer.Option(
-            "--alpha", help="Shrinkage in (0, 1]: 1 = none (default), or 'auto' (largest with --margin)."
+            "--alpha",
+            help="Shrinkage: auto (default, as `run`: the largest alpha leaving --margin of the "
+            "certificate's feasible range) or a value in (0, 1] (1 = none).",
         ),
-    ] = "1",
+    ] = "auto",
     margin: Annotated[
         float, typer.Option("--margin", help="alpha auto: share of tau kept for the noise (0 < M < 1).")
     ] = 0.5,

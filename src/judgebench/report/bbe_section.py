@@ -76,8 +76,7 @@ def _calibration_row(c: Calibration) -> list[Cell]:
         verify = DASH
     else:
         verdict = "" if v.passed is None else ("pass " if v.passed else "FAIL ")
-        kind = "in-sample Monte Carlo" if v.check.startswith("Monte Carlo") else (v.kind or "in-sample")
-        verify = f"{verdict}{kind} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        verify = f"{verdict}{v.label} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
         if v.holdout is not None and v.holdout.rate is not None:
             verify += f"; half-calibration {v.holdout.rate:.3f}"
         if v.power:
