@@ -298,7 +298,8 @@ def test_infeasible_without_shrinkage_from_0_0354(tmp_path: Path) -> None:
     table = _table(tmp_path / "t.csv", 500, 0.036)
     markov = ("--certificate", "markov")  # the reference's step (the default is now the tightest)
     code, out = _bbe(
-        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", *markov, "--alpha", "1"
+        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", *markov,
+        "--alpha", "1",
     )  # fmt: skip
     assert code != 0 and "--alpha auto" in out
     assert _doc(tmp_path / "bbe.json")["feasible"] is False

@@ -64,15 +64,20 @@ class HoldoutCheck(BaseModel):
     sensitivity: float
     alpha: float
     sigma: float | None
-    draws: int | None  # None (with the rest) when the half-estimate is infeasible: nothing was drawn
+    # the held-out rate is each neighbour's exact violation probability, averaged (no draws): draws and
+    # violations are None (a bbe.json before issue 40 counted Monte Carlo draws here)
+    draws: int | None
     violations: int | None
     rate: float | None
     ci_low: float | None
     ci_high: float | None
     at_or_below_delta: bool | None
     certificate: str | None = None
-    reason: str | None = None  # why nothing was drawn (the certificate does not apply to half the items)
+    reason: str | None = None  # why nothing ran (the certificate does not apply to half the items)
     check: str = ""  # what this part tests, in words
+    se: float | None = None  # the rate's standard error over the held-out items (clusters)
+    clusters: int | None = None  # held-out items (or questions): the sample the interval is over
+    power: dict[str, float] = Field(default_factory=dict)  # P(this part fails) at 1, 1.5, 2 x delta
 
 
 class VerifyBlock(BaseModel):
