@@ -5,9 +5,7 @@ questions. The population (6% of questions broken for every system) is scripts/a
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -18,17 +16,9 @@ from judgebench.bbe.sensitivity import estimate
 from judgebench.bbe.tables import scoreset_from_table
 from judgebench.bbe.verify import holdout_mask
 from judgebench.cli import app
+from tests.bbe.helpers import audit_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "audit_bbe.py"
 TAU, DELTA = 0.5, 0.01
-
-
-def _audit() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("audit_bbe", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _table_file(tmp_path: Path, rows: list[tuple[str, str, float, float]]) -> Path:
@@ -44,7 +34,7 @@ def test_a_shared_question_tables_default_release_carries_over() -> None:
     """Seeded, cheap: 40 contexts of 20 systems x 30 questions. Clustered by question (bbe/tables.py),
     every default release holds on new questions; the same contexts with rows as their own clusters
     (the code before issue 40) exceed delta in some, so the population does test the clustering."""
-    audit = _audit()
+    audit = audit_script()
     rng = np.random.default_rng([40, 3])
     params = audit.BBEParams(tau=TAU, delta=DELTA, alpha=None)
     now, rows_alone = [], []
@@ -67,7 +57,7 @@ def _shared_set(rows: list[tuple[str, str, float, float]]) -> ScoreSet:
 def test_the_holdout_split_and_the_bound_count_questions() -> None:
     """The holdout puts every row of a question in the same half; the sensitivity's upper bound takes
     one term per question (wider than one per row when a question moves every system)."""
-    audit = _audit()
+    audit = audit_script()
     ss = _shared_set(audit.shared_rows(np.random.default_rng(7), 8, 60))
     mask = holdout_mask(ss, np.random.default_rng(1))
     assert mask is not None and len(np.unique(ss.groups())) == 60  # one cluster per question
@@ -85,7 +75,7 @@ def test_an_understated_sensitivity_fails_verification_and_the_default_release_p
     """A shared-question table (10 systems x 80 questions): `--sensitivity 0.001 --alpha 1` is released
     and its verification fails; the default command (`--alpha auto`) releases, its holdout runs on
     question halves, and it passes."""
-    audit = _audit()
+    audit = audit_script()
     table = _table_file(tmp_path, audit.shared_rows(np.random.default_rng(11), 10, 80))
     runner = CliRunner()
     common = ["bbe", "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "1", "5",

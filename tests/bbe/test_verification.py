@@ -4,11 +4,9 @@ test."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -20,12 +18,11 @@ from typer.testing import CliRunner
 from judgebench import api
 from judgebench.bbe.verify import power
 from judgebench.cli import app
-from tests.bbe.helpers import write_run
+from tests.bbe.helpers import audit_script, write_run
 from tests.bbe.test_certificates import _changes
 
 TAU, DELTA = 0.5, 0.01
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "audit_bbe.py"
 
 
 def _table(tmp_path: Path, units: int = 3000) -> Path:
@@ -102,7 +99,7 @@ def test_the_counted_draws_use_the_released_sigma(tmp_path: Path) -> None:
     assert v.holdout is not None and v.holdout.certificate == "exact_ucb" and v.holdout.sigma is not None
     # the rule applied is redraw-or-holdout, and the power stated is that rule's
     assert v.kind == "holdout" and v.power_parts["redraw"] == power(draws, DELTA)
-    assert v.power_parts["holdout"]["1x"] == pytest.approx(0.025, abs=1e-9)  # its t-interval's level
+    assert 0 <= v.power_parts["holdout"]["1x"] <= 0.025  # at most its t-interval's one-sided level
     for key, p in v.power.items():
         assert p == pytest.approx(
             1 - (1 - v.power_parts["redraw"][key]) * (1 - v.power_parts["holdout"][key])
@@ -139,19 +136,11 @@ def test_a_certificate_that_does_not_apply_to_half_the_items_is_not_replaced(tmp
     assert math.isfinite(v.rate) and v.certificate == "quantile"
 
 
-def _audit() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("audit_bbe", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_stated_power_is_the_rule_applied_and_matches_a_small_simulation() -> None:
     """A release whose true violation rate is m x delta, verified with a holdout (redraw or holdout
     failing fails): the power bbe.json states is that combined rule's, within 0.1 of a seeded
     simulation of 120 verifications per multiple (scripts/audit_bbe.py runs the large one)."""
-    rows = _audit().audit_power(seed=3, items=200, reps=120, draws=2000, contexts=4)
+    rows = audit_script().audit_power(seed=3, items=200, reps=120, draws=2000, contexts=4)
     for m, stated, simulated in rows:
         assert abs(stated - simulated) <= 0.1, (m, stated, simulated)
 

@@ -251,19 +251,21 @@ def _t_quantile(clusters: int) -> float:
     return float(stats.t.ppf(0.975, max(1, clusters - 1)))
 
 
-def holdout_power(se: float, clusters: int, delta: float) -> dict[str, float]:
-    """P(the holdout fails) when the rule's true rate on unseen items is 1, 1.5 and 2 times delta: the
-    t approximation with the observed spread over the held-out items (0.025 at delta)."""
+def holdout_power(rate: float, se: float, clusters: int, delta: float) -> dict[str, float]:
+    """P(the holdout fails) when the rule's true rate on unseen items is 1, 1.5 and 2 times delta.
+
+    Violation probabilities scale together, so the spread over items is taken proportional to the
+    rate (the observed coefficient of variation): the holdout fails when rate (1 - t cv) > delta, and
+    the rate is normal around m delta with sd cv m delta. At delta this is at most 0.025."""
     from scipy import stats
 
-    t = _t_quantile(clusters)
-    out = {}
-    for m in POWER_AT:
-        if se <= 0:
-            out[f"{m:g}x"] = 1.0 if m > 1 else 0.0
-        else:
-            out[f"{m:g}x"] = float(stats.t.sf(t - (m - 1.0) * delta / se, max(1, clusters - 1)))
-    return out
+    if se <= 0 or rate <= 0:  # no spread seen: the held-out rate is taken as exact
+        return {f"{m:g}x": 1.0 if m > 1 else 0.0 for m in POWER_AT}
+    cv = se / rate
+    keep = 1.0 - _t_quantile(clusters) * cv
+    if keep <= 0:  # so spread out that the interval's lower end never leaves 0
+        return {f"{m:g}x": 0.0 for m in POWER_AT}
+    return {f"{m:g}x": float(stats.norm.sf((delta / keep - m * delta) / (cv * m * delta))) for m in POWER_AT}
 
 
 def _holdout(
@@ -282,7 +284,7 @@ def _holdout(
         rate, se, clusters = cluster_mean(each, ss.groups()[ss.pair_unit][keep])
         t = _t_quantile(clusters)
         low, high = max(0.0, rate - t * se), min(1.0, rate + t * se)
-        power_here = holdout_power(se, clusters, spec.delta)
+        power_here = holdout_power(rate, se, clusters, spec.delta)
     return HoldoutCheck(
         check=(
             f"the {half.certificate} rule recalibrated on half the items at the released alpha; each of "
@@ -385,7 +387,8 @@ def add_holdout(block: VerifyBlock, held: HoldoutCheck, spec: VerifySpec) -> Non
         f"fails when the redraw fails (Wilson 95% lower bound above delta over {spec.draws} draws) or "
         f"the holdout fails (its 95% t-interval over {held.clusters} held-out items above delta); "
         "P(fail) when each part's true rate is 1, 1.5, 2 x delta, 1 - (1 - p_redraw)(1 - p_holdout) "
-        "(the holdout's by the t approximation with its observed spread), each part's in power_parts"
+        "(the holdout's from its observed spread over items, taken proportional to the rate), each "
+        "part's in power_parts"
     )
 
 

@@ -227,7 +227,7 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 def _verify_text(v: VerifyBlock) -> str:
     """The verdict, then each part that ran (a holdout that did not run is named as such)."""
-    verdict = "" if v.passed is None else ("pass: " if v.passed else "[red]FAIL[/]: ")
+    verdict = "" if v.passed is None else ("pass: " if v.passed else "FAIL: ")  # cells are plain text
     text = f"{verdict}{v.label} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     h = v.holdout
     if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
@@ -314,7 +314,7 @@ def _failed_part(v: VerifyBlock) -> str:
     if v.ci_low > v.delta:
         parts.append(f"{v.label}: violation rate {v.rate:.3f}, Wilson lower bound {v.ci_low:.3f}")
     if h is not None and h.at_or_below_delta is False and h.rate is not None and h.ci_low is not None:
-        parts.append(f"holdout: violation rate {h.rate:.3f}, Wilson lower bound {h.ci_low:.3f}")
+        parts.append(f"holdout: violation rate {h.rate:.3f}, t-interval lower end {h.ci_low:.3f}")
     return "; ".join(parts) + f" > delta {v.delta:g}"
 
 
