@@ -116,15 +116,18 @@ def bbe_command(
     verify: Annotated[
         int | None,
         typer.Option(
-            "--verify", help="K fresh (neighbour, noise) draws: violation rate vs delta (+ holdout check)."
+            "--verify",
+            help="K draws of a neighbour and fresh noise at the released sigma (the redraw), and with 40+ "
+            "items the holdout (the rule recalibrated on half the items, checked on the rest); either "
+            "failing fails, and bbe.json states that rule's power.",
         ),
     ] = None,
     verify_kind: Annotated[
         str,
         typer.Option(
             "--verify-kind",
-            help="One of: holdout (calibrate on half the items, count on the rest), fresh (judge new "
-            "neighbours).",
+            help="One of: holdout (the redraw, plus the rule recalibrated on half the items or "
+            "questions and checked on the rest), fresh (judge new neighbours).",
         ),
     ] = "holdout",
     certificate: Annotated[
