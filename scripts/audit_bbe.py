@@ -20,7 +20,7 @@
 
 Usage: python scripts/audit_bbe.py [--seed 40] [--reps 600] [--contexts 300] [--systems 20]
        [--questions 30] [--items 400] [--draws 2000]
-Defaults take about 1-2 minutes on one core.
+Defaults take about 30 s of CPU on one core (3.7 minutes of wall time on a 2-core machine at load 12).
 """
 
 from __future__ import annotations
