@@ -143,13 +143,10 @@ def combined_power(parts: dict[str, dict[str, float]]) -> dict[str, float]:
     return {k: 1.0 - math.prod(1.0 - p[k] for p in parts.values()) for k in keys}
 
 
-def _rule_text(parts: list[str], draws: int) -> str:
-    each = f"Wilson 95% lower bound above delta over {draws} draws"
-    if len(parts) == 1:
-        return f"fails when the {parts[0]} fails ({each}); P(fail) at a true rate of 1, 1.5, 2 x delta"
+def _rule_text(part: str, draws: int) -> str:
     return (
-        f"fails when any of {' or '.join(parts)} fails (each: {each}); P(fail) when every part's true "
-        "rate is 1, 1.5, 2 x delta (independent draws), each part's own in power_parts"
+        f"fails when the {part} fails (Wilson 95% lower bound above delta over {draws} draws); P(fail) "
+        "at a true rate of 1, 1.5, 2 x delta (exact binomial)"
     )
 
 
@@ -174,7 +171,7 @@ def verify_block(
         fails_at=fail_threshold(draws, delta),
         power=own,
         power_parts={part: own},
-        power_rule=_rule_text([part], draws),
+        power_rule=_rule_text(part, draws),
         kind=part,
     )
 
