@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
+
+AUDIT_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "audit_bbe.py"
+
+
+def audit_script() -> ModuleType:
+    """scripts/audit_bbe.py as a module: its populations and simulations, run small in the tests."""
+    spec = importlib.util.spec_from_file_location("audit_bbe", AUDIT_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_run(

@@ -4,6 +4,7 @@ test."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -12,13 +13,16 @@ import pytest
 from pydantic import ValidationError
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
+from typer.testing import CliRunner
 
 from judgebench import api
 from judgebench.bbe.verify import power
-from tests.bbe.helpers import write_run
+from judgebench.cli import app
+from tests.bbe.helpers import audit_script, write_run
 from tests.bbe.test_certificates import _changes
 
 TAU, DELTA = 0.5, 0.01
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _table(tmp_path: Path, units: int = 3000) -> Path:
@@ -93,6 +97,13 @@ def test_the_counted_draws_use_the_released_sigma(tmp_path: Path) -> None:
     low, high = proportion_confint(v.violations, draws, alpha=1e-4, method="wilson")
     assert low <= expected <= high
     assert v.holdout is not None and v.holdout.certificate == "exact_ucb" and v.holdout.sigma is not None
+    # the rule applied is redraw-or-holdout, and the power stated is that rule's
+    assert v.kind == "holdout" and v.power_parts["redraw"] == power(draws, DELTA)
+    assert 0 <= v.power_parts["holdout"]["1x"] <= 0.025  # at most its t-interval's one-sided level
+    for key, p in v.power.items():
+        assert p == pytest.approx(
+            1 - (1 - v.power_parts["redraw"][key]) * (1 - v.power_parts["holdout"][key])
+        )
 
 
 def test_exact_is_verified_by_its_own_monte_carlo_and_fresh_is_refused(tmp_path: Path) -> None:
@@ -123,3 +134,30 @@ def test_a_certificate_that_does_not_apply_to_half_the_items_is_not_replaced(tmp
     assert v.holdout.violations is None and v.holdout.reason and "does not apply" in v.holdout.reason
     assert v.note is not None and "carrying over not tested" in v.note
     assert math.isfinite(v.rate) and v.certificate == "quantile"
+
+
+def test_the_stated_power_is_the_rule_applied_and_matches_a_small_simulation() -> None:
+    """A release whose true violation rate is m x delta, verified with a holdout (redraw or holdout
+    failing fails): the power bbe.json states is that combined rule's, within 0.1 of a seeded
+    simulation of 120 verifications per multiple (scripts/audit_bbe.py runs the large one)."""
+    rows = audit_script().audit_power(seed=3, items=200, reps=120, draws=2000, contexts=4)
+    for m, stated, simulated in rows:
+        assert abs(stated - simulated) <= 0.1, (m, stated, simulated)
+
+
+def test_a_release_reports_no_holdout_that_did_not_run(tmp_path: Path) -> None:
+    """The bridge on a 20-item run: nothing to hold out. bbe.json and the terminal agree: the redraw
+    ran, the holdout did not, and the power stated is the redraw's alone."""
+    run = write_run(tmp_path / "run", judges={"sim:x": 0.15}, items=20)
+    out = tmp_path / "lb.json"
+    result = CliRunner().invoke(
+        app, ["bbe", "--tau", "0.5", "--delta", "0.01", "--calibrate-from", str(run), "--judge", "sim:x",
+              "--scores", str(REPO / "data" / "bbe" / "leaderboard_sim.csv"), "--scale", "0", "1",
+              "--verify", "2000", "--no-plot", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    v = json.loads(out.read_text())["calibrations"][0]["verify"]
+    assert v["holdout"] is None and v["kind"] == "redraw" and list(v["power_parts"]) == ["redraw"]
+    assert v["power"] == v["power_parts"]["redraw"] and "no holdout ran" in v["note"]
+    text = " ".join(result.output.split())
+    assert "pass: redraw" in text and "holdout pass" not in text and "holdout 0." not in text

@@ -129,7 +129,8 @@ def test_same_seed_same_output(tmp_path: Path) -> None:
 def test_infeasible_writes_bbe_json_and_names_alpha(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", judges={"j": 0.3}, items=20)
     code, out = _bbe(  # alpha 1, plug-in; the Markov step's reason names a sensitivity (PROTOCOL §5)
-        "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--no-plot", "--certificate", "markov"
+        "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--no-plot", "--certificate", "markov",
+        "--alpha", "1",
     )  # fmt: skip
     assert code != 0
     assert "alpha below" in out and "sensitivity below" in out
@@ -283,7 +284,7 @@ def test_protocol_worked_values_with_the_documented_flags_only(
     table = _table(tmp_path / "t.csv", units, change)
     code, out = _bbe(
         "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1",
-        "--certificate", "markov",
+        "--certificate", "markov", "--alpha", "1",
     )  # fmt: skip
     assert code == 0, out
     doc = _doc(tmp_path / "bbe.json")
@@ -296,7 +297,10 @@ def test_protocol_worked_values_with_the_documented_flags_only(
 def test_infeasible_without_shrinkage_from_0_0354(tmp_path: Path) -> None:
     table = _table(tmp_path / "t.csv", 500, 0.036)
     markov = ("--certificate", "markov")  # the reference's step (the default is now the tightest)
-    code, out = _bbe("--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", *markov)
+    code, out = _bbe(
+        "--tau", "0.5", "--delta", "0.01", "--scores", str(table), "--scale", "0", "1", *markov,
+        "--alpha", "1",
+    )  # fmt: skip
     assert code != 0 and "--alpha auto" in out
     assert _doc(tmp_path / "bbe.json")["feasible"] is False
     code, out = _bbe(

@@ -233,7 +233,9 @@ def test_8_an_infeasible_rerun_keeps_the_last_good_release(tmp_path: Path) -> No
     assert code == 0, out
     good = json.loads((run / "bbe.json").read_text())
     assert all(c["feasible"] for c in good["calibrations"])
-    code, out = invoke("bbe", "--tau", "0.5", "--delta", "0.01", "--run", str(run))  # alpha 1: infeasible
+    code, out = invoke(
+        "bbe", "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--alpha", "1"
+    )  # infeasible
     assert code == 3
     assert json.loads((run / "bbe.json").read_text()) == good
     beside = json.loads((run / "bbe.infeasible.json").read_text())
@@ -241,7 +243,17 @@ def test_8_an_infeasible_rerun_keeps_the_last_good_release(tmp_path: Path) -> No
     assert "bbe.infeasible.json" in out and "the last feasible release stays in" in out
     # asked for (--out): written there
     code, _ = invoke(
-        "bbe", "--tau", "0.5", "--delta", "0.01", "--run", str(run), "--out", str(run / "bbe.json")
+        "bbe",
+        "--tau",
+        "0.5",
+        "--delta",
+        "0.01",
+        "--run",
+        str(run),
+        "--alpha",
+        "1",
+        "--out",
+        str(run / "bbe.json"),
     )
     assert code == 3 and not all(
         c["feasible"] for c in json.loads((run / "bbe.json").read_text())["calibrations"]

@@ -141,10 +141,8 @@ def distinct_changes(changes: FloatArray) -> tuple[FloatArray, FloatArray]:
     return values.astype(np.float64), (counts / counts.sum()).astype(np.float64)
 
 
-def _violations(
-    values: FloatArray, weights: FloatArray, alpha: float, sigmas: FloatArray, *, tau: float, d: int
-) -> FloatArray:
-    """v(sigma) for every sigma of `sigmas` at once (one scipy call over the sigma x change grid)."""
+def _probabilities(values: FloatArray, alpha: float, sigmas: FloatArray, *, tau: float, d: int) -> FloatArray:
+    """Pr(||alpha c + Z - Z'|| > tau) for every (sigma, change c) (one scipy call over the grid)."""
     from scipy import stats
 
     scale = 2.0 * sigmas[:, None] ** 2
@@ -153,8 +151,22 @@ def _violations(
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # boost's series warnings at extreme arguments
         probs = np.where(nc > 0, stats.ncx2.sf(x, d, np.maximum(nc, 1e-300)), stats.chi2.sf(x, d))
-    probs = np.where(np.isfinite(probs), np.clip(probs, 0.0, 1.0), 1.0)  # unknown: count as violated
-    return np.asarray(probs @ weights, dtype=np.float64)
+    return np.where(np.isfinite(probs), np.clip(probs, 0.0, 1.0), 1.0)  # unknown: count as violated
+
+
+def _violations(
+    values: FloatArray, weights: FloatArray, alpha: float, sigmas: FloatArray, *, tau: float, d: int
+) -> FloatArray:
+    """v(sigma) for every sigma of `sigmas` at once."""
+    return np.asarray(_probabilities(values, alpha, sigmas, tau=tau, d=d) @ weights, dtype=np.float64)
+
+
+def violation_each(changes: FloatArray, *, alpha: float, sigma: float, tau: float, d: int) -> FloatArray:
+    """Each neighbour's own violation probability Pr(||alpha c_i + Z - Z'|| > tau) (noncentral
+    chi-square), computed once per distinct change."""
+    values, inverse = np.unique(np.abs(changes), return_inverse=True)
+    probs = _probabilities(values, alpha, np.asarray([sigma], dtype=np.float64), tau=tau, d=d)[0]
+    return np.asarray(probs[inverse], dtype=np.float64)
 
 
 def exact_violation(

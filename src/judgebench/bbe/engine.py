@@ -263,7 +263,8 @@ def calibrate(
     block.rank_correlation = (
         rank_correlation(out.aggregates_raw, out.aggregates_bb) if noisy is not None else None
     )
-    block.utility = utility(_releases(out, choice.alpha, sigma))
+    # no release, no utility: an infeasible calibration released nothing whose order could be kept
+    block.utility = None if sigma is None else utility(_releases(out, choice.alpha, sigma))
     block.guarantee = _guarantee(ctx, block)
     return out
 

@@ -63,7 +63,8 @@ class ScoreSet:
     # the noise dimension the source fixes (Judge-LS: 2 x items, PROTOCOL §5); None: the unit count
     declared_d: int | None = None
     # units that are not independent share a group (Judge-LS: the two orders of one item share their
-    # swap pair); the bound and the holdout split work per group. None: every unit is its own group.
+    # swap pair; tables and arena folders: the systems' rows of one question); the bound, the
+    # certificate and the holdout split work per group. None: every unit is its own group.
     group_index: IntArray | None = None
     # Judge-LS: the (item, order) of each unit, by index (empty for tables and arena folders)
     unit_keys: list[UnitKey] = field(default_factory=list)

@@ -98,6 +98,10 @@ def scoreset_from_table(
 ) -> ScoreSet:
     """Build a ScoreSet from a table's `column` (the overall score or one factor).
 
+    Units are (system, unit) rows; rows of one `unit` (a question every system answered) share a
+    cluster: a question that moves one system's score under a perturbation tends to move the others',
+    so the sensitivity bound, the certificate and the holdout split count questions, not rows.
+
     The first `base` row of a (system, unit) is its score; further `base` rows are repeats that measure
     jitter. A neighbour row whose score is empty or not a number is an invalid neighbour (counted).
     A table row number in messages counts the header as line 1.
@@ -122,7 +126,7 @@ def scoreset_from_table(
             if score is None:
                 dropped["invalid_base"] += 1
                 continue
-            idx = builder.add_unit(system, unit, score)
+            idx = builder.add_unit(system, unit, score, group=unit)  # systems share the question
             builder.repeat_unit.append(idx)
             builder.repeat_score.append(score)
         else:
@@ -172,7 +176,8 @@ def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
     A unit is (model, question); its score is game 1's verdict against the baseline (the baseline
     shown as A: A>>B = 1 ... B>>A = 5) and its neighbour is game 2, the same comparison in the swapped
     order, scored from the model's side so the two are comparable. When game 1 is unreadable, game 2
-    scores the unit and its neighbour is counted invalid. Scale 1..5.
+    scores the unit and its neighbour is counted invalid. Scale 1..5. The models share the questions:
+    a question is one cluster (in the bound, the certificate and the holdout split).
     """
     if not folder.is_dir():
         raise InputError("not a folder of arena-hard-auto judgment files (<model>.jsonl)", path=str(folder))
@@ -220,9 +225,9 @@ def load_arena_hard(folder: Path, *, baseline: str | None = None) -> ScoreSet:
         game1 = normalised[0] if normalised else None
         game2 = normalised[1] if len(normalised) > 1 else None
         if game1 is not None:
-            builder.add_pair(builder.add_unit(model, qid, game1), "swap", game2)
+            builder.add_pair(builder.add_unit(model, qid, game1, group=qid), "swap", game2)
         elif game2 is not None:  # game 2 scores the unit; its neighbour (game 1) counts as invalid
-            builder.add_pair(builder.add_unit(model, qid, game2), "swap", None)
+            builder.add_pair(builder.add_unit(model, qid, game2, group=qid), "swap", None)
         else:
             dropped["no_readable_game"] += 1
     if not builder.units:

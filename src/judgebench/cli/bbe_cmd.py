@@ -116,15 +116,18 @@ def bbe_command(
     verify: Annotated[
         int | None,
         typer.Option(
-            "--verify", help="K fresh (neighbour, noise) draws: violation rate vs delta (+ holdout check)."
+            "--verify",
+            help="K draws of a neighbour and fresh noise at the released sigma (the redraw), and with 40+ "
+            "items the holdout (the rule recalibrated on half the items, checked on the rest); either "
+            "failing fails, and bbe.json states that rule's power.",
         ),
     ] = None,
     verify_kind: Annotated[
         str,
         typer.Option(
             "--verify-kind",
-            help="One of: holdout (calibrate on half the items, count on the rest), fresh (judge new "
-            "neighbours).",
+            help="One of: holdout (the redraw, plus the rule recalibrated on half the items or "
+            "questions and checked on the rest), fresh (judge new neighbours).",
         ),
     ] = "holdout",
     certificate: Annotated[
@@ -149,9 +152,11 @@ def bbe_command(
     alpha: Annotated[
         str,
         typer.Option(
-            "--alpha", help="Shrinkage in (0, 1]: 1 = none (default), or 'auto' (largest with --margin)."
+            "--alpha",
+            help="Shrinkage: auto (default, as `run`: the largest alpha leaving --margin of the "
+            "certificate's feasible range) or a value in (0, 1] (1 = none).",
         ),
-    ] = "1",
+    ] = "auto",
     margin: Annotated[
         float, typer.Option("--margin", help="alpha auto: share of tau kept for the noise (0 < M < 1).")
     ] = 0.5,

@@ -228,16 +228,17 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 
 def _verify_text(v: VerifyBlock) -> str:
-    verdict = "" if v.passed is None else (" pass" if v.passed else " [red]FAIL[/]")
-    kind = "in-sample Monte Carlo" if v.check.startswith("Monte Carlo") else (v.kind or "in-sample")
-    text = f"{kind}{verdict}: {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+    """The verdict, then each part that ran (a holdout that did not run is named as such)."""
+    verdict = "" if v.passed is None else ("pass: " if v.passed else "FAIL: ")  # cells are plain text
+    text = f"{verdict}{v.label} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
     h = v.holdout
     if h is not None and h.rate is not None and h.ci_low is not None and h.ci_high is not None:
         text += f"; holdout {h.rate:.3f} [{h.ci_low:.3f}, {h.ci_high:.3f}]"
     elif h is not None:
-        text += f"; holdout: {h.reason or 'infeasible from half the units'}"
+        text += f"; no holdout ({h.reason or 'infeasible from half the units'})"
     power = [f"{v.power[k]:.2f} at {k.removesuffix('x')}δ" for k in ("1.5x", "2x") if k in v.power]
-    return text + (f"; P(fail) {', '.join(power)}" if power else "")
+    either = " (either part failing)" if len(v.power_parts) > 1 else ""
+    return text + (f"; P(fail){either} {', '.join(power)}" if power else "")
 
 
 def _calibrations(res: BBEResult) -> None:
@@ -308,14 +309,24 @@ def _systems(res: BBEResult) -> None:
     console.print(table)
 
 
+def _failed_part(v: VerifyBlock) -> str:
+    """Which part failed, with its rate and Wilson lower bound against delta."""
+    h = v.holdout
+    parts = []
+    if v.ci_low > v.delta:
+        parts.append(f"{v.label}: violation rate {v.rate:.3f}, Wilson lower bound {v.ci_low:.3f}")
+    if h is not None and h.at_or_below_delta is False and h.rate is not None and h.ci_low is not None:
+        parts.append(f"holdout: violation rate {h.rate:.3f}, t-interval lower end {h.ci_low:.3f}")
+    return "; ".join(parts) + f" > delta {v.delta:g}"
+
+
 def _bbe_notes(res: BBEResult) -> None:
     for c in res.calibrations + res.factor_calibrations:
         v = c.verify
         if v is not None and v.passed is False:
             note(
-                f"warning: {c.judge}: verification FAILED ({v.kind or 'in-sample'}: violation rate "
-                f"{v.rate:.3f}, Wilson lower bound {v.ci_low:.3f} > delta {res.delta:g}); the guarantee "
-                "does not hold as stated"
+                f"warning: {c.judge}: verification FAILED ({_failed_part(v)}); the guarantee does not "
+                "hold as stated"
             )
         elif v is not None and v.note:
             note(f"note: {c.judge}: {v.note}")

@@ -53,24 +53,31 @@ class UtilityBlock(BaseModel):
 
 
 class HoldoutCheck(BaseModel):
-    """Does the released certificate carry over? The same certificate (never another) recalibrated on
-    half of the items that have neighbours, at the released alpha, its violations counted with the
-    other half's neighbours only; `reason` when it does not apply there. (The released mechanism
-    itself always uses every unit.)"""
+    """Does the release's calibration rule carry over? The same certificate (never another)
+    recalibrated on half of the items (or questions) that have neighbours, at the released alpha, its
+    violations counted with the other half's neighbours only; `reason` when it does not apply there.
+    It tests the rule (a sigma computed this way on other items), not the released sigma: the released
+    mechanism always uses every unit, and the redraw tests its sigma."""
 
     estimate_units: int
     holdout_units: int
     sensitivity: float
     alpha: float
     sigma: float | None
-    draws: int | None  # None (with the rest) when the half-estimate is infeasible: nothing was drawn
+    # the held-out rate is each neighbour's exact violation probability, averaged (no draws): draws and
+    # violations are None (a bbe.json before issue 40 counted Monte Carlo draws here)
+    draws: int | None
     violations: int | None
     rate: float | None
     ci_low: float | None
     ci_high: float | None
     at_or_below_delta: bool | None
     certificate: str | None = None
-    reason: str | None = None  # why nothing was drawn (the certificate does not apply to half the items)
+    reason: str | None = None  # why nothing ran (the certificate does not apply to half the items)
+    check: str = ""  # what this part tests, in words
+    se: float | None = None  # the rate's standard error over the held-out items (clusters)
+    clusters: int | None = None  # held-out items (or questions): the sample the interval is over
+    power: dict[str, float] = Field(default_factory=dict)  # P(this part fails) at 1, 1.5, 2 x delta
 
 
 class VerifyBlock(BaseModel):
@@ -87,7 +94,9 @@ class VerifyBlock(BaseModel):
     pairs: int = Field(description="(unit, neighbour) pairs the neighbour is drawn from")
     at_or_below_delta: bool = Field(description="the Wilson interval's lower end is at or below delta")
     holdout: HoldoutCheck | None = None
-    kind: str | None = None  # holdout | fresh (PROTOCOL §5b); None in a bbe.json older than §5b
+    # what ran: holdout (redraw + held-out half), redraw (the redraw alone: nothing to hold out),
+    # monte_carlo (exact: its own probability) or fresh (PROTOCOL §5b); None in a bbe.json older than §5b
+    kind: str | None = None
     passed: bool | None = Field(
         default=None, description="false when the violation rate's Wilson lower bound exceeds delta"
     )
@@ -96,11 +105,26 @@ class VerifyBlock(BaseModel):
     sigma: float | None = None  # the sigma the counted draws use: the released one (None: older file)
     expected_rate: float | None = None  # exact: the computed violation probability
     note: str | None = None
-    # the power of this check: it fails at `fails_at` or more violations of `draws`; `power` is
-    # P(fail) when the true violation rate is 1, 1.5 and 2 times delta ("1x", "1.5x", "2x"; exact
-    # binomial). Empty in a bbe.json older than these fields.
+    # the power of the rule applied: each part fails at `fails_at` or more violations of `draws`;
+    # `power` is P(verification fails) when the true violation rate is 1, 1.5 and 2 times delta ("1x",
+    # "1.5x", "2x"; exact binomial), for the rule that ran: with a holdout, fail if either part fails,
+    # both parts at that rate (independent draws: 1 - (1 - p_redraw)(1 - p_holdout)); `power_parts`
+    # each part's own; `power_rule` says which in words. Empty in a bbe.json older than these fields.
     fails_at: int | None = None
     power: dict[str, float] = Field(default_factory=dict)
+    power_parts: dict[str, dict[str, float]] = Field(default_factory=dict)
+    power_rule: str = ""
+
+    @property
+    def label(self) -> str:
+        """What the counted draws are, for the terminal and the report (older files included)."""
+        if self.check.startswith("Monte Carlo"):
+            return "in-sample Monte Carlo"
+        return "fresh" if self.kind == "fresh" else "redraw"
+
+    @property
+    def holdout_ran(self) -> bool:
+        return self.holdout is not None and self.holdout.rate is not None
 
 
 class SystemRow(BaseModel):

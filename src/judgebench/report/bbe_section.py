@@ -76,10 +76,9 @@ def _calibration_row(c: Calibration) -> list[Cell]:
         verify = DASH
     else:
         verdict = "" if v.passed is None else ("pass " if v.passed else "FAIL ")
-        kind = "in-sample Monte Carlo" if v.check.startswith("Monte Carlo") else (v.kind or "in-sample")
-        verify = f"{verdict}{kind} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
+        verify = f"{verdict}{v.label} {v.rate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]"
         if v.holdout is not None and v.holdout.rate is not None:
-            verify += f"; half-calibration {v.holdout.rate:.3f}"
+            verify += f"; holdout {v.holdout.rate:.3f}"
         if v.power:
             verify += f" ({power_text(v.power)})"
     others = ", ".join(f"{r.name} {_num(r.alpha_max)}" for r in c.certificates)
@@ -204,10 +203,11 @@ def bbe_section(view: BBEView | None) -> Section:
                 "neighbours, the others carry over to new items drawn like these; α the shrinkage, "
                 "shared by the compared judges (each one's own need in brackets); σ the Gaussian "
                 "noise; verified (with --verify): the violation rate of ||M(D) - M(D')|| > tau at "
-                "the released certificate and σ (and, for one that carries over, with σ recalibrated "
-                "on half the items and counted on the other half), failing when a Wilson lower bound "
-                "exceeds delta; P(fail) is the check's power if the true rate were 1.5 or 2 times "
-                "delta.",
+                "the released certificate and σ (the redraw; and, for one that carries over, the holdout: "
+                "the rule recalibrated on half the items, its exact violation probability on the other "
+                "half with a t-interval over those items, a test of the rule, not of the released σ), "
+                "failing when either lower end exceeds delta; P(fail) is that rule's power (either part "
+                "failing) if the true rate were 1.5 or 2 times delta.",
             )
         )
     _utility_paragraph(section, res)
