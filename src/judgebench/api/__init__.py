@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         report,
     )
     from judgebench.api.requests import build_request
+    from judgebench.api.selective import SelectiveRequest, SelectiveResult, selective
     from judgebench.api.selftest import Check, SelftestResult, run_selftest
     from judgebench.api.translate import TranslateRequest, TranslateResult, translate
     from judgebench.bbe.engine import BBEParams, JitterSpec
@@ -107,6 +108,9 @@ _HOME: dict[str, str] = {
     "analyze_run": ".report",
     "report": ".report",
     "build_request": ".requests",
+    "SelectiveRequest": ".selective",
+    "SelectiveResult": ".selective",
+    "selective": ".selective",
     "Check": ".selftest",
     "SelftestResult": ".selftest",
     "run_selftest": ".selftest",
@@ -168,6 +172,8 @@ __all__ = [
     "ReportSection",
     "ReportSettings",
     "ReportTable",
+    "SelectiveRequest",
+    "SelectiveResult",
     "SelftestResult",
     "SettingsOverrides",
     "TranslateRequest",
@@ -193,6 +199,7 @@ __all__ = [
     "run_folder",
     "run_pipeline",
     "run_selftest",
+    "selective",
     "show_dataset",
     "translate",
     "tune_allocators",
