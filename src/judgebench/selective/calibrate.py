@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import beta
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -37,6 +36,8 @@ def upper_bound(errors: npt.ArrayLike, kept: npt.ArrayLike, delta: float) -> Flo
     out = np.ones(np.broadcast(k, n).shape, dtype=np.float64)
     k, n = np.broadcast_to(k, out.shape), np.broadcast_to(n, out.shape)
     ok = (n > 0) & (k < n)
+    from scipy.stats import beta  # loaded where a bound is computed (about 1 s): `--help` stays fast
+
     out[ok] = beta.ppf(1.0 - delta, k[ok] + 1.0, n[ok] - k[ok])
     return out
 
