@@ -1,0 +1,83 @@
+"""`judgebench selective` end to end on a planted run folder: the files, the cascade's coverage and
+cost, the gate's exit code on each side, the export for annotation, and bad input refused by name."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from judgebench.cli import app
+from judgebench.selective import SimJudge
+from tests.selective.planted import planted_run
+
+runner = CliRunner()
+
+
+def _invoke(run: Path, labels: Path, *extra: str) -> tuple[int, str]:
+    args = ["selective", "--run", str(run), "--human", str(labels), "--cascade", "cheap,strong", *extra]
+    result = runner.invoke(app, args)
+    return result.exit_code, result.output
+
+
+def test_informative_judges_keep_most_items_and_pass_the_gate(tmp_path: Path) -> None:
+    judges = {"cheap": (SimJudge(0.3), 0.001), "strong": (SimJudge(0.2), 0.01)}
+    run, labels = planted_run(tmp_path, judges, items=2000, labelled=700, seed=1)
+    code, output = _invoke(run, labels, "--min-coverage", "0.6")
+    assert code == 0, output
+    assert "GATE PASS" in output
+    doc = json.loads((run / "selective.json").read_text(encoding="utf-8"))
+    (cascade,) = doc["cascades"]
+    assert cascade["condition"] == "en" and cascade["items"] == 2000 and cascade["labelled"] == 700
+    cheap, strong = cascade["stages"]
+    assert cheap["threshold"] is not None and cheap["guaranteed_agreement"] >= 0.85
+    assert cheap["decided"] + strong["decided"] + len(cascade["escalated"]) == 2000
+    assert cascade["coverage"] > 0.6 and cascade["observed_agreement"]["value"] > 0.85
+    assert doc["delta_per_stage"] == 0.05 and doc["split_delta"] is True
+    # the cheap judge saves: every item pays it, only what it leaves pays the strong one
+    assert cascade["cost_cascade_usd"] < cascade["cost_strongest_usd"] == 2000 * 2 * 0.01
+    assert cheap["steps"][-1]["passed"] is False or cheap["kept_labelled"] == cheap["reached_labelled"]
+    for name in ("selective.md", "selective_coverage.png", "selective_escalated.jsonl"):
+        assert (run / name).exists(), name
+    assert "Selective judging with a guarantee" in (run / "selective.md").read_text(encoding="utf-8")
+    rows = list(csv.DictReader((run / "selective_to_label.csv").open(encoding="utf-8")))
+    unlabelled = [e for e in cascade["escalated"] if not e["labelled"]]
+    assert [r["item_id"] for r in rows] == [e["item_id"] for e in unlabelled]
+    assert all(r["label"] == "" for r in rows)
+
+
+def test_noise_judges_escalate_almost_everything_and_fail_the_gate(tmp_path: Path) -> None:
+    noise = SimJudge(0.3, informative=False)
+    run, labels = planted_run(
+        tmp_path, {"cheap": (noise, 0.001), "strong": (noise, 0.01)}, items=1000, labelled=500
+    )
+    code, output = _invoke(run, labels, "--min-coverage", "0.6")
+    assert code == 4, output
+    assert "GATE FAIL" in output
+    doc = json.loads((run / "selective.json").read_text(encoding="utf-8"))
+    assert doc["gate_failed"] is True and doc["cascades"][0]["coverage"] < 0.05
+    escalated = (run / "selective_escalated.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(escalated) > 950
+    rows = list(csv.DictReader((run / "selective_to_label.csv").open(encoding="utf-8")))
+    assert len(rows) == sum(1 for line in escalated if not json.loads(line)["labelled"])
+
+
+def test_a_judge_not_in_the_run_is_refused_with_the_run_s_judges(tmp_path: Path) -> None:
+    run, labels = planted_run(tmp_path, {"cheap": (SimJudge(0.3), 0.001)}, items=100, labelled=50)
+    code, output = _invoke(run, labels)
+    assert code == 1
+    assert "strong" in output and "its judges: cheap" in output
+    assert not (run / "selective.json").exists()
+
+
+def test_a_label_for_an_item_the_run_never_judged_names_the_file_and_line(tmp_path: Path) -> None:
+    judges = {"cheap": (SimJudge(0.3), 0.001), "strong": (SimJudge(0.2), 0.01)}
+    run, labels = planted_run(tmp_path, judges, items=100, labelled=50)
+    with labels.open("a", encoding="utf-8") as fh:
+        fh.write("ghost,en,1,ann\n")
+    code, output = _invoke(run, labels)
+    assert code == 1
+    assert "labels.csv" in output and "52" in output and "ghost" in output
+    assert not (run / "selective.json").exists()
