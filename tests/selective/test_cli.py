@@ -81,3 +81,29 @@ def test_a_label_for_an_item_the_run_never_judged_names_the_file_and_line(tmp_pa
     assert code == 1
     assert "labels.csv" in output and "52" in output and "ghost" in output
     assert not (run / "selective.json").exists()
+
+
+def test_plan_gives_the_labels_for_a_target_from_an_assumption_and_from_a_pilot(tmp_path: Path) -> None:
+    base = ["plan", "--human-labels", "--selective-alpha", "0.15", "--coverage", "0.6", "--json"]
+    result = runner.invoke(app, [*base, "--assume-kept-error", "0.08"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)["selective"]
+    assert row["basis"] == "assumed" and row["labels"] > 30
+    tighter = runner.invoke(app, [*base, "--assume-kept-error", "0.08", "--selective-delta", "0.01"])
+    assert json.loads(tighter.output)["selective"][0]["labels"] > row["labels"]
+    judges = {"cheap": (SimJudge(0.3), 0.001), "noise": (SimJudge(0.3, informative=False), 0.01)}
+    run, labels = planted_run(tmp_path, judges, items=1000, labelled=400)
+    result = runner.invoke(app, [*base, "--from-run", str(run), "--human", str(labels)])
+    assert result.exit_code == 0, result.output
+    rows = {r["judge"]: r for r in json.loads(result.output)["selective"]}
+    # the informative judge's most confident 60% disagree little: a few hundred labels; noise: never
+    assert rows["cheap"]["kept_error"] < 0.15 and rows["cheap"]["labels"] is not None
+    assert rows["noise"]["kept_error"] > 0.2 and rows["noise"]["labels"] is None
+    shown = runner.invoke(app, [*base[:-1], "--from-run", str(run), "--human", str(labels)])
+    assert "selective judging" in shown.output and "out of reach" in shown.output
+
+
+def test_plan_selective_without_a_basis_says_what_to_give() -> None:
+    result = runner.invoke(app, ["plan", "--human-labels", "--selective-alpha", "0.15"])
+    assert result.exit_code != 0
+    assert "--assume-kept-error" in result.output

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         report,
     )
     from judgebench.api.requests import build_request
-    from judgebench.api.selective import SelectiveRequest, SelectiveResult, selective
+    from judgebench.api.selective import SelectiveRequest, SelectiveResult, plan_labels, selective
     from judgebench.api.selftest import Check, SelftestResult, run_selftest
     from judgebench.api.translate import TranslateRequest, TranslateResult, translate
     from judgebench.bbe.engine import BBEParams, JitterSpec
@@ -111,6 +111,7 @@ _HOME: dict[str, str] = {
     "SelectiveRequest": ".selective",
     "SelectiveResult": ".selective",
     "selective": ".selective",
+    "plan_labels": ".selective",
     "Check": ".selftest",
     "SelftestResult": ".selftest",
     "run_selftest": ".selftest",
@@ -194,6 +195,7 @@ __all__ = [
     "load_human_labels",
     "open_dataset",
     "plan_human_labels",
+    "plan_labels",
     "plan_study",
     "report",
     "run_folder",

@@ -23,21 +23,22 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgebench import __version__
 from judgebench.api.datasets import run_folder
-from judgebench.api.human import run_human_labels
+from judgebench.api.human import HumanBudgetRequest, HumanBudgetResult, plan_human_labels
 from judgebench.api.report import _run_items
 from judgebench.conditions import SOURCE
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.fileio import atomic_write_many
+from judgebench.human import known_pairs, load_human_labels
 from judgebench.judge.units import is_repeat
 from judgebench.judgment_table import read_judgment_table
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.records.sanitize import spreadsheet_cell
-from judgebench.records.selective import CascadeResult, ConfidenceMode, SelectiveReport
+from judgebench.records.selective import CascadeResult, ConfidenceMode, SelectiveBudget, SelectiveReport
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta, Section
 from judgebench.report.selective_section import PLOT, coverage_plot, selective_section
 from judgebench.rundir import BBE_NEIGHBOURS, JUDGMENTS, RunDir, now_iso
-from judgebench.selective import MIN_KEPT, item_confidence, run_cascade
+from judgebench.selective import MIN_KEPT, item_confidence, labels_needed, run_cascade, top_share_error
 
 SELECTIVE_JSON = "selective.json"
 SELECTIVE_MD = "selective.md"
@@ -177,7 +178,7 @@ def selective(run_path: str | Path | RunDir, request: SelectiveRequest) -> Selec
     run = run_folder(run_path)
     answers = _answers(run, req.repeats)
     _check_cascade(answers, req.cascade, run.file(JUDGMENTS))
-    labels = run_human_labels(answers, req.human)
+    labels = load_human_labels(req.human, known=known_pairs(answers))
     reference = labels.majority()
     items = item_confidence(answers[answers["judge"].isin(req.cascade)], req.confidence)
     delta_stage = req.delta / len(req.cascade) if req.split_delta else req.delta
@@ -233,3 +234,77 @@ def write_selective(out: Path, run: RunDir, report: SelectiveReport) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_many(files)
     return list(files)
+
+
+PLAN_NOTE = (
+    "selective: the labels for a judge to keep the stated share of the items at a guaranteed agreement "
+    "of 1 - alpha with probability 1 - delta (one judge alone; a later stage of a cascade sees only what "
+    "the earlier left, so it needs more); from a pilot, the disagreement among its most confident items "
+    "at that share (itself uncertain on a small pilot: label a little more than the table says)"
+)
+
+
+def selective_label_plan(
+    alpha: float, delta: float, coverage: float, *, kept_error: float | None, pilot: tuple[Path, Path] | None
+) -> list[SelectiveBudget]:
+    """`plan --human-labels --selective-alpha`: per judge and condition of a pilot (run, labels), or
+    from an assumed disagreement on the kept items."""
+    rows = []
+    if pilot is not None:
+        run = run_folder(pilot[0])
+        answers = _answers(run, repeats=True)
+        labels = load_human_labels(pilot[1], known=known_pairs(answers))
+        reference = labels.majority()
+        items = item_confidence(answers, "auto")
+        for (judge, condition), group in items.groupby(["judge", "condition"], sort=True):
+            human = [reference.get((i, str(condition))) for i in group["item_id"]]
+            keep = [h is not None for h in human]
+            if not any(keep):
+                continue
+            wrong = (group["verdict"].to_numpy(dtype=object) != pd.Series(human, dtype=object).to_numpy())[
+                keep
+            ]
+            error, _ = top_share_error(group["confidence"].to_numpy(dtype=float)[keep], wrong, coverage)
+            rows.append(
+                SelectiveBudget(
+                    judge=str(judge),
+                    condition=str(condition),
+                    basis=f"pilot: {sum(keep)} labelled items",
+                    alpha=alpha,
+                    delta=delta,
+                    coverage=coverage,
+                    kept_error=error,
+                    labels=labels_needed(alpha=alpha, delta=delta, coverage=coverage, error=error),
+                )
+            )
+    if kept_error is not None:
+        rows.append(
+            SelectiveBudget(
+                judge=None,
+                condition=None,
+                basis="assumed",
+                alpha=alpha,
+                delta=delta,
+                coverage=coverage,
+                kept_error=kept_error,
+                labels=labels_needed(alpha=alpha, delta=delta, coverage=coverage, error=kept_error),
+            )
+        )
+    return rows
+
+
+def plan_labels(request: HumanBudgetRequest) -> HumanBudgetResult:
+    """`plan --human-labels`: the win rate's label budget, and with `selective_alpha` the labels for
+    selective judging (`selective_label_plan`); makes no call."""
+    result = plan_human_labels(request)
+    if request.selective_alpha is None:
+        return result
+    pilot = (request.run, request.human) if request.run is not None and request.human is not None else None
+    rows = selective_label_plan(
+        request.selective_alpha,
+        request.selective_delta,
+        request.coverage,
+        kept_error=request.kept_error,
+        pilot=pilot,
+    )
+    return result.model_copy(update={"selective": rows, "assumptions": [*result.assumptions, PLAN_NOTE]})

@@ -105,3 +105,17 @@ class SelectiveReport(BaseModel):
     cascades: list[CascadeResult]
     min_coverage: float | None = None  # the CI gate, when asked
     gate_failed: bool = False
+
+
+class SelectiveBudget(BaseModel):
+    """One row of `plan --human-labels --selective-alpha A`: the labels a judge needs to keep the share
+    `coverage` of the items with the guarantee at (alpha, delta)."""
+
+    judge: str | None  # None: from a stated disagreement, for any judge
+    condition: str | None
+    basis: str  # "pilot: n labelled items" or "assumed"
+    alpha: float
+    delta: float
+    coverage: float
+    kept_error: float  # the disagreement on the items kept at that coverage (pilot or assumed)
+    labels: int | None  # None: out of reach (kept_error too close to alpha)
