@@ -142,6 +142,11 @@ def _mean(values: list[float | None]) -> str:
     return f"{np.mean(seen):.3f}" if seen else "-"
 
 
+def _below(rows: list[dict[str, object]], alpha: float) -> int:
+    seen = [r["agreement"] for r in rows if r["agreement"] is not None]
+    return sum(1 for a in seen if float(a) < 1 - alpha)  # type: ignore[arg-type]
+
+
 def summary(name: str, rows: list[dict[str, object]], alpha: float = 0.15) -> None:
     lam = [r.get("thresholds", r.get("lambdas")) for r in rows]
     per_stage = [_mean([t[k] for t in lam]) for k in range(len(JUDGES))]  # type: ignore[index]
@@ -149,8 +154,7 @@ def summary(name: str, rows: list[dict[str, object]], alpha: float = 0.15) -> No
     print(
         f"{name:<28} thresholds {' / '.join(per_stage)}  coverage {_mean([r['coverage'] for r in rows])}  "  # type: ignore[misc]
         f"agreement {_mean([r['agreement'] for r in rows])}  decided by {' / '.join(comp)}  "  # type: ignore[misc]
-        f"below 1 - alpha in {sum(1 for r in rows if r['agreement'] is not None and r['agreement'] < 1 - alpha)}"  # type: ignore[operator]
-        f" of {len(rows)} test halves"
+        f"below 1 - alpha in {_below(rows, alpha)} of {len(rows)} test halves"
     )
 
 
