@@ -7,6 +7,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from judgebench.cli import app
@@ -107,3 +108,24 @@ def test_plan_selective_without_a_basis_says_what_to_give() -> None:
     result = runner.invoke(app, ["plan", "--human-labels", "--selective-alpha", "0.15"])
     assert result.exit_code != 0
     assert "--assume-kept-error" in result.output
+
+
+def test_the_report_shows_the_runs_selective_section_and_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("judgebench.report.outputs.make_plots", lambda analysis: {})  # no drawing
+    judges = {"cheap": (SimJudge(0.3), 0.001), "strong": (SimJudge(0.2), 0.01)}
+    run, labels = planted_run(tmp_path, judges, items=600, labelled=300)
+    before = runner.invoke(app, ["report", "--run", str(run), "--bootstrap", "20"])
+    assert before.exit_code in (0, 3), before.output
+    assert "Selective judging" not in (run / "report.md").read_text(encoding="utf-8")
+    assert _invoke(run, labels)[0] == 0
+    after = runner.invoke(app, ["report", "--run", str(run), "--bootstrap", "20"])
+    assert after.exit_code in (0, 3), after.output
+    text = (run / "report.md").read_text(encoding="utf-8")
+    assert "## Selective judging with a guarantee" in text and "cascade in en" in text
+    assert "(selective_coverage.png)" in text
+    (run / "selective.json").write_text("{not json", encoding="utf-8")
+    broken = runner.invoke(app, ["report", "--run", str(run), "--bootstrap", "20"])
+    assert broken.exit_code in (0, 3), broken.output
+    assert "selective.json could not be read" in (run / "report.md").read_text(encoding="utf-8")

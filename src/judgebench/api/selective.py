@@ -36,15 +36,19 @@ from judgebench.records.sanitize import spreadsheet_cell
 from judgebench.records.selective import CascadeResult, ConfidenceMode, SelectiveBudget, SelectiveReport
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta, Section
-from judgebench.report.selective_section import PLOT, coverage_plot, selective_section
+from judgebench.report.selective_section import (
+    PLOT,
+    PLOT_FILE,
+    SELECTIVE_JSON,
+    coverage_plot,
+    selective_section,
+)
 from judgebench.rundir import BBE_NEIGHBOURS, JUDGMENTS, RunDir, now_iso
 from judgebench.selective import MIN_KEPT, item_confidence, labels_needed, run_cascade, top_share_error
 
-SELECTIVE_JSON = "selective.json"
 SELECTIVE_MD = "selective.md"
 ESCALATED_JSONL = "selective_escalated.jsonl"
 TO_LABEL_CSV = "selective_to_label.csv"
-PLOT_PNG = f"{PLOT}.png"
 GUARANTEE = (
     "on new items exchangeable with the labelled ones, the items the judges decide disagree with the "
     "humans' majority label at a rate of at most alpha."
@@ -222,7 +226,7 @@ def write_selective(out: Path, run: RunDir, report: SelectiveReport) -> list[Pat
     meta = ReportMeta(
         run=report.run, generated_at=now_iso(), version=__version__, title="judgebench selective"
     )
-    markdown = render_markdown([selective_section(report)], {PLOT: PLOT_PNG} if plot else {}, meta)
+    markdown = render_markdown([selective_section(report)], {PLOT: PLOT_FILE} if plot else {}, meta)
     files: dict[Path, bytes] = {
         out / SELECTIVE_JSON: (json.dumps(report.model_dump(mode="json"), indent=2) + "\n").encode(),
         out / SELECTIVE_MD: markdown.encode(),
@@ -230,7 +234,7 @@ def write_selective(out: Path, run: RunDir, report: SelectiveReport) -> list[Pat
         out / TO_LABEL_CSV: _to_label_csv(report.cascades).encode(),
     }
     if plot is not None:
-        files[out / PLOT_PNG] = plot
+        files[out / PLOT_FILE] = plot
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_many(files)
     return list(files)

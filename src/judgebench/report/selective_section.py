@@ -4,15 +4,65 @@ plot of coverage against agreement on the labelled items; selective.json holds t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
 from judgebench.palette import judge_colors
 from judgebench.records.selective import Bounded, CascadeResult, SelectiveReport, StageResult
 from judgebench.report.cells import count, judge_cell, pct, pct_ci
 from judgebench.report.model import DASH, Cell, Section, Table, literal
 from judgebench.report.plots import figure, png, title
+from judgebench.rundir import JUDGMENTS, RunDir
 
 KEY = "selective"
 TITLE = "Selective judging with a guarantee"
 PLOT = "selective_coverage"
+SELECTIVE_JSON = "selective.json"
+PLOT_FILE = f"{PLOT}.png"
+
+
+@dataclass(frozen=True)
+class SelectiveView:
+    """The run's selective.json for `report` (written by `judgebench selective`), its plot beside it,
+    or why it could not be read."""
+
+    report: SelectiveReport | None
+    plot: bytes | None = None
+    problem: str | None = None
+    stale: bool = False  # judgments.jsonl changed after it was written
+
+
+def load_selective_view(run: RunDir) -> SelectiveView | None:
+    """None when the run has no selective.json."""
+    path = run.file(SELECTIVE_JSON)
+    if not path.is_file():
+        return None
+    try:
+        report = SelectiveReport.model_validate_json(path.read_bytes())
+    except (ValidationError, ValueError) as exc:
+        return SelectiveView(None, problem=f"{path} could not be read ({type(exc).__name__})")
+    judgments = run.file(JUDGMENTS)
+    stale = judgments.is_file() and judgments.stat().st_mtime > path.stat().st_mtime
+    plot = path.with_name(PLOT_FILE)
+    return SelectiveView(report, plot.read_bytes() if plot.is_file() else None, stale=stale)
+
+
+def report_section(view: SelectiveView | None) -> Section | None:
+    """The section `report` shows from the run's selective.json (none without one)."""
+    if view is None:
+        return None
+    if view.report is None:
+        return Section(KEY, TITLE, empty=view.problem)
+    section = selective_section(view.report)
+    if view.stale:
+        section.paragraphs.insert(
+            0, "**Stale**: judgments.jsonl changed after `judgebench selective` ran: run it again."
+        )
+    if view.plot is None:
+        section.plots = []
+    section.terminal_paragraphs = False  # the report's terminal summary shows the tables; the files say all
+    return section
 
 
 def _bounded(value: Bounded | None) -> Cell:
