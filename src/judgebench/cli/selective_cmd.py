@@ -25,7 +25,7 @@ def selective_command(
         typer.Option(
             "--cascade",
             metavar="J1,J2,...",
-            help="The run's judges in cost order, cheapest first (e.g. local,openai:gpt-4.1-mini).",
+            help="The run's judges in cost order, cheapest first, comma-separated.",
         ),
     ],
     human: Annotated[
@@ -44,9 +44,10 @@ def selective_command(
         str,
         typer.Option(
             "--confidence",
-            metavar="auto|probability|agreement",
-            help="Where a judge's confidence comes from: verdict probabilities, or agreement among its "
-            "answers (orders, repeats); auto: probabilities where every answer has them.",
+            metavar="SOURCE",
+            help="Where a judge's confidence comes from, one of: probability (its verdict "
+            "probabilities), agreement (among its answers: orders, repeats), auto (probability where "
+            "every answer has them).",
         ),
     ] = "auto",
     min_kept: Annotated[
