@@ -105,18 +105,19 @@ def sequence_steps(
     """The thresholds one calibration tested, highest first: (threshold, kept, errors, bound, passed),
     up to and including the first that failed: what the report shows of the sequence."""
     conf = np.asarray(confidence, dtype=np.float64)
-    bad = np.asarray(wrong, dtype=bool)
+    if conf.size == 0:
+        return []
     order = np.argsort(-conf, kind="stable")
-    c, e = conf[order], np.cumsum(bad[order], dtype=np.int64)
-    steps = []
-    for i in range(len(c)):
-        if (i + 1 < len(c) and c[i] == c[i + 1]) or i + 1 < min_kept:
-            continue
-        b = float(upper_bound(e[i], i + 1, delta))
-        steps.append((float(c[i]), i + 1, int(e[i]), b, b <= alpha))
-        if b > alpha:
-            break
-    return steps
+    c, e = conf[order], np.cumsum(np.asarray(wrong, dtype=bool)[order], dtype=np.int64)
+    ends = np.flatnonzero(np.append(c[:-1] != c[1:], True))
+    ends = ends[ends + 1 >= min_kept]
+    bounds = upper_bound(e[ends], ends + 1, delta)
+    failed = np.flatnonzero(bounds > alpha)
+    stop = int(failed[0]) + 1 if failed.size else len(ends)
+    return [
+        (float(c[i]), int(i + 1), int(e[i]), float(b), bool(b <= alpha))
+        for i, b in zip(ends[:stop], bounds[:stop], strict=True)
+    ]
 
 
 CURVE_POINTS = 60

@@ -133,15 +133,17 @@ def run_cascade(
         reach = reach & ~(keeps(conf[k], np.array([fit[0]]))[0])
     kept = sum(s.kept_labelled for s in stages)
     agree = sum(s.kept_labelled - s.errors_labelled for s in stages)
+    verdicts = {j: verdict_w[j].tolist() for j in cascade}  # plain lists: an item a row, read fast
+    confs = {j: c.tolist() for j, c in zip(cascade, conf, strict=True)}
     escalated = [
         EscalatedItem(
             item_id=ids[i],
             condition=condition,
             labelled=bool(labelled[i]),
-            verdicts={j: verdict_w[j].iloc[i] for j in cascade},
-            confidences={j: float(conf_w[j].iloc[i]) for j in cascade},
+            verdicts={j: verdicts[j][i] for j in cascade},
+            confidences={j: confs[j][i] for j in cascade},
         )
-        for i in np.flatnonzero(reach)
+        for i in np.flatnonzero(reach).tolist()
     ]
     if not labelled.any():
         notes.append(
