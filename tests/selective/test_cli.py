@@ -40,6 +40,18 @@ def test_informative_judges_keep_most_items_and_pass_the_gate(tmp_path: Path) ->
     # the cheap judge saves: every item pays it, only what it leaves pays the strong one
     assert cascade["cost_cascade_usd"] < cascade["cost_strongest_usd"] == 2000 * 2 * 0.01
     assert cheap["steps"][-1]["passed"] is False or cheap["kept_labelled"] == cheap["reached_labelled"]
+    lines = [
+        json.loads(line) for line in (run / "selective_items.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert len(lines) == 2000 and all(set(line["judges"]) == {"cheap", "strong"} for line in lines)
+    decided = {stage["judge"]: stage["decided"] for stage in cascade["stages"]}
+    assert {j: sum(1 for line in lines if line["decided_by"] == j) for j in decided} == decided
+    assert sum(1 for line in lines if line["decided_by"] is None) == len(cascade["escalated"])
+    for line in lines:  # the first judge whose confidence reaches its threshold decides, with its verdict
+        first = line["judges"]["cheap"]
+        if first["confidence"] >= cheap["threshold"]:
+            assert line["decided_by"] == "cheap" and line["verdict"] == first["verdict"]
+    assert sum(1 for line in lines if line["human"] is not None) == 700
     for name in ("selective.md", "selective_coverage.png", "selective_escalated.jsonl"):
         assert (run / name).exists(), name
     assert "Selective judging with a guarantee" in (run / "selective.md").read_text(encoding="utf-8")

@@ -4,8 +4,9 @@
 more answers of the same item).
 
 Files, written together into the run folder (or --out): selective.json (`SelectiveReport`),
-selective.md (the section as Markdown, with the coverage plot selective_coverage.png), and the items
-no judge kept: selective_escalated.jsonl (their text and each judge's verdict and confidence, to read)
+selective.md (the section as Markdown, with the coverage plot selective_coverage.png),
+selective_items.jsonl (every item: each judge's verdict and confidence, and who decides it), and the
+items no judge kept: selective_escalated.jsonl (their text and each judge's verdict and confidence, to read)
 and selective_to_label.csv (item_id, condition, label, annotator: fill in `label` and pass it as
 --human next time).
 """
@@ -44,10 +45,18 @@ from judgebench.report.selective_section import (
     selective_section,
 )
 from judgebench.rundir import BBE_NEIGHBOURS, JUDGMENTS, RunDir, now_iso
-from judgebench.selective import MIN_KEPT, item_confidence, labels_needed, run_cascade, top_share_error
+from judgebench.selective import (
+    MIN_KEPT,
+    item_confidence,
+    item_decisions,
+    labels_needed,
+    run_cascade,
+    top_share_error,
+)
 
 SELECTIVE_MD = "selective.md"
 ESCALATED_JSONL = "selective_escalated.jsonl"
+ITEMS_JSONL = "selective_items.jsonl"
 TO_LABEL_CSV = "selective_to_label.csv"
 GUARANTEE = (
     "on new items exchangeable with the labelled ones, the items the judges decide disagree with the "
@@ -216,12 +225,15 @@ def selective(run_path: str | Path | RunDir, request: SelectiveRequest) -> Selec
         min_coverage=req.min_coverage,
         gate_failed=gate_failed,
     )
-    files = write_selective(req.out or run.path, run, report)
+    decisions = "".join(
+        d.model_dump_json() + "\n" for c in cascades for d in item_decisions(items, c, reference)
+    )
+    files = write_selective(req.out or run.path, run, report, decisions)
     return SelectiveResult(report=report, files=files, sections=[selective_section(report)])
 
 
-def write_selective(out: Path, run: RunDir, report: SelectiveReport) -> list[Path]:
-    """The files as one atomic set."""
+def write_selective(out: Path, run: RunDir, report: SelectiveReport, decisions: str) -> list[Path]:
+    """The files as one atomic set; `decisions`: selective_items.jsonl's lines."""
     plot = coverage_plot(report)
     meta = ReportMeta(
         run=report.run, generated_at=now_iso(), version=__version__, title="judgebench selective"
@@ -230,6 +242,7 @@ def write_selective(out: Path, run: RunDir, report: SelectiveReport) -> list[Pat
     files: dict[Path, bytes] = {
         out / SELECTIVE_JSON: (json.dumps(report.model_dump(mode="json"), indent=2) + "\n").encode(),
         out / SELECTIVE_MD: markdown.encode(),
+        out / ITEMS_JSONL: decisions.encode(),
         out / ESCALATED_JSONL: _escalated_jsonl(run, report.cascades).encode(),
         out / TO_LABEL_CSV: _to_label_csv(report.cascades).encode(),
     }

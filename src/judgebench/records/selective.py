@@ -67,6 +67,26 @@ class EscalatedItem(BaseModel):
     confidences: dict[str, float]  # judge -> its confidence
 
 
+class JudgeAnswer(BaseModel):
+    """One judge's item verdict and confidence (selective/confidence.py says how it is read)."""
+
+    verdict: str | None
+    confidence: float
+    answers: int  # the answers behind it (orders, repeats)
+    source: ConfidenceSource
+
+
+class ItemDecision(BaseModel):
+    """A line of selective_items.jsonl: every item of the cascade, who decides it and on what."""
+
+    item_id: str
+    condition: str
+    human: str | None  # the humans' majority label, on the calibration slice
+    decided_by: str | None  # the first judge whose confidence reaches its threshold; None: people
+    verdict: str | None  # that judge's verdict
+    judges: dict[str, JudgeAnswer]
+
+
 class CascadeResult(BaseModel):
     """The cascade in one condition."""
 

@@ -13,7 +13,7 @@ from judgebench.selective.calibrate import (
     calibrate_rows,
     upper_bound,
 )
-from judgebench.selective.cascade import run_cascade
+from judgebench.selective.cascade import item_decisions, run_cascade
 from judgebench.selective.confidence import item_confidence
 from judgebench.selective.planning import labels_needed, top_share_error
 from judgebench.selective.simulate import Design, SimJudge, SimResult, simulate
@@ -27,6 +27,7 @@ __all__ = [
     "calibrate_cascade",
     "calibrate_rows",
     "item_confidence",
+    "item_decisions",
     "labels_needed",
     "run_cascade",
     "simulate",

@@ -19,7 +19,15 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import wilson
-from judgebench.records.selective import Bounded, CascadeResult, EscalatedItem, StageResult, ThresholdStep
+from judgebench.records.selective import (
+    Bounded,
+    CascadeResult,
+    EscalatedItem,
+    ItemDecision,
+    JudgeAnswer,
+    StageResult,
+    ThresholdStep,
+)
 from judgebench.selective.calibrate import calibrate_cascade, coverage_curve, keeps, sequence_steps
 
 Reference = Mapping[tuple[str, str], str]  # (item, condition) -> the humans' majority label
@@ -163,3 +171,37 @@ def run_cascade(
         cost_known=known,
         notes=notes,
     )
+
+
+def item_decisions(items: pd.DataFrame, result: CascadeResult, reference: Reference) -> list[ItemDecision]:
+    """Every item of `result`'s condition judged by each judge of its cascade: each judge's verdict and
+    confidence, and the judge that decides it under the calibrated thresholds (as `run_cascade` does)."""
+    cascade = [s.judge for s in result.stages]
+    thresholds = {s.judge: s.threshold for s in result.stages}
+    rows = items[(items["condition"] == result.condition) & items["judge"].isin(cascade)]
+    by_item: dict[str, dict[str, JudgeAnswer]] = {}
+    for judge, item, verdict, conf, answers, source in zip(
+        *(rows[c].tolist() for c in ("judge", "item_id", "verdict", "confidence", "answers", "source")),
+        strict=True,
+    ):
+        by_item.setdefault(str(item), {})[str(judge)] = JudgeAnswer(
+            verdict=verdict, confidence=float(conf), answers=int(answers), source=source or "agreement"
+        )
+    out = []
+    for item, answers in by_item.items():
+        if len(answers) < len(cascade):
+            continue  # left out of the cascade (noted there)
+        chosen = next(
+            (j for j in cascade if (t := thresholds[j]) is not None and answers[j].confidence >= t), None
+        )
+        out.append(
+            ItemDecision(
+                item_id=item,
+                condition=result.condition,
+                human=reference.get((item, result.condition)),
+                decided_by=chosen,
+                verdict=answers[chosen].verdict if chosen else None,
+                judges={j: answers[j] for j in cascade},
+            )
+        )
+    return out
