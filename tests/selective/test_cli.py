@@ -141,3 +141,29 @@ def test_the_report_shows_the_runs_selective_section_and_plot(
     broken = runner.invoke(app, ["report", "--run", str(run), "--bootstrap", "20"])
     assert broken.exit_code in (0, 3), broken.output
     assert "selective.json could not be read" in (run / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_labelled_condition_the_cascade_never_judged_is_said_and_gates_as_no_coverage(
+    tmp_path: Path,
+) -> None:
+    judges = {"cheap": (SimJudge(0.3), 0.001), "strong": (SimJudge(0.2), 0.01)}
+    run, labels = planted_run(tmp_path, judges, items=400, labelled=200)
+    other = {
+        "judge": "other",
+        "item_id": "i0",
+        "subset": "s",
+        "kind": "pair",
+        "condition": "zh",
+        "order": "orig",
+    }
+    with (run / "judgments.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({**other, "winner": "A", "verdict": "1", "label": 1}) + "\n")
+    with labels.open("a", encoding="utf-8") as fh:
+        fh.write("i0,zh,1,ann\n")
+    code, output = _invoke(run, labels, "--min-coverage", "0.1")
+    assert code == 4, output
+    doc = json.loads((run / "selective.json").read_text(encoding="utf-8"))
+    zh = next(c for c in doc["cascades"] if c["condition"] == "zh")
+    assert zh["items"] == 0 and zh["coverage"] == 0.0 and "no item in condition zh" in zh["notes"][0]
+    en = next(c for c in doc["cascades"] if c["condition"] == "en")
+    assert en["coverage"] > 0.1

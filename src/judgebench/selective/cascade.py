@@ -88,6 +88,23 @@ def _stage(
     )
 
 
+def _nothing(condition: str, alpha: float, notes: list[str]) -> CascadeResult:
+    """A condition the cascade cannot judge: no stage, no item, said why."""
+    return CascadeResult(
+        condition=condition,
+        items=0,
+        labelled=0,
+        stages=[],
+        coverage=0.0,
+        guaranteed_agreement=1.0 - alpha,
+        observed_agreement=None,
+        cost_cascade_usd=0.0,
+        cost_strongest_usd=0.0,
+        cost_known=True,
+        notes=notes,
+    )
+
+
 def run_cascade(
     items: pd.DataFrame,
     reference: Reference,
@@ -109,6 +126,12 @@ def run_cascade(
             f"{len(counts) - len(common)} item(s) not judged by every judge of the cascade: left out"
         )
     items = items[items["item_id"].isin(common)]
+    if not len(common):
+        return _nothing(
+            condition,
+            alpha,
+            [*notes, f"no item in condition {condition} was judged by every judge of the cascade"],
+        )
     conf_w, verdict_w = _wide(items, cascade, "confidence"), _wide(items, cascade, "verdict")
     ids = [str(i) for i in conf_w.index]
     human = np.array([reference.get((i, condition)) for i in ids], dtype=object)
