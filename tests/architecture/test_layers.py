@@ -87,6 +87,8 @@ ALLOWED: dict[str, set[str]] = {
     "allocators": set(),
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
     "human": {"analysis", "data", "errors", "outside", "records"},
+    # selective judging (PROTOCOL §8): confidences, thresholds, cascades; pure, like analysis/
+    "selective": {"analysis", "errors", "records"},
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "outside", "palette", "records", "rundir"},
     "report": {
         "analysis",
@@ -128,6 +130,7 @@ ALLOWED: dict[str, set[str]] = {
         "records",
         "report",
         "rundir",
+        "selective",
         "translate",
     },
     # the CLI: the library's public API, its errors and records, its own modules, progress's
@@ -147,6 +150,7 @@ MAX_MODULE_LINES = 800
 NEVER: dict[str, set[str]] = {
     "analysis": {"api", "execution", "judge", "models"},
     "bbe": {"api", "execution", "judge", "models"},
+    "selective": {"api", "execution", "judge", "models"},
     "models": {"api", "execution", "judge", "translate"},
 }
 # The CLI renders; the library returns typed results and logs. Below the CLI no module imports a
@@ -156,8 +160,8 @@ TERMINAL_LIBRARIES = ("rich", "typer", "click", "tqdm")
 STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
 # analysis/ is pure: it reads no file (its callers pass what they read) and takes from other rooms
 # only records, errors and constants.
-PURE_ROOMS = {"analysis"}
-PURE_MAY_TAKE_ANYTHING_FROM = {"analysis", "records", "errors"}  # and constants from anywhere
+PURE_ROOMS = {"analysis", "selective"}
+PURE_MAY_TAKE_ANYTHING_FROM = {"analysis", "records", "errors", "selective"}  # and constants from anywhere
 IO_LIBRARIES = {"os", "io", "pathlib", "shutil", "tempfile", "glob", "tomllib", "json", "csv", "pickle"}
 IO_CALLS = {"open", "read_text", "read_bytes", "write_text", "write_bytes", "read_csv", "read_json"}
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         report,
     )
     from judgebench.api.requests import build_request
+    from judgebench.api.selective import SelectiveRequest, SelectiveResult, plan_labels, selective
     from judgebench.api.selftest import Check, SelftestResult, run_selftest
     from judgebench.api.translate import TranslateRequest, TranslateResult, translate
     from judgebench.bbe.engine import BBEParams, JitterSpec
@@ -110,6 +111,10 @@ _HOME: dict[str, str] = {
     "analyze_run": ".report",
     "report": ".report",
     "build_request": ".requests",
+    "SelectiveRequest": ".selective",
+    "SelectiveResult": ".selective",
+    "selective": ".selective",
+    "plan_labels": ".selective",
     "Check": ".selftest",
     "SelftestResult": ".selftest",
     "run_selftest": ".selftest",
@@ -175,6 +180,8 @@ __all__ = [
     "ReportSection",
     "ReportSettings",
     "ReportTable",
+    "SelectiveRequest",
+    "SelectiveResult",
     "SelftestResult",
     "SettingsOverrides",
     "TranslateRequest",
@@ -197,11 +204,13 @@ __all__ = [
     "load_human_labels",
     "open_dataset",
     "plan_human_labels",
+    "plan_labels",
     "plan_study",
     "report",
     "run_folder",
     "run_pipeline",
     "run_selftest",
+    "selective",
     "show_dataset",
     "translate",
     "tune_allocators",

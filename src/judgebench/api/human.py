@@ -32,6 +32,7 @@ from judgebench.human import (
 from judgebench.judgment_table import read_judgment_table
 from judgebench.records import Item
 from judgebench.records.numbers import USER_NUMBERS
+from judgebench.records.selective import SelectiveBudget
 from judgebench.rundir import JUDGMENTS, RunDir
 
 
@@ -87,13 +88,26 @@ class HumanBudgetRequest(BaseModel):
     data_dir: str | None = None
     subset: str | None = None
     limit: int | None = Field(default=None, ge=1)
+    # selective judging (PROTOCOL §8): labels for a guaranteed agreement of 1 - alpha at a coverage
+    selective_alpha: float | None = Field(default=None, gt=0.0, lt=1.0)
+    selective_delta: float = Field(default=0.1, gt=0.0, lt=1.0)
+    coverage: float = Field(default=0.7, gt=0.0, le=1.0)
+    kept_error: float | None = Field(default=None, ge=0.0, lt=1.0)  # assumed, with no pilot
 
     @model_validator(mode="after")
     def _one_basis(self) -> HumanBudgetRequest:
         if self.human is not None and self.run is None:
             raise ConfigError("--human FILE needs --run RUN: the pilot's judgments")
-        if self.human is None and not self.agreement:
-            raise ConfigError("give a pilot (--run RUN --human FILE) or --assume-agreement A")
+        selective_assumed = self.selective_alpha is not None and self.kept_error is not None
+        if self.human is None and not self.agreement and not selective_assumed:
+            raise ConfigError(
+                "give a pilot (--run RUN --human FILE), --assume-agreement A, or with --selective-alpha "
+                "--assume-kept-error E"
+            )
+        if self.selective_alpha is not None and self.human is None and self.kept_error is None:
+            raise ConfigError(
+                "--selective-alpha needs a pilot (--run RUN --human FILE) or --assume-kept-error E"
+            )
         for condition, a in self.agreement.items():
             if not 0.0 <= a <= 1.0:
                 raise ConfigError(f"--assume-agreement {condition}={a:g}: an agreement is between 0 and 1")
@@ -121,11 +135,21 @@ class HumanBudgetResult(BaseModel):
     confidence: float
     rows: list[LabelBudget]
     assumptions: list[str]
+    selective: list[SelectiveBudget] = Field(default_factory=list)  # with --selective-alpha
 
 
 def plan_human_labels(request: HumanBudgetRequest) -> HumanBudgetResult:
     """How many human labels per condition for a +-half_width interval on the win rate, with the
-    judge's verdicts (PPI++) and without; makes no call."""
+    judge's verdicts (PPI++) and without (none with only selective judging's basis: api.plan_labels
+    adds its rows); makes no call."""
+    if request.human is None and not request.agreement:  # selective judging's plan alone
+        return HumanBudgetResult(
+            half_width=request.half_width, confidence=request.confidence, rows=[], assumptions=[]
+        )
+    return _win_rate_budget(request)
+
+
+def _win_rate_budget(request: HumanBudgetRequest) -> HumanBudgetResult:
     req = request
     z_note = f"{100 * req.confidence:g}% normal intervals, the power-tuned PPI++ variance (README)"
     if req.human is not None and req.run is not None:

@@ -16,6 +16,7 @@ from judgebench.cli import (  # noqa: F401  (each module registers its commands 
     plan_cmd,
     report_cmd,
     run_cmd,
+    selective_cmd,
     translate_cmd,
 )
 from judgebench.cli.app import app, main

@@ -182,6 +182,8 @@ EXAMPLES = {
     "plan": ["judgebench plan --model openai:gpt-4.1-mini --dataset llmbar --rpm 500"],
     "selftest": ["judgebench selftest"],
     "compare": [f"judgebench compare runs/judge-v1 runs/judge-v2 --gate {defaults.COMPARE_GATE_FLIP_RATE:g}"],
+    "selective": ["judgebench selective --run runs/llmbar --human labels.csv \\",
+                  "    --cascade local,openai:gpt-4.1-mini --alpha 0.15 --delta 0.1"],
     "show": ["judgebench data show llmbar --data-dir ~/llmbar --json",
              "judgebench data show my_pairs.jsonl --field instruction=question"],
     "list": ["judgebench data list"],

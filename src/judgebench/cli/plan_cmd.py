@@ -90,6 +90,35 @@ def plan_command(
             help="--human-labels: items judged per condition, instead of the dataset's count.",
         ),
     ] = None,
+    selective_alpha: Annotated[
+        float | None,
+        typer.Option(
+            "--selective-alpha",
+            metavar="ALPHA",
+            min=0.001,
+            max=0.999,
+            help="--human-labels: also the labels for selective judging (`judgebench selective`) to keep "
+            "--coverage of the items at agreement >= 1 - ALPHA.",
+        ),
+    ] = None,
+    selective_delta: Annotated[
+        float,
+        typer.Option("--selective-delta", min=0.001, max=0.999, help="Its failure probability delta."),
+    ] = 0.1,
+    coverage: Annotated[
+        float,
+        typer.Option("--coverage", min=0.001, max=1.0, help="The share of items a judge should keep."),
+    ] = 0.7,
+    assume_kept_error: Annotated[
+        float | None,
+        typer.Option(
+            "--assume-kept-error",
+            metavar="E",
+            min=0.0,
+            max=0.999,
+            help="With no pilot: the judge's disagreement with humans on the items it keeps.",
+        ),
+    ] = None,
 ) -> None:
     """Before a run: calls, tokens and cost (live and batch) of the fixed design, the minimum detectable
     differences at 80% power, the wall time, and the expected calls under --until-settled."""
@@ -97,7 +126,7 @@ def plan_command(
 
     if human_labels:
         wanted = [c.strip() for c in conditions.split(",") if c.strip() and c.strip() != "en"]
-        budget = api.plan_human_labels(
+        budget = api.plan_labels(
             api.HumanBudgetRequest(
                 half_width=half_width,
                 confidence=1.0 - defaults.PLAN_ALPHA,
@@ -109,6 +138,10 @@ def plan_command(
                 data_dir=data_dir,
                 subset=subset,
                 limit=limit,
+                selective_alpha=selective_alpha,
+                selective_delta=selective_delta,
+                coverage=coverage,
+                kept_error=assume_kept_error,
             )
         )
         if as_json:

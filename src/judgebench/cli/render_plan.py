@@ -52,7 +52,33 @@ def study_plan(plan: PlanResult) -> None:
 
 
 def human_budget(plan: HumanBudgetResult) -> None:
-    """`plan --human-labels`: human labels per condition for +-h on the win rate, with and without PPI++."""
+    """`plan --human-labels`: human labels per condition for +-h on the win rate, with and without PPI++;
+    with --selective-alpha, those for selective judging."""
+    if plan.rows:
+        _win_rate_budget(plan)
+    if plan.selective:
+        _selective_budget(plan)
+    for line in plan.assumptions:
+        note(line)
+
+
+def _selective_budget(plan: HumanBudgetResult) -> None:
+    first = plan.selective[0]
+    table = Table(
+        title=f"human labels for selective judging: agreement >= {1 - first.alpha:.0%} with probability "
+        f">= {1 - first.delta:.0%} on {first.coverage:.0%} of the items"
+    )
+    for col in ("judge", "condition", "basis", "disagreement kept", "labels"):
+        table.add_column(col, justify="left" if col in ("judge", "condition", "basis") else "right")
+    for row in plan.selective:
+        labels = "out of reach" if row.labels is None else f"{row.labels:,}"
+        table.add_row(
+            row.judge or "(any)", row.condition or "(any)", row.basis, f"{row.kept_error:.1%}", labels
+        )
+    console.print(table)
+
+
+def _win_rate_budget(plan: HumanBudgetResult) -> None:
     level = f"{100 * plan.confidence:g}%"
     table = Table(
         title=f"human labels for a {level} interval of +-{100 * plan.half_width:g} pts on the win rate"
@@ -79,5 +105,3 @@ def human_budget(plan: HumanBudgetResult) -> None:
             human, ppi, saved,
         )  # fmt: skip
     console.print(table)
-    for line in plan.assumptions:
-        note(line)

@@ -29,6 +29,9 @@ from judgebench.report.model import ReportMeta, Section
 from judgebench.report.plot_worker import PlotWorker
 from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections, incomplete_note
+from judgebench.report.selective_section import PLOT as SELECTIVE_PLOT_KEY
+from judgebench.report.selective_section import PLOT_FILE as SELECTIVE_PLOT_FILE
+from judgebench.report.selective_section import SelectiveView, load_selective_view, report_section
 from judgebench.report.self_preference_section import self_preference_section
 from judgebench.rundir import RunDir, now_iso
 
@@ -81,10 +84,15 @@ class ReportInputs:
         return load_bbe_view(self.run)  # the run's A-BB as bbe.json holds it (written by `bbe`), if any
 
     @cached_property
+    def selective(self) -> SelectiveView | None:
+        return load_selective_view(self.run)  # written by `judgebench selective`, if it ran here
+
+    @cached_property
     def sections(self) -> list[Section]:
         human = human_section(self.human)
+        selective = report_section(self.selective)
         extra = [self_preference_section(self.analysis), bbe_section(self.bbe), *([human] if human else [])]
-        return build_sections(self.analysis, extra)
+        return build_sections(self.analysis, [*extra, *([selective] if selective else [])])
 
     @cached_property
     def meta(self) -> ReportMeta:
@@ -96,6 +104,8 @@ class ReportInputs:
         links = {key: f"{PLOTS_DIR}/{key}.png" for key in self.plots}
         if self.bbe is not None and self.bbe.plot is not None:
             links[BBE_PLOT_KEY] = BBE_PLOT_FILE  # beside report.md, where `bbe` wrote it
+        if self.selective is not None and self.selective.plot is not None:
+            links[SELECTIVE_PLOT_KEY] = SELECTIVE_PLOT_FILE  # beside report.md, where `selective` wrote it
         return links
 
     def figures(self) -> dict[str, bytes]:
@@ -103,6 +113,8 @@ class ReportInputs:
         out = dict(self.plots)
         if self.bbe is not None and self.bbe.plot is not None:
             out[BBE_PLOT_KEY] = self.bbe.plot
+        if self.selective is not None and self.selective.plot is not None:
+            out[SELECTIVE_PLOT_KEY] = self.selective.plot
         return out
 
 
