@@ -71,6 +71,8 @@ class ReportSettings(BaseModel):
     max_invalid_rate: Annotated[float, Field(ge=0.0, le=1.0)] = 0.20
     min_detectable_effect: Share = 0.05
     power: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
+    # fewer items than this behind a readiness check or a probe row: it may fail, never pass
+    min_items: Annotated[int, Field(ge=1)] = 20
     # which table the readiness verdict reads: the full one (reference) or the audit-filtered one
     readiness_filtered: bool = False
 
