@@ -104,6 +104,7 @@ class CIMethod(StrEnum):
     NORMAL = "normal"
     WALD = "wald"
     BOOTSTRAP = "bootstrap"
+    T = "t"  # Student's t (PPI++ with a cross-fitted lambda)
     MEAN_OVER_JUDGES = "mean_over_judges"  # no interval: the unweighted mean over judges
 
 
