@@ -39,7 +39,9 @@ def rows() -> dict[tuple[str, str], ProbeRow]:
     return {(r.judge, r.condition): r for r in analysis.probe_rows}
 
 
-def test_six_rows_each_raw_significant_are_not_flagged_after_holm(rows: dict[tuple[str, str], ProbeRow]) -> None:
+def test_six_rows_each_raw_significant_are_not_flagged_after_holm(
+    rows: dict[tuple[str, str], ProbeRow],
+) -> None:
     near = [rows[("near", p)] for p in PROBES]
     for row in near:
         assert row.ci_low is not None and row.ci_low > row.limit  # per row it would have been a flag
@@ -48,7 +50,9 @@ def test_six_rows_each_raw_significant_are_not_flagged_after_holm(rows: dict[tup
         assert row.status == "inconclusive"
 
 
-def test_a_strong_row_is_still_flagged_and_clean_rows_are_within(rows: dict[tuple[str, str], ProbeRow]) -> None:
+def test_a_strong_row_is_still_flagged_and_clean_rows_are_within(
+    rows: dict[tuple[str, str], ProbeRow],
+) -> None:
     strong = rows[("strong", PROBES[0])]
     assert strong.status == "flagged" and strong.p_holm is not None and strong.p_holm < 1e-6
     assert strong.p_limit is not None and strong.p_holm >= strong.p_limit

@@ -155,7 +155,9 @@ class _Job:
             has = den > 0
             n_items[cols] = has.sum(axis=0)
             if kind == "wilson":
-                low, high = wilson_items(ratios(num.sum(axis=0), den.sum(axis=0)), n_items[cols], self.confidence)
+                low, high = wilson_items(
+                    ratios(num.sum(axis=0), den.sum(axis=0)), n_items[cols], self.confidence
+                )
             else:  # per item (paired, 0/1) the difference is +1 (target only), -1 (en only) or 0
                 b, c = ((num > 0) & has).sum(axis=0), ((num < 0) & has).sum(axis=0)
                 low, high = tango_paired(b, c, n_items[cols], self.confidence)
@@ -180,7 +182,9 @@ class _Job:
             )  # fmt: skip
             out.append(frame[~np.isnan(ratio[0]) | ~np.isnan(item_low)])
             if ece is not None:
-                frame = self.ece_keys.assign(subset=group, filtered=filtered, boot_low=ece[0], boot_high=ece[1])
+                frame = self.ece_keys.assign(
+                    subset=group, filtered=filtered, boot_low=ece[0], boot_high=ece[1]
+                )
                 out.append(frame[~np.isnan(ece[0])])
         return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=BOOT_COLUMNS)
 

@@ -5,9 +5,10 @@ A probe's own flips, McNemar and readiness records are the ones every condition 
 readiness flip-rate limit with the same interval readiness uses (item-level: small_n.py). A row is
 flagged when that interval lies above the limit and its limit test (score test on the items) stays
 below the level after Holm's adjustment over the judge's probe rows: the chance that a judge whose
-probes all sit at the limit gets any flag stays at the level, however many probes it has. A probe with several instances (the
-template probe: template-1..K) also gets its flips pooled over the instances, with an item-clustered
-interval, and the share of items whose verdict is not the same under every instance and the base.
+probes all sit at the limit gets any flag stays at the level, however many probes it has. A probe
+with several instances (the template probe: template-1..K) also gets its flips pooled over the
+instances, with an item-clustered interval, and the share of items whose verdict is not the same under
+every instance and the base.
 """
 
 from __future__ import annotations
@@ -186,7 +187,8 @@ def probe_rows(
             if pooled is not None:
                 row = _row(pooled, origin, origin.probe, name, limit)
                 if dep is not None:
-                    row.dependent_share, row.dependent_low, row.dependent_high = dep.value, dep.ci_low, dep.ci_high
+                    row.dependent_share, row.dependent_low = dep.value, dep.ci_low
+                    row.dependent_high = dep.ci_high
                 rows.append(row)
     _decide(rows, settings)
     return rows

@@ -31,7 +31,9 @@ def _z(confidence: float) -> float:
     return float(sps.norm.ppf(0.5 + confidence / 2.0))
 
 
-def wilson_items(value: npt.ArrayLike, n_items: npt.ArrayLike, confidence: float) -> tuple[FloatArray, FloatArray]:
+def wilson_items(
+    value: npt.ArrayLike, n_items: npt.ArrayLike, confidence: float
+) -> tuple[FloatArray, FloatArray]:
     """Wilson's interval for a share `value` read as if from `n_items` independent units (the items;
     an item's several pairs count once): NaN where there is no item."""
     v = np.atleast_1d(np.asarray(value, dtype=np.float64))

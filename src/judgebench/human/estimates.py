@@ -90,7 +90,10 @@ def estimate_of(
 
 
 def _wilson_only(
-    sample: _Sample, key: tuple[str, str, Quantity, str | None], confidence: float, method: EstimateMethod = "unanimous"
+    sample: _Sample,
+    key: tuple[str, str, Quantity, str | None],
+    confidence: float,
+    method: EstimateMethod = "unanimous",
 ) -> Estimate:
     """Both intervals the Wilson interval of the labels (ties counted half): where every label gave the
     same score (a normal interval would have no width and the judge's covariance is 0), and below

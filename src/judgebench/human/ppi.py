@@ -118,7 +118,9 @@ def classical_t_mean(y: npt.ArrayLike, *, confidence: float = 0.95) -> MeanEstim
     if len(y_) < 2:
         raise ValueError("an interval needs at least two labelled items")
     value = float(y_.mean())
-    half = float(sps.t.ppf(0.5 + confidence / 2.0, len(y_) - 1)) * math.sqrt(float(np.var(y_, ddof=1)) / len(y_))
+    half = float(sps.t.ppf(0.5 + confidence / 2.0, len(y_) - 1)) * math.sqrt(
+        float(np.var(y_, ddof=1)) / len(y_)
+    )
     return MeanEstimate(value, value - half, value + half, len(y_), 0, 0.0)
 
 

@@ -95,7 +95,9 @@ def probe_section(analysis: Analysis) -> Section | None:
             rows,
             caption=f"{flagged} of {len(rows)} probe rows flagged",
             left=4,
-            detail_columns=frozenset({"p > limit", "McNemar b / c", "McNemar p (raw)", "Depends on template %"}),
+            detail_columns=frozenset(
+                {"p > limit", "McNemar b / c", "McNemar p (raw)", "Depends on template %"}
+            ),
             short_columns=frozenset({"Flip %"}),
         )
     )
