@@ -100,13 +100,16 @@ def p_above_limit(value: npt.ArrayLike, n_items: npt.ArrayLike, limit: float) ->
 
 
 def holm(pvalues: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (statsmodels `multipletests`, method 'holm'): the
-    family-wise error over one judge's rows stays at the level whatever their dependence."""
-    from statsmodels.stats.multitest import multipletests
-
-    if not pvalues:
+    """Holm's step-down adjusted p-values: the family-wise error over one judge's rows stays at the
+    level whatever their dependence. The same numbers as statsmodels' `multipletests(method="holm")`
+    (tests/analysis/test_small_n.py), which runs `gc.collect()` on every call: 0.6 s per judge."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if not len(p):
         return []
-    _, adjusted, _, _ = multipletests(np.asarray(pvalues, dtype=np.float64), method="holm")
+    order = np.argsort(p, kind="stable")
+    steps = (len(p) - np.arange(len(p))) * p[order]  # (m - rank) * p, rank from 0
+    adjusted = np.empty(len(p))
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))
     return [float(x) for x in adjusted]
 
 
