@@ -200,7 +200,8 @@ def main() -> None:
                 f"{args.ppi_reps} reps: 95% coverage {cover:.3f} (target >= 0.92; {used})"
             )
     print(
-        f"seed {args.seed}; {time.perf_counter() - start:.0f} s; load average {load:.2f} at start; "
+        f"seed {args.seed}; {time.perf_counter() - start:.0f} s wall, {time.process_time():.0f} s CPU; "
+        f"load average {load:.2f} at start; "
         f"cores {os.cpu_count()}"
     )
 
