@@ -232,6 +232,7 @@ REPORT_FLAGS = {
     "--confidence": "confidence",
     "--max-flip-rate": "max_flip_rate",
     "--max-position-increase": "max_position_increase",
+    "--min-items": "min_items",
     "--min-effect": "min_detectable_effect",
     "--max-position-inconsistency": "max_position_inconsistency",
     "--max-invalid-rate": "max_invalid_rate",

@@ -18,9 +18,10 @@ from judgebench.analysis.assemble import record_columns
 from judgebench.analysis.bootstrap import FloatArray, percentile_interval
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.cells import CELL
-from judgebench.analysis.clustered import BOOT_COLUMNS, KEYS
+from judgebench.analysis.clustered import BOOT_COLUMNS, ITEM_LEVEL, KEYS
 from judgebench.analysis.frame import Layout, UnitTables
 from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.small_n import tango_paired, union, wilson_items
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import CORE_FIELDS
 
@@ -81,6 +82,31 @@ def long_sums(units: UnitTables) -> pd.DataFrame:
     return long.groupby(["item_id", *KEYS], sort=False)[["num", "den"]].sum().reset_index()
 
 
+def _item_level(
+    columns: pd.DataFrame,
+    num: FloatArray,
+    den: FloatArray,
+    boot: tuple[FloatArray, FloatArray],
+    confidence: float,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """clustered.item_level column by column: items with a unit, and the bootstrap's union the score
+    interval on them (Tango for the paired increase, Wilson for the other ITEM_LEVEL rates)."""
+    n_items, low, high = (np.full(len(columns), np.nan) for _ in range(3))
+    for j, metric in enumerate(columns["metric"]):
+        if metric not in [str(m) for m in ITEM_LEVEL]:
+            continue
+        has = den[:, j] > 0
+        n_items[j] = has.sum()
+        if metric == Metric.POSITION_INCONSISTENCY_INCREASE:
+            score = tango_paired((num[has, j] > 0).sum(), (num[has, j] < 0).sum(), n_items[j], confidence)
+        else:
+            value = num[:, j].sum() / den[:, j].sum() if den[:, j].sum() > 0 else np.nan
+            score = wilson_items(value, n_items[j], confidence)
+        both = union((boot[0][j : j + 1], boot[1][j : j + 1]), score)
+        low[j], high[j] = both[0][0], both[1][0]
+    return n_items, low, high
+
+
 def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSettings) -> pd.DataFrame:
     long = long_sums(units)
     if long.empty or settings.bootstrap_samples <= 0:
@@ -109,6 +135,9 @@ def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSetti
             frame["filtered"] = filtered
             frame["boot_low"] = low
             frame["boot_high"] = high
+            frame["n_items"], frame["item_low"], frame["item_high"] = _item_level(
+                columns, num_m[mask], den_m[mask], (low, high), settings.confidence
+            )
             out.append(frame[~np.isnan(low)])
             if len(ece_keys):
                 per_bin = np.abs(weights @ ece_gap[mask]).reshape(len(weights), len(ece_keys), BINS)

@@ -50,11 +50,14 @@ def test_thresholds_are_settings() -> None:
     assert [v.status for v in lenient] == ["pass"]
 
 
-def test_without_bootstrap_uses_wilson_and_wald() -> None:
+def test_without_bootstrap_uses_the_item_score_intervals() -> None:
+    """Bootstrap off: the item-level interval is the score interval on the items alone (Wilson for
+    the flip rate, Tango for the paired increase), never the pairs' Wilson or a Wald interval."""
     js = judge_run("flippy", 419, 0.4)
     (verdict,) = analyze(js, settings=ReportSettings(bootstrap_samples=0)).readiness
     assert verdict.status == "fail"
-    assert "wilson" in verdict.reasons[0] and "wald" in verdict.reasons[1]
+    assert "item-level (Wilson on 419 items)" in verdict.reasons[0]
+    assert "item-level (Tango on 419 items)" in verdict.reasons[1]
 
 
 def test_position_increase_fails_a_judge_that_only_gets_order_sensitive() -> None:
@@ -118,3 +121,44 @@ def test_a_judge_not_judged_in_a_target_is_told_so() -> None:
     assert (v.condition, v.baseline, v.invariance, v.status) == ("zh", "pass", "inconclusive", "inconclusive")
     assert v.reasons[0].startswith("no zh judgment of this judge: it was not judged in zh; more items cannot")
     assert MORE not in v.reasons
+
+
+def _target_on_few_items(judge: str, en_items: int, target_items: int) -> list[Judgment]:
+    """A clean judge: en on many items, the target on only the first few; never a flip."""
+    js = judge_run(judge, target_items, 0.0)
+    return js + [pair(judge, f"Natural/{i}", "en", o, "1", 1) for i in range(target_items, en_items)
+                 for o in ("orig", "swap")]  # fmt: skip
+
+
+@pytest.mark.parametrize("samples", [300, 0])
+def test_a_clean_target_on_five_items_is_not_a_pass(samples: int) -> None:
+    """Issue 40: 5 items, no flip: the bootstrap interval is [0, 0], yet this says nothing about a
+    15% limit. The item-level interval (Wilson on 5 items: up to 43%) and the minimum of 20 items
+    keep it inconclusive; the reason quotes the interval that decided, and the minimum."""
+    (verdict,) = analyze(
+        _target_on_few_items("few", 100, 5), settings=ReportSettings(bootstrap_samples=samples)
+    ).readiness
+    assert verdict.baseline == "pass"
+    assert (verdict.status, verdict.invariance) == ("inconclusive", "inconclusive")
+    flip = verdict.reasons[0]
+    assert "0.0%-43.4%" in flip and "Wilson on 5 items" in flip
+    assert "only 5 items, fewer than the 20 a pass needs" in flip
+    assert verdict.why["invariance"] == flip
+
+
+def test_a_clean_judge_on_many_items_still_passes_and_the_minimum_is_a_setting() -> None:
+    big = analyze(_target_on_few_items("big", 100, 100), settings=ReportSettings(bootstrap_samples=300))
+    assert [v.status for v in big.readiness] == ["pass"]
+    assert "0.0%-3.7%" in big.readiness[0].reasons[0]  # Wilson on 100 items, not the collapsed [0, 0]
+    strict = analyze(
+        _target_on_few_items("big", 100, 100), settings=ReportSettings(bootstrap_samples=300, min_items=101)
+    )
+    assert [v.status for v in strict.readiness] == ["inconclusive"]
+
+
+def test_five_items_that_all_flip_still_fail() -> None:
+    """Below the minimum a part cannot pass, but an interval that is already above the limit fails."""
+    js = judge_run("bad", 5, 1.0) + [pair("bad", f"Natural/{i}", "en", o, "1", 1) for i in range(5, 100)
+                                     for o in ("orig", "swap")]  # fmt: skip
+    (verdict,) = analyze(js, settings=ReportSettings(bootstrap_samples=300)).readiness
+    assert verdict.status == "fail" and "above the limit" in verdict.reasons[0]

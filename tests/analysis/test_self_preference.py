@@ -223,3 +223,27 @@ def test_the_report_says_when_no_answer_names_its_model(tmp_path: Path) -> None:
     assert out["doc"] == {**out["doc"], "note": NO_MODEL_NAMES, "rows": [], "named_items": 0}
     section = out["section"]
     assert section.empty is not None and NO_MODEL_NAMES in section.empty  # type: ignore[attr-defined]
+
+
+# Issue 40: null scores (0, 0.5, 1) whose permutation p at 0 is 0.12, yet the old bisection put the
+# interval's lower bound just above 0 (ties counted at d = 0, broken at any d != 0): flagged, p > 0.05
+TIED = [1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.5, 0.5, 0.0, 0.0, 1.0, 1.0, 1.0]
+
+
+def test_the_interval_agrees_with_the_p_value_it_reports() -> None:
+    y, g = np.array(TIED), np.array([True] * 8 + [False] * 8)
+    low, high, p = permutation_interval(y, g, confidence=0.95, permutations=500, seed=9)
+    assert p > 0.05
+    assert low <= 0.0 <= high  # 0 is not rejected, so it is inside
+
+
+def test_the_flag_is_the_test_it_prints() -> None:
+    """Over null rows with tied scores: flagged exactly when p < 0.05 (and the excess is positive),
+    and then the interval's lower bound is above 0; never a flag with p above the level."""
+    g = np.array([True] * 8 + [False] * 8)
+    for seed in range(40):
+        y = np.random.default_rng(seed).choice([0.0, 0.5, 1.0], size=16, p=[0.3, 0.2, 0.5])
+        low, high, p = permutation_interval(y, g, confidence=0.95, permutations=300, seed=seed)
+        excess = y[g].mean() - y[~g].mean()
+        assert (low > 0.0) == (p < 0.05 and excess > 0.0)
+        assert (high < 0.0) == (p < 0.05 and excess < 0.0)

@@ -121,7 +121,7 @@ def test_6_chromium_shows_the_anchored_scale_and_the_position_limit(
 ) -> None:
     paths = write_report(RunDir(tmp_path), full_analysis)
     assert paths.report_html is not None
-    png = _script().screenshot(paths.report_html, tmp_path / "shot.png", width=1300, height=9000)
+    png = _script().screenshot(paths.report_html, tmp_path / "shot.png", width=1300, height=10000)
     pixels = np.asarray(Image.open(png).convert("RGB"))
     # the colour bar spans the whole scale: RdBu's two ends are on screen whatever the data (a few
     # hundred pixels each at this size; a data-range scale would not reach them)

@@ -12,7 +12,7 @@ from judgebench.records import MetricRecord
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.metrics import CORE_FIELDS, CIMethod
 
-COUNTS = ("n", "b", "c", "k")
+COUNTS = ("n", "b", "c", "k", "n_items")
 
 
 def mean_over_judges(table: pd.DataFrame) -> pd.DataFrame:

@@ -5,6 +5,10 @@ straight from the unit tables); one stream of resampling counts per item set (su
 resamples all of them at once, and ECE with the same counts. Paired
 differences and ECE take the clustered interval as their main one; every other metric keeps its
 Wilson or normal interval and reports the clustered one beside it (boot_low, boot_high).
+
+The metrics a verdict or flag reads (ITEM_LEVEL) also get their item count and item-level interval
+(n_items, item_low, item_high: small_n.py), the bootstrap's union a score interval on the items, so
+that zero events on five items do not decide anything; computed with the bootstrap switched off too.
 """
 
 from __future__ import annotations
@@ -21,17 +25,28 @@ from judgebench.analysis.bootstrap import FloatArray, Resampler, exact_in_float3
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.frame import Layout, UnitTables, index_positions
 from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.small_n import tango_paired, union, wilson_items
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod
 
 KEYS = ["judge", "metric", "condition"]
-BOOT_COLUMNS = [*KEYS, "subset", "filtered", "boot_low", "boot_high"]
+ITEM_COLUMNS = ["n_items", "item_low", "item_high"]
+BOOT_COLUMNS = [*KEYS, "subset", "filtered", "boot_low", "boot_high", *ITEM_COLUMNS]
 # metrics whose only interval is the clustered one
 BOOTSTRAP_MAIN = (
     Metric.POSITION_INCONSISTENCY_INCREASE,
     Metric.FLIP_RATE_DIFF,
     Metric.POSITION_INCONSISTENCY_DIFF,
     Metric.ECE,
+)
+# metrics a verdict or flag reads, with their item-level interval (small_n.py): the wider of the
+# bootstrap and a score interval on the items; the paired increase's is Tango's, the others Wilson's
+ITEM_LEVEL = (
+    Metric.STRICT_ACCURACY,
+    Metric.TIE_HALF_ACCURACY,
+    Metric.FLIP_RATE,
+    Metric.POSITION_INCONSISTENCY,
+    Metric.POSITION_INCONSISTENCY_INCREASE,
 )
 
 
@@ -103,10 +118,15 @@ class _Job:
     settings: ReportSettings
 
     def resample(self) -> list[tuple[Interval, Interval | None]]:
-        """Per item set, the intervals of the ratio columns and of the ECE columns."""
+        """Per item set, the intervals of the ratio columns and of the ECE columns (NaN and None with
+        the bootstrap switched off)."""
         samples, confidence = self.settings.bootstrap_samples, self.settings.confidence
         out: list[tuple[Interval, Interval | None]] = []
         for group, filtered, mask in self.sets:
+            if samples <= 0:
+                nan = np.full(len(self.columns), np.nan)
+                out.append(((nan, nan.copy()), None))
+                continue
             sampler = Resampler(int(mask.sum()), samples, self.settings.seed, f"{group}|{filtered}")
             products = sampler.products([m[mask] for m in self.every], self.exact32)
             ratio = percentile_interval(ratios(products[0], products[1]), confidence)
@@ -117,21 +137,61 @@ class _Job:
             out.append((ratio, ece))
         return out
 
+    def item_level(self, mask: npt.NDArray[np.bool_], boot: Interval) -> tuple[FloatArray, Interval]:
+        """Per ratio column of one item set: its items (those with a unit of the denominator) and the
+        item-level interval, the bootstrap's union the score interval on those items (ITEM_LEVEL
+        metrics; NaN for the others)."""
+        metric = self.columns["metric"].to_numpy()
+        n_items = np.full(len(metric), np.nan)
+        score = (np.full(len(metric), np.nan), np.full(len(metric), np.nan))
+        for kind, chosen in (
+            ("wilson", [m for m in ITEM_LEVEL if m != Metric.POSITION_INCONSISTENCY_INCREASE]),
+            ("tango", [Metric.POSITION_INCONSISTENCY_INCREASE]),
+        ):
+            cols = np.flatnonzero(np.isin(metric, [str(m) for m in chosen]))
+            if not len(cols):
+                continue
+            num, den = self.every[0][np.ix_(mask, cols)], self.every[1][np.ix_(mask, cols)]
+            has = den > 0
+            n_items[cols] = has.sum(axis=0)
+            if kind == "wilson":
+                low, high = wilson_items(
+                    ratios(num.sum(axis=0), den.sum(axis=0)), n_items[cols], self.confidence
+                )
+            else:  # per item (paired, 0/1) the difference is +1 (target only), -1 (en only) or 0
+                b, c = ((num > 0) & has).sum(axis=0), ((num < 0) & has).sum(axis=0)
+                low, high = tango_paired(b, c, n_items[cols], self.confidence)
+            score[0][cols], score[1][cols] = low, high
+        low, high = union(boot, score)
+        defined = ~np.isnan(score[0])
+        return n_items, (np.where(defined, low, np.nan), np.where(defined, high, np.nan))
+
+    @property
+    def confidence(self) -> float:
+        return self.settings.confidence
+
     def frame(self, intervals: list[tuple[Interval, Interval | None]]) -> pd.DataFrame:
-        """`resample`'s intervals as rows of BOOT_COLUMNS (undefined ones left out)."""
+        """`resample`'s intervals as rows of BOOT_COLUMNS, the item-level ones beside them (rows with
+        neither left out)."""
         out = []
-        for (group, filtered, _), (ratio, ece) in zip(self.sets, intervals, strict=True):
-            for keys, interval in ((self.columns, ratio), (self.ece_keys, ece)):
-                if interval is not None:
-                    low, high = interval
-                    frame = keys.assign(subset=group, filtered=filtered, boot_low=low, boot_high=high)
-                    out.append(frame[~np.isnan(low)])
+        for (group, filtered, mask), (ratio, ece) in zip(self.sets, intervals, strict=True):
+            n_items, (item_low, item_high) = self.item_level(mask, ratio)
+            frame = self.columns.assign(
+                subset=group, filtered=filtered, boot_low=ratio[0], boot_high=ratio[1],
+                n_items=n_items, item_low=item_low, item_high=item_high,
+            )  # fmt: skip
+            out.append(frame[~np.isnan(ratio[0]) | ~np.isnan(item_low)])
+            if ece is not None:
+                frame = self.ece_keys.assign(
+                    subset=group, filtered=filtered, boot_low=ece[0], boot_high=ece[1]
+                )
+                out.append(frame[~np.isnan(ece[0])])
         return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=BOOT_COLUMNS)
 
 
 def _job(layout: Layout, units: UnitTables, settings: ReportSettings) -> _Job | None:
     columns, num_m, den_m = item_sums(layout, units)
-    if columns.empty or settings.bootstrap_samples <= 0:
+    if columns.empty:
         return None
     ece_keys, ece_gap, ece_count = ece_matrices(layout, units.pairs)
     every = [num_m, den_m, *([ece_gap, ece_count] if len(ece_keys) else [])]

@@ -71,6 +71,8 @@ class ReportSettings(BaseModel):
     max_invalid_rate: Annotated[float, Field(ge=0.0, le=1.0)] = 0.20
     min_detectable_effect: Share = 0.05
     power: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
+    # fewer items than this behind a readiness check or a probe row: it may fail, never pass
+    min_items: Annotated[int, Field(ge=1)] = 20
     # which table the readiness verdict reads: the full one (reference) or the audit-filtered one
     readiness_filtered: bool = False
 
@@ -136,8 +138,9 @@ ProbeStatus = Literal["flagged", "within", "inconclusive"]
 class ProbeRow(BaseModel):
     """One probe x language x judge: the flip rate against the condition the probe was made from,
     with the interval readiness reads and its limit (PROTOCOL §7). `flagged`: the interval's lower
-    bound is above the limit (the probe moves the judge's verdicts); `within`: its upper bound is at
-    or below it; else `inconclusive`. A multi-instance probe (template-1..K) also gets a pooled row
+    bound is above the limit (the probe moves the judge's verdicts) and the Holm-adjusted limit test
+    agrees; `within`: its upper bound is at or below it, on at least `min_items` items; else
+    `inconclusive`. A multi-instance probe (template-1..K) also gets a pooled row
     (`condition` = the probe's name) with the share of items whose verdict depends on the instance."""
 
     judge: str
@@ -152,6 +155,11 @@ class ProbeRow(BaseModel):
     ci_method: str
     limit: float
     status: ProbeStatus
+    n_items: int | None = None  # the items behind the pairs (the unit of the interval and the test)
+    # the test of "the flip rate exceeds the limit" on the items (small_n.p_above_limit), raw and Holm-
+    # adjusted over the judge's probe rows; flagged needs p_holm below 1 - confidence
+    p_limit: float | None = None
+    p_holm: float | None = None
     mcnemar_b: int | None = None  # correct in the base only
     mcnemar_c: int | None = None  # correct in the probe only
     mcnemar_p: float | None = None

@@ -2,9 +2,13 @@
 
 A probe's own flips, McNemar and readiness records are the ones every condition gets (`en->length`,
 `zh->zh+length`); here they are gathered into one row per judge x probe x base, read against the
-readiness flip-rate limit with the same interval readiness uses. A probe with several instances (the
-template probe: template-1..K) also gets its flips pooled over the instances, with an item-clustered
-interval, and the share of items whose verdict is not the same under every instance and the base.
+readiness flip-rate limit with the same interval readiness uses (item-level: small_n.py). A row is
+flagged when that interval lies above the limit and its limit test (score test on the items) stays
+below the level after Holm's adjustment over the judge's probe rows: the chance that a judge whose
+probes all sit at the limit gets any flag stays at the level, however many probes it has. A probe
+with several instances (the template probe: template-1..K) also gets its flips pooled over the
+instances, with an item-clustered interval, and the share of items whose verdict is not the same under
+every instance and the base.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from judgebench.analysis.model import (
     is_comparison,
     pair_name,
 )
+from judgebench.analysis.small_n import decisive, holm, p_above_limit, union, wilson_items
 from judgebench.analysis.stats import clustered_ratio, wilson
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.conditions import ProbeOrigin
@@ -74,11 +79,15 @@ def _pooled(
     k_dep = int((per_item["sum"] > 0).sum())
     n_items = len(per_item)
     dep_low, dep_high = wilson(k_dep, n_items, confidence)
+    value = float(a.sum() / v.sum())
+    # the Wald (CR1) interval is a point at zero flips: the item-level one adds Wilson on the items
+    item_low, item_high = union((low, high), wilson_items(value, n_items, confidence))
     return [
         MetricRecord(
             judge=judge, condition=name, subset=ALL, filtered=filtered,
-            metric=Metric.PROBE_FLIP_RATE, value=float(a.sum() / v.sum()), n=int(v.sum()),
+            metric=Metric.PROBE_FLIP_RATE, value=value, n=int(v.sum()),
             k=int(a.sum()), ci_low=_num(low[0]), ci_high=_num(high[0]), ci_method=CIMethod.WALD,
+            n_items=n_items, item_low=_num(item_low[0]), item_high=_num(item_high[0]),
         ),
         MetricRecord(
             judge=judge, condition=name, subset=ALL, filtered=filtered,
@@ -92,24 +101,39 @@ def _num(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def _status(low: float | None, high: float | None, limit: float) -> ProbeStatus:
-    if low is not None and low > limit:
+def _status(row: ProbeRow, settings: ReportSettings) -> ProbeStatus:
+    """flagged: the interval lies above the limit and the limit test survives Holm over the judge's
+    probe rows; within: the interval is at or below the limit on enough items; else inconclusive."""
+    alpha = 1.0 - settings.confidence
+    if row.ci_low is not None and row.ci_low > row.limit and row.p_holm is not None and row.p_holm < alpha:
         return "flagged"
-    if high is not None and high <= limit:
+    enough = row.n_items is None or row.n_items >= settings.min_items
+    if row.ci_high is not None and row.ci_high <= row.limit and enough:
         return "within"
     return "inconclusive"
 
 
 def _interval(rec: MetricRecord) -> tuple[float | None, float | None, str]:
-    """The interval readiness reads: item-clustered bootstrap when there is one, else the record's."""
-    if rec.boot_low is not None and rec.boot_high is not None:
-        return rec.boot_low, rec.boot_high, "item-clustered bootstrap"
-    if rec.ci_method == CIMethod.WALD:
+    """The interval readiness reads: item-level where the record has one (small_n.decisive)."""
+    if rec.item_low is None and rec.boot_low is None and rec.ci_method == CIMethod.WALD:
         return rec.ci_low, rec.ci_high, "item-clustered (CR1)"
-    return rec.ci_low, rec.ci_high, str(rec.ci_method or "interval")
+    return decisive(rec)
 
 
 Table = dict[tuple[str, str, str], MetricRecord]
+
+
+def _row(rec: MetricRecord, origin: ProbeOrigin, cond: str, pair: str, limit: float) -> ProbeRow:
+    """A probe row with its interval and the raw limit test (status and Holm come per judge later)."""
+    low, high, method = _interval(rec)
+    p = None
+    if rec.n_items is not None and rec.value is not None:
+        p = float(p_above_limit(rec.value, rec.n_items, limit)[0])
+    return ProbeRow(
+        judge=rec.judge, probe=origin.probe, base=origin.base, condition=cond, pair=pair,
+        value=rec.value, n=rec.n, n_items=rec.n_items, ci_low=low, ci_high=high, ci_method=method,
+        limit=limit, status="inconclusive", p_limit=p,
+    )  # fmt: skip
 
 
 def _instance_row(table: Table, judge: str, origin: ProbeOrigin, cond: str, limit: float) -> ProbeRow | None:
@@ -117,15 +141,21 @@ def _instance_row(table: Table, judge: str, origin: ProbeOrigin, cond: str, limi
     flip = table.get((judge, pair, Metric.FLIP_RATE))
     if flip is None:
         return None
-    low, high, method = _interval(flip)
+    row = _row(flip, origin, cond, pair, limit)
     test = table.get((judge, pair, Metric.MCNEMAR))
-    return ProbeRow(
-        judge=judge, probe=origin.probe, base=origin.base, condition=cond, pair=pair,
-        value=flip.value, n=flip.n, ci_low=low, ci_high=high, ci_method=method,
-        limit=limit, status=_status(low, high, limit),
-        mcnemar_b=test.b if test else None, mcnemar_c=test.c if test else None,
-        mcnemar_p=test.p if test else None,
-    )  # fmt: skip
+    if test is not None:
+        row.mcnemar_b, row.mcnemar_c, row.mcnemar_p = test.b, test.c, test.p
+    return row
+
+
+def _decide(rows: list[ProbeRow], settings: ReportSettings) -> None:
+    """Holm over each judge's probe rows (its family), then each row's status."""
+    for judge in dict.fromkeys(r.judge for r in rows):
+        own = [r for r in rows if r.judge == judge and r.p_limit is not None]
+        for row, adjusted in zip(own, holm([r.p_limit or 1.0 for r in own]), strict=True):
+            row.p_holm = adjusted
+    for row in rows:
+        row.status = _status(row, settings)
 
 
 def probe_rows(
@@ -155,17 +185,12 @@ def probe_rows(
             pooled = table.get((judge, name, Metric.PROBE_FLIP_RATE))
             dep = table.get((judge, name, Metric.PROBE_DEPENDENT_SHARE))
             if pooled is not None:
-                low, high, method = _interval(pooled)
-                rows.append(
-                    ProbeRow(
-                        judge=judge, probe=origin.probe, base=origin.base, condition=origin.probe, pair=name,
-                        value=pooled.value, n=pooled.n, ci_low=low, ci_high=high, ci_method=method,
-                        limit=limit, status=_status(low, high, limit),
-                        dependent_share=dep.value if dep else None,
-                        dependent_low=dep.ci_low if dep else None,
-                        dependent_high=dep.ci_high if dep else None,
-                    )
-                )  # fmt: skip
+                row = _row(pooled, origin, origin.probe, name, limit)
+                if dep is not None:
+                    row.dependent_share, row.dependent_low = dep.value, dep.ci_low
+                    row.dependent_high = dep.ci_high
+                rows.append(row)
+    _decide(rows, settings)
     return rows
 
 

@@ -11,10 +11,11 @@ fail when the evidence says the judge is worse than a threshold (a lower bound a
 it says the judge is within every threshold (each upper bound at or below it), inconclusive otherwise,
 typically because too few items were judged to tell.
 
-The flip-rate bound is the item-clustered bootstrap one when available (an item's two orders are not
-independent, so the Wilson interval over (item, order) pairs is too narrow), else Wilson. The
-position-inconsistency increase (target minus en, on items valid in both) uses its bootstrap interval,
-or a Wald interval for paired proportions when the bootstrap is switched off.
+The bounds that decide are item-level (small_n.py): the wider of the item-clustered bootstrap (an
+item's two orders are not independent, so the Wilson interval over (item, order) pairs is too narrow)
+and a score interval with n = the number of items (Wilson; Tango for the paired position-inconsistency
+increase), so zero flips on five items is not a pass. A check on fewer than `min_items` items (default
+20) may fail but never passes: the verdict is then inconclusive and says so.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from judgebench.analysis.model import (
     is_comparison,
     pair_name,
 )
+from judgebench.analysis.small_n import decisive, too_few
 from judgebench.records import Metric, MetricRecord
 
 WANTED = (
@@ -44,9 +46,15 @@ WANTED = (
 
 
 def _bounds(rec: MetricRecord) -> tuple[float | None, float | None, str]:
-    if rec.boot_low is not None and rec.boot_high is not None:
-        return rec.boot_low, rec.boot_high, "item-clustered bootstrap"
-    return rec.ci_low, rec.ci_high, str(rec.ci_method or "interval")
+    """The interval that decides (small_n.decisive): item-level where the record has one."""
+    return decisive(rec)
+
+
+def _few_items(rec: MetricRecord, settings: ReportSettings) -> str:
+    """The reason a check on too few items cannot pass ("" when it has enough, or its items are unknown)."""
+    if not too_few(rec, settings.min_items):
+        return ""
+    return f"; only {rec.n_items} items, fewer than the {settings.min_items} a pass needs"
 
 
 def _pct(x: float | None) -> str:
@@ -205,11 +213,12 @@ def _invariance(judge: str, target: str, table: Table, settings: ReportSettings)
     if flip is None or flip.value is None or f_low is None or f_high is None:
         part.unknown(f"no en/{target} pairs with two valid verdicts: the flip rate is unknown")
     else:
-        fail, ok = f_low > settings.max_flip_rate, f_high <= settings.max_flip_rate
+        few = _few_items(flip, settings)
+        fail, ok = f_low > settings.max_flip_rate, f_high <= settings.max_flip_rate and not few
         part.check(
             f"flip rate en->{target} {_pct(flip.value)} ({level} {f_method} interval "
             f"{_pct(f_low)}-{_pct(f_high)}, n = {flip.n} pairs) is {_word(fail, ok)} the limit "
-            f"{_pct(settings.max_flip_rate)}",
+            f"{_pct(settings.max_flip_rate)}{few}",
             fail=fail,
             ok=ok,
         )
@@ -217,12 +226,14 @@ def _invariance(judge: str, target: str, table: Table, settings: ReportSettings)
     if inc is None or inc.value is None or inc.ci_low is None or inc.ci_high is None:
         part.unknown(f"position inconsistency increase en->{target} unknown (no items valid in both orders)")
     else:
-        method = str(inc.ci_method or "interval")
-        fail, ok = inc.ci_low > settings.max_position_increase, inc.ci_high <= settings.max_position_increase
+        i_low, i_high, method = _bounds(inc)
+        few = _few_items(inc, settings)
+        fail = i_low is not None and i_low > settings.max_position_increase
+        ok = i_high is not None and i_high <= settings.max_position_increase and not few
         part.check(
             f"position inconsistency {target} minus en {_pp(inc.value)} ({level} {method} interval "
-            f"{_pp(inc.ci_low)} to {_pp(inc.ci_high)}, n = {inc.n} items) is {_word(fail, ok)} the limit "
-            f"{_pp(settings.max_position_increase)}",
+            f"{_pp(i_low)} to {_pp(i_high)}, n = {inc.n} items) is {_word(fail, ok)} the limit "
+            f"{_pp(settings.max_position_increase)}{few}",
             fail=fail,
             ok=ok,
         )

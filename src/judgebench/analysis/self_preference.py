@@ -11,7 +11,9 @@ probability s, and otherwise judges as before, has excess s.
 The unit is the item (its two orders are one judgment of it, averaged; a tie counts half), and the
 interval is a studentized permutation interval: the test of "excess = d" permutes the group labels of
 the scores shifted by d, with the Welch statistic (valid under unequal variances, exact under
-exchangeability), and the interval is every d it does not reject. The test at d = 0 gives p_value.
+exchangeability), and the interval is every d it does not reject. The test at d = 0 gives p_value,
+and the flag is that test: p_value < 1 - confidence with a positive excess; the interval is made to
+agree with it (it holds 0 exactly when p_value is at or above the level).
 """
 
 from __future__ import annotations
@@ -112,8 +114,10 @@ def permutation_interval(
             )
         return out
 
+    alpha = 1.0 - confidence
+
     def kept(d: float) -> bool:
-        return bool(p_values(np.array([d]))[0] > 1.0 - confidence)
+        return bool(p_values(np.array([d]))[0] >= alpha)
 
     def bound(inside: float, outside: float) -> float:
         """Bisection between a kept shift and a rejected one, to GRID_STEP (the p-value falls away
@@ -127,7 +131,16 @@ def permutation_interval(
 
     estimate = float(y[g > 0].mean() - y[g == 0].mean())
     p_zero = float(p_values(np.zeros(1))[0])
-    return bound(estimate, -1.0), bound(estimate, 1.0), p_zero
+    low, high = bound(estimate, -1.0), bound(estimate, 1.0)
+    # the interval must agree with the test at 0 it reports: with discrete scores, ties at d = 0 (all
+    # counted) break at any d != 0, so the p-value jumps there and bisection can step past 0 either way
+    if p_zero >= alpha:  # 0 is kept: it is in the confidence set, so in the interval
+        low, high = min(low, 0.0), max(high, 0.0)
+    elif estimate > 0.0 and low <= 0.0:  # 0 is rejected: the interval stays on the estimate's side
+        low = bound(estimate, 0.0)
+    elif estimate < 0.0 and high >= 0.0:
+        high = bound(estimate, 0.0)
+    return low, high, p_zero
 
 
 def _own_sides(
@@ -195,7 +208,8 @@ def _row(
         scores, own_gold, confidence=confidence, permutations=permutations, seed=seed
     )
     row.permutations = permutations
-    row.flagged = row.low > 0.0
+    # defined by the test it reports: p below the level, own family favoured (then low > 0 too)
+    row.flagged = row.p_value < 1.0 - confidence and row.excess > 0.0
     return row
 
 

@@ -68,6 +68,15 @@ def report_command(
             help="Readiness: limit on position inconsistency, target minus en. \\[default: 0.05]",
         ),
     ] = None,
+    min_items: Annotated[
+        int | None,
+        typer.Option(
+            "--min-items",
+            min=1,
+            help="Readiness and probes: a check on fewer items never passes (it may still fail). "
+            "\\[default: 20]",
+        ),
+    ] = None,
     min_effect: Annotated[
         float | None,
         typer.Option(
@@ -153,6 +162,7 @@ def report_command(
         "confidence": confidence,
         "max_flip_rate": max_flip_rate,
         "max_position_increase": max_position_increase,
+        "min_items": min_items,
         "min_detectable_effect": min_effect,
         "max_position_inconsistency": max_position_inconsistency,
         "max_invalid_rate": max_invalid_rate,

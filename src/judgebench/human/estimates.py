@@ -10,7 +10,9 @@
   humans correct the benchmark's labels and the judge's accuracy on them together; a dataset without
   gold labels gets the human-only accuracy (`human_agreement`) alone.
 
-Each estimate comes with the human-only interval on the same n labels, so the gain shows; a judge
+Below PPI_MIN_LABELS labels the estimate is the human-only one (Wilson), and the estimate says so
+(`method`): PPI++'s interval under-covers on a few labels. Each estimate comes with the human-only
+interval on the same n labels, so the gain shows; a judge
 that is poor in one language predicts the humans poorly there, gets lambda near 0 and an interval as
 wide as the human-only one: honest, never narrower by fiat.
 """
@@ -25,11 +27,14 @@ import pandas as pd
 
 from judgebench.analysis.stats import wilson
 from judgebench.human.labels import HumanValue
-from judgebench.human.model import Estimate, Interval, Quantity
-from judgebench.human.ppi import MeanEstimate, classical_mean, ppi_mean
+from judgebench.human.model import Estimate, EstimateMethod, Interval, Quantity
+from judgebench.human.ppi import MeanEstimate, classical_t_mean, ppi_crossfit_mean
 from judgebench.human.verdicts import POSITION_SOURCE, score_for
 
 MIN_LABELLED = 5  # fewer human labels than this in a cell: no interval is worth showing
+# fewer labels than this: PPI++'s interval is not trusted (it under-covers) and the human-only Wilson
+# interval stands in for it; from this many on, PPI++ with a cross-fitted lambda and a t interval
+PPI_MIN_LABELS = 40
 Sources = Mapping[str, tuple[str, str]]  # item -> the sources of output_1 and output_2
 
 
@@ -65,9 +70,11 @@ def estimate_of(
     judge, condition, quantity, source = key
     every = sample.f + sample.f_unlabeled
     if len(set(sample.y)) == 1:
-        return _unanimous(sample, key, confidence)
-    ppi = ppi_mean(sample.y, sample.f, sample.f_unlabeled, confidence=confidence)
-    classical = classical_mean(sample.y, confidence=confidence)
+        return _wilson_only(sample, key, confidence)
+    if len(sample.y) < PPI_MIN_LABELS:
+        return _wilson_only(sample, key, confidence, method="classical")
+    ppi = ppi_crossfit_mean(sample.y, sample.f, sample.f_unlabeled, confidence=confidence)
+    classical = classical_t_mean(sample.y, confidence=confidence)
     return Estimate(
         judge=judge,
         condition=condition,
@@ -82,14 +89,19 @@ def estimate_of(
     )
 
 
-def _unanimous(sample: _Sample, key: tuple[str, str, Quantity, str | None], confidence: float) -> Estimate:
-    """Every label gave the same score: a normal interval would have no width (no variance seen), and
-    the judge's covariance with the labels is 0. Both intervals are then the Wilson interval of the
-    labels (ties counted half), the honest width of n agreeing observations."""
+def _wilson_only(
+    sample: _Sample,
+    key: tuple[str, str, Quantity, str | None],
+    confidence: float,
+    method: EstimateMethod = "unanimous",
+) -> Estimate:
+    """Both intervals the Wilson interval of the labels (ties counted half): where every label gave the
+    same score (a normal interval would have no width and the judge's covariance is 0), and below
+    PPI_MIN_LABELS labels (PPI++'s interval under-covers there; Wilson on the labels holds)."""
     judge, condition, quantity, source = key
     n = len(sample.y)
     low, high = wilson(sum(sample.y), n, confidence)
-    interval = Interval(value=sample.y[0], ci_low=float(low[0]), ci_high=float(high[0]))
+    interval = Interval(value=float(np.mean(sample.y)), ci_low=float(low[0]), ci_high=float(high[0]))
     return Estimate(
         judge=judge,
         condition=condition,
@@ -101,6 +113,7 @@ def _unanimous(sample: _Sample, key: tuple[str, str, Quantity, str | None], conf
         ppi=interval,
         classical=interval,
         judge_only=float(np.mean(sample.f + sample.f_unlabeled)),
+        method=method,
     )
 
 

@@ -17,6 +17,9 @@ from judgebench.records.metrics import CIMethod, Metric
 HUMANS = "humans"  # the `judge` of the annotators' own records (Krippendorff's alpha)
 ALL = "all"  # the subset of every human record: labels are per item, whatever its subset
 Quantity = Literal["win_rate", "accuracy"]
+# how an estimate's interval was made: PPI++ (cross-fitted lambda, t interval); the human-only Wilson
+# interval below PPI_MIN_LABELS labels (`classical`); or Wilson because every label agreed (`unanimous`)
+EstimateMethod = Literal["ppi++", "classical", "unanimous"]
 
 
 class Interval(BaseModel):
@@ -61,6 +64,7 @@ class Estimate(BaseModel):
     ppi: Interval
     classical: Interval  # the n human labels alone (PPI at lambda 0)
     judge_only: float  # the plug-in mean of the judge's predictions over all n + N items
+    method: EstimateMethod = "ppi++"
 
     @property
     def width_ratio(self) -> float:
@@ -117,7 +121,8 @@ class HumanReport(BaseModel):
         for e in self.estimates:
             ppi, classical = _NAMES[e.quantity]
             extra = {"source": e.source, "n_unlabeled": e.n_unlabeled, "ppi_lambda": e.lam}
-            out.append(_record(e.judge, ppi, e.condition, e.ppi, n=e.n, method=CIMethod.NORMAL, **extra))
+            used = CIMethod.T if e.method == "ppi++" else CIMethod.WILSON
+            out.append(_record(e.judge, ppi, e.condition, e.ppi, n=e.n, method=used, **extra))
             out.append(
                 _record(
                     e.judge,
@@ -125,7 +130,7 @@ class HumanReport(BaseModel):
                     e.condition,
                     e.classical,
                     n=e.n,
-                    method=CIMethod.NORMAL,
+                    method=CIMethod.T if e.method == "ppi++" else CIMethod.WILSON,
                     source=e.source,
                 )
             )

@@ -110,6 +110,7 @@ class CIMethod(StrEnum):
     NORMAL = "normal"
     WALD = "wald"
     BOOTSTRAP = "bootstrap"
+    T = "t"  # Student's t (PPI++ with a cross-fitted lambda)
     MEAN_OVER_JUDGES = "mean_over_judges"  # no interval: the unweighted mean over judges
 
 
@@ -162,6 +163,11 @@ class MetricRecord(BaseModel):
     c: int | None = None  # ... and the second side only
     boot_low: float | None = None  # item-clustered bootstrap interval beside the main one
     boot_high: float | None = None
+    # the interval a verdict or flag reads (PROTOCOL §4): the wider of the item-clustered bootstrap and
+    # a score interval on the n_items items (Wilson; Tango for a paired difference), valid at zero events
+    n_items: int | None = None
+    item_low: float | None = None
+    item_high: float | None = None
     p_family: PFamily | None = None
     p_adj: float | None = None  # Benjamini-Hochberg within p_family
     significant: bool | None = None  # p_adj below 1 - confidence

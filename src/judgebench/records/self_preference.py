@@ -35,7 +35,7 @@ class SelfPreferenceRow(BaseModel):
     confidence: float = 0.95
     permutations: int = 0
     method: Literal["studentized permutation"] = "studentized permutation"
-    flagged: bool = False  # the interval's lower bound is above 0: the judge favours its own family
+    flagged: bool = False  # p_value below 1 - confidence and excess > 0 (then low > 0): favours its family
     note: str | None = None  # why there is no number
 
 

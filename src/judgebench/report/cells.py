@@ -69,7 +69,14 @@ def value_cell(record: MetricRecord | None, *, with_ci: bool = True) -> Cell:
 
 
 def boot_cell(record: MetricRecord | None) -> Cell:
-    text = "" if record is None else interval(record.boot_low, record.boot_high)
+    """The item-level interval verdicts read (bootstrap union score interval on the items) where the
+    record has one, else its item-clustered bootstrap."""
+    text = ""
+    if record is not None:
+        low, high = (record.item_low, record.item_high) if record.item_low is not None else (
+            record.boot_low, record.boot_high,
+        )  # fmt: skip
+        text = interval(low, high)
     return Cell(text or DASH, None if text else "muted")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from judgebench.analysis.model import SOURCE, ReportSettings
+from judgebench.analysis.small_n import decisive
 from judgebench.analysis.subsets import leaf_subsets
 from judgebench.records import ConditionPair, Metric, MetricRecord
 from judgebench.report.index import MetricIndex
@@ -38,12 +39,9 @@ def _from_source(condition: str) -> bool:
 
 
 def _interval(rec: MetricRecord) -> tuple[float, float] | None:
-    """The interval readiness judges by: the item-clustered bootstrap when there is one, else the main."""
-    if rec.boot_low is not None and rec.boot_high is not None:
-        return rec.boot_low, rec.boot_high
-    if rec.ci_low is not None and rec.ci_high is not None:
-        return rec.ci_low, rec.ci_high
-    return None
+    """The interval readiness judges by (small_n.decisive): item-level where there is one."""
+    low, high, _ = decisive(rec)
+    return None if low is None or high is None else (low, high)
 
 
 METHOD_NAMES = {"bootstrap": "bootstrap", "wilson": "Wilson", "wald": "Wald", "normal": "normal"}
@@ -52,6 +50,8 @@ METHOD_NAMES = {"bootstrap": "bootstrap", "wilson": "Wilson", "wald": "Wald", "n
 def _method(rec: MetricRecord | None) -> str | None:
     if rec is None:
         return None
+    if rec.item_low is not None:
+        return "item-level"
     if rec.boot_low is not None:
         return "item-clustered bootstrap"
     return METHOD_NAMES.get(str(rec.ci_method)) if rec.ci_method is not None else None

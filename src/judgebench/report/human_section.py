@@ -4,6 +4,7 @@ then prediction-powered estimates beside the human-only ones; human.json holds t
 from __future__ import annotations
 
 from judgebench.human import HumanReport
+from judgebench.human.estimates import PPI_MIN_LABELS
 from judgebench.human.model import AnnotatorAgreement, Estimate, Interval
 from judgebench.report.cells import count, judge_cell, pct, pct_ci
 from judgebench.report.model import DASH, Cell, Section, Table, literal
@@ -61,6 +62,13 @@ def _agreement_table(report: HumanReport) -> Table:
     )
 
 
+METHOD_TEXT = {
+    "ppi++": "PPI++ (cross-fitted lambda, t)",
+    "classical": f"human-only Wilson: fewer than {PPI_MIN_LABELS} labels",
+    "unanimous": "human-only Wilson: the labels all agree",
+}
+
+
 def _estimate_row(e: Estimate) -> list[Cell]:
     what = "win rate" if e.quantity == "win_rate" else "accuracy"
     ratio = e.width_ratio
@@ -71,6 +79,7 @@ def _estimate_row(e: Estimate) -> list[Cell]:
         Cell(count(e.n)),
         Cell(count(e.n_unlabeled)),
         _pct(e.ppi),
+        Cell(METHOD_TEXT[e.method], None if e.method == "ppi++" else "muted"),
         _pct(e.classical),
         Cell(f"{ratio:.2f}", "pass" if ratio < 0.95 else "muted"),
         Cell(f"{e.lam:.2f}"),
@@ -86,7 +95,8 @@ def _estimates_table(report: HumanReport) -> Table:
             "Quantity",
             "Human labels",
             "Judge-only items",
-            "PPI++ %",
+            "Estimate %",
+            "Interval used",
             "Human-only %",
             "Width ratio",
             "lambda",
@@ -94,8 +104,11 @@ def _estimates_table(report: HumanReport) -> Table:
         ],
         rows=[_estimate_row(e) for e in report.estimates],
         title="prediction-powered estimates",
-        caption="PPI++ (power-tuned lambda): the human labels correct the judge's verdicts on every item. "
-        "Width ratio = PPI++ width / human-only width (below 1: what the judge bought).",
+        caption="PPI++ (power-tuned lambda, cross-fitted over two folds of the labels, Student's t "
+        "interval): the human labels correct the judge's verdicts on every item. With fewer than "
+        f"{PPI_MIN_LABELS} labels PPI++'s interval under-covers, so the estimate is the human-only Wilson "
+        "interval (Interval used says which). Width ratio = estimate width / human-only width (below 1: "
+        "what the judge bought).",
         left=3,
         detail_columns=frozenset({"lambda", "Judge plug-in %", "Judge-only items"}),
     )

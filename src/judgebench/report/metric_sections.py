@@ -39,8 +39,9 @@ def accuracy_section(index: MetricIndex, conditions: list[str]) -> Section:
         "Accuracy by condition",
         paragraphs=[
             "Strict accuracy: the verdict equals the label (a tie or an invalid answer is wrong), Wilson "
-            "interval. Tie-half accuracy: a tie scores 0.5, mean with the normal interval. Bootstrap "
-            "intervals resample items, keeping an item's two orders together."
+            "interval. Tie-half accuracy: a tie scores 0.5, mean with the normal interval. Item-level "
+            "intervals (the ones verdicts read) are the wider of a bootstrap that resamples items, keeping "
+            "an item's two orders together, and Wilson's interval with n = the items."
         ],
         plots=["accuracy"],
     )
@@ -67,13 +68,14 @@ def accuracy_section(index: MetricIndex, conditions: list[str]) -> Section:
                     boot_cell(half),
                 ]
             )
-    columns = ["Judge", "Condition", "n", "Strict %", "Strict bootstrap", "Tie-half %", "Tie-half bootstrap"]
+    columns = ["Judge", "Condition", "n", "Strict %", "Strict item-level", "Tie-half %",
+               "Tie-half item-level"]  # fmt: skip
     section.tables.append(
         Table(
             columns,
             rows,
             left=2,
-            detail_columns=frozenset({"Strict bootstrap", "Tie-half bootstrap"}),
+            detail_columns=frozenset({"Strict item-level", "Tie-half item-level"}),
         )
     )
     return section
@@ -120,14 +122,14 @@ def flips_section(index: MetricIndex, conditions: list[str], analysis: Analysis)
                     value_cell(gold),
                 ]
             )
-    columns = ["Judge", "Pair", "n pairs", "Flip %", "Flip bootstrap", *[k for _, k in kinds], "Gold flip %"]
+    columns = ["Judge", "Pair", "n pairs", "Flip %", "Flip item-level", *[k for _, k in kinds], "Gold flip %"]
     section.tables.append(
         Table(
             columns,
             rows,
             title="Flip rates",
             left=2,
-            detail_columns=frozenset({"Flip bootstrap"}),
+            detail_columns=frozenset({"Flip item-level"}),
         )
     )
 
@@ -243,15 +245,15 @@ def position_section(index: MetricIndex, conditions: list[str]) -> Section:
                     ),
                 ]
             )
-    columns = ["Judge", "Condition", "n items", "Inconsistent %", "Bootstrap", f"Increase vs {base} (pts)"]
-    section.tables.append(Table(columns, rows, left=2, detail_columns=frozenset({"Bootstrap"})))
+    columns = ["Judge", "Condition", "n items", "Inconsistent %", "Item-level", f"Increase vs {base} (pts)"]
+    section.tables.append(Table(columns, rows, left=2, detail_columns=frozenset({"Item-level"})))
     return section
 
 
 def _increase_cell(paired: MetricRecord | None, rec: MetricRecord, ref: MetricRecord | None) -> Cell:
     """The paired increase (same items, with its interval; bootstrap where computed), else the difference."""
     if paired is not None and paired.value is not None:
-        low, high = paired.boot_low, paired.boot_high
+        low, high = paired.item_low, paired.item_high  # the interval readiness reads
         if low is None or high is None:
             low, high = paired.ci_low, paired.ci_high
         return Cell(signed_ci(paired.value, low, high))

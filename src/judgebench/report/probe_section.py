@@ -43,6 +43,8 @@ def _row(row: ProbeRow) -> list[Cell]:
         Cell(pct_ci(row.value, row.ci_low, row.ci_high), short=pct(row.value)),
         Cell(pct(row.limit)),
         Cell(STATUS_TEXT[row.status], STATUS_STYLE[row.status]),  # type: ignore[arg-type]
+        Cell(pvalue(row.p_limit)),
+        Cell(pvalue(row.p_holm), "strong" if row.status == "flagged" else None),
         Cell(mcnemar),
         Cell(pvalue(row.mcnemar_p)),
         Cell(dependent),
@@ -65,9 +67,14 @@ def probe_section(analysis: Analysis) -> Section | None:
             "`format` shows both outputs as plain text, `template-k` judges the same pair under a "
             "paraphrased judge template. A probe of a language (`zh+length`) is read against that "
             "language (`zh->zh+length`). The flip rate is the share of (item, order) pairs whose verdict "
-            f"moves, with the {level} interval readiness reads (item-clustered); **flagged** means its "
-            f"lower bound is above the readiness limit {pct(settings.max_flip_rate)}%, **within limit** "
-            "that its upper bound is at or below it. McNemar b / c: right only without / only with the "
+            f"moves, with the {level} interval readiness reads (item-level: the wider of the item "
+            "bootstrap and Wilson on the items). **flagged** means its lower bound is above the readiness "
+            f"limit {pct(settings.max_flip_rate)}% and the limit test (p > limit: score test on the items, "
+            "raw) stays below "
+            f"{1 - settings.confidence:g} after Holm's adjustment over the judge's probe rows (p Holm), so "
+            "a judge gets a false flag at most that often however many probes it has; **within limit** "
+            f"that its upper bound is at or below the limit, on at least {settings.min_items} items. "
+            "McNemar b / c: right only without / only with the "
             "probe (a length-biased judge has b well above c). The pooled `template` row counts every "
             "paraphrase together; depends on template = the share of items whose verdict is not the "
             "same under every template."
@@ -78,8 +85,8 @@ def probe_section(analysis: Analysis) -> Section | None:
         section.empty = "Not measured: the probe conditions have no pair with two valid verdicts yet."
         section.plots = []
         return section
-    columns = ["Judge", "Probe", "Language", "Pair", "n", "Flip %", "Limit %", "Reading", "McNemar b / c",
-               "p", "Depends on template %"]  # fmt: skip
+    columns = ["Judge", "Probe", "Language", "Pair", "n", "Flip %", "Limit %", "Reading", "p > limit",
+               "p Holm", "McNemar b / c", "McNemar p (raw)", "Depends on template %"]  # fmt: skip
     rows = [_row(r) for r in analysis.probe_rows]
     flagged = sum(r.status == "flagged" for r in analysis.probe_rows)
     section.tables.append(
@@ -88,7 +95,9 @@ def probe_section(analysis: Analysis) -> Section | None:
             rows,
             caption=f"{flagged} of {len(rows)} probe rows flagged",
             left=4,
-            detail_columns=frozenset({"McNemar b / c", "p", "Depends on template %"}),
+            detail_columns=frozenset(
+                {"p > limit", "McNemar b / c", "McNemar p (raw)", "Depends on template %"}
+            ),
             short_columns=frozenset({"Flip %"}),
         )
     )

@@ -67,7 +67,10 @@ def _readiness(analysis: Analysis) -> Section:
             f"perfectly invariant and useless. **Invariance** (per target): fail when the lower bound of "
             f"the flip rate exceeds {pct(settings.max_flip_rate)}% or that of the position-inconsistency "
             "increase "
-            f"exceeds {pct(settings.max_position_increase)} points. The verdict is **fail** if either part "
+            f"exceeds {pct(settings.max_position_increase)} points. The bounds that decide are item-level: "
+            "the wider of the item-clustered bootstrap and a score interval on the items (Wilson; Tango for "
+            f"the increase), honest at zero flips; a check on fewer than {settings.min_items} items never "
+            "passes. The verdict is **fail** if either part "
             "fails, **pass** only if both pass on a complete run, otherwise **inconclusive**."
         ],
         terminal_paragraphs=not analysis.completeness.complete,
