@@ -178,3 +178,34 @@ def test_5_an_error_names_only_flags_of_the_command_it_is_given_to(tmp_path: Pat
     assert "--variants FILE" not in out.replace("judgebench translate --run RUN --variants FILE", "")
     code, _ = invoke("run", "--variants", "x.jsonl")
     assert code == 2  # run really has no such flag
+
+
+# 6 --------------------------------------------------------------------------------------------------
+
+
+def test_6_plan_judge_dry_run_and_run_dry_run_price_one_design_alike(tmp_path: Path) -> None:
+    """`plan` and `judge --dry-run` gave 2,176,886 and 2,255,576 input tokens for one design: they
+    planned it two ways. Now one plan (the en texts standing in for the targets') prices all three."""
+    from judgebench.api import JudgeRequest, PipelineRequest, PlanRequest, judge, plan_study, run_pipeline
+
+    models = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5"]
+    planned = plan_study(PlanRequest(models=models, dataset="sample", conditions="en,zh,ls")).estimates
+    judged = judge(
+        tmp_path / "j",
+        JudgeRequest(models=models, dataset="sample", conditions="en,zh,ls", dry_run=True),
+    ).estimates
+    piped = [
+        e
+        for e in run_pipeline(
+            tmp_path / "p",
+            PipelineRequest(models=models, dataset="sample", machine_translate=True, dry_run=True),
+        ).estimates
+        if e.stage == "judge"
+    ]
+
+    def figures(estimates: list) -> list[tuple[object, ...]]:  # type: ignore[type-arg]
+        return sorted((e.model, e.calls, e.input_tokens, e.output_tokens, e.cost_live_usd) for e in estimates)
+
+    assert figures(planned) == figures(judged) == figures(piped)
+    assert all(e.calls == 240 for e in planned)  # 30 items x (3 conditions + zh tie-probe) x 2 orders
+    assert not (tmp_path / "j").exists() and not (tmp_path / "p").exists()  # a dry run writes nothing

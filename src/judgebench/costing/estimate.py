@@ -167,26 +167,3 @@ def estimate_judging(
         )
         out.append(estimate.model_copy(update={"output_source": reply.source}))
     return out
-
-
-def study_from_en(
-    en: Sequence[Estimate],
-    targets: Sequence[Condition],
-    *,
-    include_source: bool = True,
-    tie_probes: bool = True,
-    done: Mapping[str, int] | None = None,
-) -> list[Estimate]:
-    """The judging of conditions not translated yet, priced from the en plan (`en`: every item in
-    both orders): per item 2 calls per condition judged, plus both orders of each target's tie-probe,
-    at the en texts' tokens (a translation is about as long as its source). `done`: calls a judge
-    already holds (en, judged before)."""
-    per_item = 2 * (int(include_source) + len(targets))
-    per_item += 2 * sum(1 for c in targets if c.tie_probe) if tie_probes else 0
-    out = []
-    for est in en:
-        held = (done or {}).get(est.model, 0)
-        total = int(est.calls * per_item / 2)
-        pending = max(0, total - held)
-        out.append(est.scaled(pending, total - pending))
-    return out
