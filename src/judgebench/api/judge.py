@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +25,7 @@ from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.execution.settling import Rounds, judge_until_settled
 from judgebench.judge.plan import PlannedCall, plan_calls, stand_in_variants
+from judgebench.judge.requests import build_request
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
@@ -221,11 +223,13 @@ def _run_plan(
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
     defaults = {name: client.request_defaults for name, client in clients.items()}
     pending = pending_calls(plan, run.judgments().latest())
-    took = [
-        expected(name, c.spec, c.settings, sum(1 for call in pending if call.judge == name), "judge")
-        for name, c in clients.items()
-    ]
-    ahead = (stage_time(took), announce(took, f"judge {', '.join(clients)}"))
+    to_pay = {name: _to_pay(pending, name, c, template, defaults[name]) for name, c in clients.items()}
+    took = [expected(name, c.spec, c.settings, to_pay[name][0], "judge") for name, c in clients.items()]
+    line = announce(took, f"judge {', '.join(clients)}")
+    cached = [f"{name} {share:.0%}" for name, (_, share) in to_pay.items() if share > 0]
+    if cached:
+        line += f"; already in the response cache (a sample of the calls): {', '.join(cached)}"
+    ahead = (stage_time(took), line)
 
     async def go() -> dict[str, JudgeOutcome]:
         try:
@@ -245,6 +249,27 @@ def _run_plan(
                 await client.aclose()
 
     return asyncio.run(go())
+
+
+CACHE_SAMPLE = 100  # pending calls per judge looked up in the response store before announcing
+
+
+def _to_pay(
+    pending: Sequence[PlannedCall],
+    name: str,
+    client: ModelClient,
+    template: JudgeTemplate,
+    defaults: Mapping[str, Any],
+) -> tuple[int, float]:
+    """How many of a judge's pending calls will be paid for (and take time), and the share the
+    response store holds, from an evenly spaced sample: a fully cached rerun announced 6m17s and took
+    6 s."""
+    mine = [c for c in pending if c.judge == name]
+    if not mine or not client.use_cache:
+        return len(mine), 0.0
+    picked = mine[:: max(1, len(mine) // CACHE_SAMPLE)][:CACHE_SAMPLE]
+    share = sum(client.holds(build_request(c, template, client, defaults)) for c in picked) / len(picked)
+    return round(len(mine) * (1.0 - share)), share
 
 
 def _record(

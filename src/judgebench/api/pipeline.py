@@ -19,7 +19,7 @@ from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
-from judgebench.costing.estimate import Estimate
+from judgebench.costing.estimate import Estimate, after_judging_estimates
 from judgebench.data import load_dataset
 from judgebench.data.dataset import narrowed_to, sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
@@ -111,7 +111,9 @@ def _estimates(run: RunDir, req: PipelineRequest, options: CallOptions, translat
         est = translate(run, _translate_request(req, translator, dry_run=True), options=options).estimate
         if est is not None:
             estimates.append(est)
-    return estimates + _judge_estimates(run, req, options)
+    judging = _judge_estimates(run, req, options)
+    judgments = sum(e.calls + e.already_done for e in judging)
+    return [*estimates, *judging, *after_judging_estimates(judgments)]
 
 
 def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> bool:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from judgebench.costing.durations import expected
+from judgebench.costing.durations import after_judging, expected
 from judgebench.costing.output_tokens import OutputTokenTable, load_table, output_tokens_for
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
@@ -167,3 +167,30 @@ def estimate_judging(
         )
         out.append(estimate.model_copy(update={"output_source": reply.source}))
     return out
+
+
+def after_judging_estimates(judgments: int) -> list[Estimate]:
+    """bbe and report on a run of `judgments` judgments: no call, no cost, but time a run waits
+    for (a probes run said "about 1s" and took 59 s with them)."""
+    out = []
+    for stage in ("bbe", "report"):
+        timed = after_judging(stage, judgments)
+        if timed is None:
+            continue
+        out.append(
+            Estimate(
+                stage=stage,
+                model="(no calls)",
+                calls=0,
+                input_tokens=0,
+                output_tokens=0,
+                token_method="-",
+                cost_live_usd=0.0,
+                cost_batch_usd=0.0,
+                seconds=timed[0],
+                seconds_source=timed[1],
+                detail=f"{judgments:,} judgments",
+            )
+        )
+    return out
+
