@@ -101,7 +101,7 @@ def test_1_tables_at_80_columns_show_every_number_and_name_whole(tmp_path: Path)
     models = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5", "sim:drift-stable"]
     dry = in_a_terminal(["run", "--run", str(tmp_path / "d"), *[a for m in models for a in ("--model", m)],
                          "--dry-run"])
-    _whole(dry, *models, "106,328")
+    _whole(dry, *models, "105,630")
     code, out = invoke("run", "--run", str(tmp_path / "a"), "--model", "sim:drift-stable", "--yes")
     assert code == 0, out
     code, out = invoke("run", "--run", str(tmp_path / "b"), "--model", "sim:drift-stable", "--yes")
