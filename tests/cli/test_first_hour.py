@@ -97,8 +97,10 @@ def test_1_run_dry_run_adds_the_stages(tmp_path: Path) -> None:
     times = _times(out)
     translate, judge = (_seconds(times[s, "openai:gpt-4.1-mini"]) for s in ("translate", "judge"))
     assert translate > 0 and judge == 32 * 2  # 4 items: 2 x (en + zh + ls) + 2 tie-probes x 2, at 2 s
+    after = sum(_seconds(times[s, "(no calls)"]) for s in ("bbe", "report"))  # no calls, but time
+    assert after > 0
     line = next(ln for ln in out.splitlines() if ln.startswith("expected time: about"))
-    assert line.startswith(f"expected time: about {clock(translate + judge)} (translate ")
+    assert line.startswith(f"expected time: about {clock(translate + judge + after)} (translate ")
 
 
 def test_1_before_the_first_call_the_expected_time_then_the_measured_pace(tmp_path: Path) -> None:

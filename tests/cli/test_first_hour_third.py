@@ -101,7 +101,7 @@ def test_1_tables_at_80_columns_show_every_number_and_name_whole(tmp_path: Path)
     models = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5", "sim:drift-stable"]
     dry = in_a_terminal(["run", "--run", str(tmp_path / "d"), *[a for m in models for a in ("--model", m)],
                          "--dry-run"])
-    _whole(dry, *models, "106,328")
+    _whole(dry, *models, "105,630")
     code, out = invoke("run", "--run", str(tmp_path / "a"), "--model", "sim:drift-stable", "--yes")
     assert code == 0, out
     code, out = invoke("run", "--run", str(tmp_path / "b"), "--model", "sim:drift-stable", "--yes")
@@ -178,3 +178,64 @@ def test_5_an_error_names_only_flags_of_the_command_it_is_given_to(tmp_path: Pat
     assert "--variants FILE" not in out.replace("judgebench translate --run RUN --variants FILE", "")
     code, _ = invoke("run", "--variants", "x.jsonl")
     assert code == 2  # run really has no such flag
+
+
+# 6 --------------------------------------------------------------------------------------------------
+
+
+def test_6_plan_judge_dry_run_and_run_dry_run_price_one_design_alike(tmp_path: Path) -> None:
+    """`plan` and `judge --dry-run` gave 2,176,886 and 2,255,576 input tokens for one design: they
+    planned it two ways. Now one plan (the en texts standing in for the targets') prices all three."""
+    from judgebench.api import JudgeRequest, PipelineRequest, PlanRequest, judge, plan_study, run_pipeline
+
+    models = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5"]
+    planned = plan_study(PlanRequest(models=models, dataset="sample", conditions="en,zh,ls")).estimates
+    judged = judge(
+        tmp_path / "j",
+        JudgeRequest(models=models, dataset="sample", conditions="en,zh,ls", dry_run=True),
+    ).estimates
+    piped = [
+        e
+        for e in run_pipeline(
+            tmp_path / "p",
+            PipelineRequest(models=models, dataset="sample", machine_translate=True, dry_run=True),
+        ).estimates
+        if e.stage == "judge"
+    ]
+
+    def figures(estimates: list) -> list[tuple[object, ...]]:  # type: ignore[type-arg]
+        return sorted((e.model, e.calls, e.input_tokens, e.output_tokens, e.cost_live_usd) for e in estimates)
+
+    assert figures(planned) == figures(judged) == figures(piped)
+    assert all(e.calls == 240 for e in planned)  # 30 items x (3 conditions + zh tie-probe) x 2 orders
+    assert not (tmp_path / "j").exists() and not (tmp_path / "p").exists()  # a dry run writes nothing
+
+
+def test_6_a_cached_rerun_announces_the_calls_it_will_pay_for(tmp_path: Path) -> None:
+    """A fully cached rerun announced 6m17s and took 6 s: the announcement now looks the pending
+    calls up in the response store (a sample) and times only the ones to pay for."""
+    args = ["--dataset", "sample", "--conditions", "en", "--model", "sim:unbiased"]
+    first = runner.invoke(app, ["judge", "--run", str(tmp_path / "a"), *args])
+    assert first.exit_code == 0, first.output
+    assert "already in the response cache" not in first.output
+    again = runner.invoke(app, ["judge", "--run", str(tmp_path / "b"), *args])
+    assert again.exit_code == 0, again.output
+    assert "judge sim:unbiased: 0 calls, expected under a second" in again.output
+    assert "already in the response cache (a sample of the calls): sim:unbiased 100%" in again.output
+    bypass = runner.invoke(app, ["judge", "--run", str(tmp_path / "c"), *args, "--no-cache"])
+    assert bypass.exit_code == 0 and "judge sim:unbiased: 60 calls" in bypass.output
+    assert "already in the response cache" not in bypass.output
+
+
+def test_6_run_dry_run_times_bbe_and_report_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bbe and report were never in the estimate (a probes run said "about 1s" for 59 s)."""
+    monkeypatch.setattr("os.getloadavg", lambda: (1.2, 1.2, 1.2))
+    code, out = invoke("run", "--run", str(tmp_path / "r"), "--model", "sim:unbiased", "--dry-run")
+    assert code == 0, out
+    assert re.search(r"│ bbe +│ \(no calls\)", out) and re.search(r"│ report +│ \(no calls\)", out)
+    told = re.search(r"expected time: about (\S+) \(judge <1s, bbe (\S+), report (\S+)\)", out)
+    assert told is not None, out
+    assert told[2] == "3s" and told[3] == "6s"  # 3.1 s + 240 judgments, 5.6 s + 240 at the measured load
+    monkeypatch.setattr("os.getloadavg", lambda: (5.0, 5.0, 5.0))
+    code, out = invoke("run", "--run", str(tmp_path / "r"), "--model", "sim:unbiased", "--dry-run")
+    assert "bbe 8s, report 15s" in out  # x2.7: (5 + 1) / 2 cores against (1.2 + 1) / 2 measured

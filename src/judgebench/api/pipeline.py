@@ -19,7 +19,7 @@ from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
-from judgebench.costing.estimate import Estimate, study_from_en
+from judgebench.costing.estimate import Estimate, after_judging_estimates
 from judgebench.data import load_dataset
 from judgebench.data.dataset import narrowed_to, sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
@@ -77,36 +77,32 @@ def default_run_dir(dataset: str) -> Path:
 
 
 def _judge_estimates(run: RunDir, req: PipelineRequest, options: CallOptions) -> list[Estimate]:
-    """The judge calls `run` will still make, per judge, before it has made any.
-
-    A run that holds its variants is planned exactly (every condition and the tie-probes, pending
-    calls only). Before translation only `en` can be planned: the whole study is the en plan of a
-    fresh run times (2 orders x conditions + 2 tie-probes) / 2 per item, less the en calls this run
-    already holds (with no variants, nothing else can have been judged yet)."""
+    """The judge calls `run` will still make, per judge, before it has made any: the judge stage's own
+    dry run, which plans a run with no variants yet on the en texts standing in for the targets' (as
+    `plan` does), pending calls only. A dataset that carries every variant (M-RewardBench) is
+    imported into a scratch run (no call) and planned exactly, items missing in a language and
+    tie-probes included."""
     base = JudgeRequest(
         models=req.models, subset=req.subset, limit=req.limit, dry_run=True, probes=req.probes
     )
     if run.variants().latest():
         return judge(run, base, options=options).estimates
-    en_only = base.model_copy(
-        update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": "en", "tie_probes": False}
+    study = base.model_copy(
+        update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": f"en,{req.conditions}"}
     )
+    targets = select_conditions(req.conditions)
+    if not _provided_by_dataset(req, targets):
+        return judge(run, study, options=options).estimates
+    en_only = study.model_copy(update={"conditions": "en", "tie_probes": False})
     done = (
         {e.model: e.already_done for e in judge(run, en_only, options=options).estimates}
         if run.path.exists()
         else {}
     )
-    targets = select_conditions(req.conditions)
-    if _provided_by_dataset(req, targets):
-        # the dataset carries every variant (M-RewardBench): import them into a scratch run (no call)
-        # and plan exactly, items missing in a language and tie-probes included
-        with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
-            translate(Path(tmp) / "fresh", _translate_request(req, req.models[0]))
-            planned = judge(Path(tmp) / "fresh", base, options=options).estimates
-        return [e.scaled(max(0, e.calls - done.get(e.model, 0)), done.get(e.model, 0)) for e in planned]
     with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
-        whole_en = judge(Path(tmp) / "fresh", en_only, options=options).estimates
-    return study_from_en(whole_en, targets, done=done)
+        translate(Path(tmp) / "fresh", _translate_request(req, req.models[0]))
+        planned = judge(Path(tmp) / "fresh", base, options=options).estimates
+    return [e.scaled(max(0, e.calls - done.get(e.model, 0)), done.get(e.model, 0)) for e in planned]
 
 
 def _estimates(run: RunDir, req: PipelineRequest, options: CallOptions, translator: str) -> list[Estimate]:
@@ -115,7 +111,9 @@ def _estimates(run: RunDir, req: PipelineRequest, options: CallOptions, translat
         est = translate(run, _translate_request(req, translator, dry_run=True), options=options).estimate
         if est is not None:
             estimates.append(est)
-    return estimates + _judge_estimates(run, req, options)
+    judging = _judge_estimates(run, req, options)
+    judgments = sum(e.calls + e.already_done for e in judging)
+    return [*estimates, *judging, *after_judging_estimates(judgments)]
 
 
 def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> bool:

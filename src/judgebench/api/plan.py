@@ -29,9 +29,9 @@ from judgebench.costing.estimate import Estimate
 from judgebench.costing.output_tokens import run_figures
 from judgebench.costing.templates import TemplateCost, template_costs
 from judgebench.data.dataset import load_dataset
-from judgebench.judge.plan import plan_calls
+from judgebench.judge.plan import plan_calls, stand_in_variants
 from judgebench.models.sim import load_scenario, pair_letter
-from judgebench.records import Item, Variant
+from judgebench.records import Item
 from judgebench.records.numbers import USER_NUMBERS
 
 # The judge behaviours whose --until-settled cost `plan` states (configs/sim.toml scenarios).
@@ -201,17 +201,7 @@ def plan_study(request: PlanRequest | None = None, *, options: CallOptions | Non
     wanted = [c.strip() for c in req.conditions.split(",") if c.strip() and c.strip() != SOURCE]
     targets = select_conditions(wanted) if wanted else []
     # the target texts are not known before translation: the en text stands in for their tokens
-    variants = {
-        (i.id, c.name): Variant(
-            item_id=i.id,
-            condition=c.name,
-            instruction=i.instruction,
-            output_1=i.output_1,
-            output_2=i.output_2,
-        )
-        for i in items
-        for c in targets
-    }
+    variants = stand_in_variants(items, targets)
     calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)
     observed = run_figures(req.from_run) if req.from_run is not None else None
     templates = template_costs(calls, resolved.values(), req.template_path, observed, catalog=judges)

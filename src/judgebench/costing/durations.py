@@ -38,11 +38,24 @@ class MeasuredRate(BaseModel):
     measured: str = ""
 
 
+class AfterJudging(BaseModel):
+    """A stage that makes no call (report, bbe): its seconds for a run of N judgments, measured."""
+
+    model_config = USER_NUMBERS
+
+    fixed: float = Field(ge=0)  # seconds whatever the size (imports, figures)
+    per_million: float = Field(ge=0)  # seconds per million judgments
+    cores: int = Field(ge=1)
+    load: float = Field(ge=0)
+    measured: str = ""
+
+
 class RateTable(BaseModel):
     model_config = USER_NUMBERS
 
     assumed: dict[str, dict[str, float]]  # stage -> provider or "default" -> seconds per call
     measured: list[MeasuredRate] = Field(default_factory=list)
+    after: dict[str, AfterJudging] = Field(default_factory=dict)
 
 
 class Duration(BaseModel):
@@ -141,3 +154,21 @@ def _seconds(value: float) -> str:
 def stage_time(durations: list[Duration]) -> float:
     """A stage's judges run side by side: the longest sets its time."""
     return max((d.seconds for d in durations), default=0.0)
+
+
+def after_judging(stage: str, judgments: int) -> tuple[float, str] | None:
+    """The seconds a stage that makes no call (`report`, `bbe`) takes on `judgments` judgments, and
+    what that rests on; None when configs/call_seconds.toml has no [after.STAGE]. Scaled to this
+    machine's load in proportion ((load + 1) / cores, at least 1): Python work on a shared core, not
+    llama.cpp's threads waiting on each other."""
+    entry = load_rates().after.get(stage)
+    if entry is None:
+        return None
+    cores, load = _here()
+    factor = max(1.0, (load + 1.0) / cores) / max(1.0, (entry.load + 1.0) / entry.cores)
+    seconds = (entry.fixed + entry.per_million * judgments / 1e6) * factor
+    source = f"measured {entry.measured} on {entry.cores} cores at load {entry.load:g}"
+    source += f"; here {cores} cores at load {load:.1f}"
+    source += f", x{factor:.1f}" if abs(factor - 1.0) > 0.1 else ""
+    return seconds, source
+

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from judgebench.costing.durations import expected
+from judgebench.costing.durations import after_judging, expected
 from judgebench.costing.output_tokens import OutputTokenTable, load_table, output_tokens_for
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
@@ -169,24 +169,28 @@ def estimate_judging(
     return out
 
 
-def study_from_en(
-    en: Sequence[Estimate],
-    targets: Sequence[Condition],
-    *,
-    include_source: bool = True,
-    tie_probes: bool = True,
-    done: Mapping[str, int] | None = None,
-) -> list[Estimate]:
-    """The judging of conditions not translated yet, priced from the en plan (`en`: every item in
-    both orders): per item 2 calls per condition judged, plus both orders of each target's tie-probe,
-    at the en texts' tokens (a translation is about as long as its source). `done`: calls a judge
-    already holds (en, judged before)."""
-    per_item = 2 * (int(include_source) + len(targets))
-    per_item += 2 * sum(1 for c in targets if c.tie_probe) if tie_probes else 0
+def after_judging_estimates(judgments: int) -> list[Estimate]:
+    """bbe and report on a run of `judgments` judgments: no call, no cost, but time a run waits
+    for (a probes run said "about 1s" and took 59 s with them)."""
     out = []
-    for est in en:
-        held = (done or {}).get(est.model, 0)
-        total = int(est.calls * per_item / 2)
-        pending = max(0, total - held)
-        out.append(est.scaled(pending, total - pending))
+    for stage in ("bbe", "report"):
+        timed = after_judging(stage, judgments)
+        if timed is None:
+            continue
+        out.append(
+            Estimate(
+                stage=stage,
+                model="(no calls)",
+                calls=0,
+                input_tokens=0,
+                output_tokens=0,
+                token_method="-",
+                cost_live_usd=0.0,
+                cost_batch_usd=0.0,
+                seconds=timed[0],
+                seconds_source=timed[1],
+                detail=f"{judgments:,} judgments",
+            )
+        )
     return out
+

@@ -76,6 +76,23 @@ def _texts(item: Item, variant: Variant | None) -> tuple[str, str, str]:
     return source.instruction, source.output_1, source.output_2
 
 
+def stand_in_variants(items: Sequence[Item], targets: Sequence[Condition]) -> dict[tuple[str, str], Variant]:
+    """Each item's en text standing in for its target variants, to plan and price judging before
+    anything is translated (a translation is about as long as its source): `plan`, `judge --dry-run`
+    and `run --dry-run` plan the same calls from it, tie-probes included, so they agree."""
+    return {
+        (i.id, c.name): Variant(
+            item_id=i.id,
+            condition=c.name,
+            instruction=i.instruction,
+            output_1=i.output_1,
+            output_2=i.output_2,
+        )
+        for i in items
+        for c in targets
+    }
+
+
 def plan_calls(
     items: Sequence[Item],
     variants: Mapping[tuple[str, str], Variant],

@@ -171,6 +171,10 @@ class ModelClient:
         """The cache key of `request` for this model and endpoint (also the batch custom_id)."""
         return cache_key(self.spec.provider, self.spec.model, self._key_base_url, request)
 
+    def holds(self, request: ModelRequest) -> bool:
+        """Whether the response store would answer `request` now, without a call (time estimates)."""
+        return self.use_cache and self.cache.get(self.key_for(request)) is not None
+
     def cost_of(self, response: ModelResponse, *, batch: bool = False) -> float | None:
         return self.prices.cost(self.spec.provider, self.spec.model, response.usage, batch=batch)
 
