@@ -19,6 +19,7 @@ or a Wald interval for paired proportions when the bootstrap is switched off.
 
 from __future__ import annotations
 
+from judgebench.analysis.length_artefact import RULE_NAMES, RULES
 from judgebench.analysis.model import (
     ALL,
     MEAN_JUDGE,
@@ -40,6 +41,8 @@ WANTED = (
     Metric.TIE_RATE,
     Metric.INVALID_RATE,
     Metric.MISSING_RATE,
+    Metric.ACCURACY_OVER_LENGTH_BASELINE,
+    *(metric for metric, _, _ in RULES),
 )
 
 
@@ -138,6 +141,8 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
     acc = table.get((judge, SOURCE, Metric.STRICT_ACCURACY))
     if acc is None or acc.value is None or acc.ci_low is None or acc.ci_high is None:
         part.unknown("en accuracy unknown (no answered en judgment with a label)")
+    elif (margin := _length_line(judge, table, settings)) is not None:
+        _check_over_length_rule(part, acc, margin, table, settings)
     else:
         low, high, method = _bounds(acc)
         fail = high is not None and high <= settings.chance
@@ -145,7 +150,7 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
         part.check(
             f"en strict accuracy {_pct(acc.value)} ({level} {method} interval {_pct(low)}-{_pct(high)}, "
             f"n = {acc.n}) is {_word(fail, ok, above='not above', within='above')} chance "
-            f"{_pct(settings.chance)}",
+            f"{_pct(settings.chance)}{_chance_line(judge, table)}",
             fail=fail,
             ok=ok,
         )
@@ -167,6 +172,47 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
     for reason in _degenerate(judge, table, settings):
         part.check(reason, fail=True, ok=False)
     return part
+
+
+def _length_line(judge: str, table: Table, settings: ReportSettings) -> MetricRecord | None:
+    """The en margin over the strongest length rule, when that rule beats chance: then it, not
+    chance, is the line accuracy must clear (a judge that picks the shorter output is not a judge)."""
+    margin = table.get((judge, SOURCE, Metric.ACCURACY_OVER_LENGTH_BASELINE))
+    if margin is None or margin.value is None or margin.length_rule is None:
+        return None
+    rule = table.get((judge, SOURCE, margin.length_rule))
+    return margin if rule is not None and rule.value is not None and rule.value > settings.chance else None
+
+
+def _chance_line(judge: str, table: Table) -> str:
+    """Why chance is the line: no length rule beats it (named), or no lengths were known."""
+    margin = table.get((judge, SOURCE, Metric.ACCURACY_OVER_LENGTH_BASELINE))
+    rule = table.get((judge, SOURCE, margin.length_rule)) if margin and margin.length_rule else None
+    if rule is None:
+        return " (no length baseline: the outputs' texts were not available)"
+    name = RULE_NAMES[rule.metric]
+    return f" (a better line than the strongest length baseline, {name} at {_pct(rule.value)})"
+
+
+def _check_over_length_rule(
+    part: _Part, acc: MetricRecord, margin: MetricRecord, table: Table, settings: ReportSettings
+) -> None:
+    """Accuracy against the strongest length rule: the paired difference on the same judgments, its
+    item-clustered interval above 0 to pass, at or below 0 to fail."""
+    assert margin.length_rule is not None
+    rule = table[(margin.judge, SOURCE, margin.length_rule)]
+    level = f"{100.0 * settings.confidence:g}%"
+    low, high = margin.ci_low, margin.ci_high
+    fail = high is not None and high <= 0.0
+    ok = low is not None and low > 0.0
+    part.check(
+        f"en strict accuracy {_pct(acc.value)} is {_word(fail, ok, above='not above', within='above')} the "
+        f"strongest length baseline, {RULE_NAMES[rule.metric]} {_pct(rule.value)} (the better line than "
+        f"chance {_pct(settings.chance)}): accuracy minus it {_pp(margin.value)} ({level} item-clustered "
+        f"interval {_pp(low)} to {_pp(high)}, n = {margin.n})",
+        fail=fail,
+        ok=ok,
+    )
 
 
 def _degenerate(judge: str, table: Table, settings: ReportSettings) -> list[str]:

@@ -13,6 +13,7 @@ from judgebench.records import Metric
 from judgebench.report.cells import count, judge_cell, n_cell, pct, points, value_cell
 from judgebench.report.index import MetricIndex
 from judgebench.report.leaderboard_section import leaderboard_section
+from judgebench.report.length_section import length_section
 from judgebench.report.metric_sections import (
     accuracy_section,
     answers_section,
@@ -35,6 +36,7 @@ def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Se
         _readiness(analysis),
         _judges(analysis),
         accuracy_section(index, conditions),
+        length_section(index, conditions, list(analysis.subsets)),
         *([leaderboard] if leaderboard is not None else []),
         flips_section(index, conditions, analysis),
         position_section(index, conditions),
@@ -58,7 +60,9 @@ def _readiness(analysis: Analysis) -> Section:
         paragraphs=[
             f"Is the judge safe to use on another language? Two parts, each from {level} bounds. "
             f"**Baseline** (en): fail when accuracy's upper bound is at or below chance "
-            f"({pct(settings.chance)}%), when the lower bound of position inconsistency exceeds "
+            f"({pct(settings.chance)}%), or, where a length rule (pick the shorter or the longer output) "
+            "beats chance, when the upper bound of accuracy minus the strongest such rule is at or below "
+            "0 (see the length artefact section), when the lower bound of position inconsistency exceeds "
             f"{pct(settings.max_position_inconsistency)}%, or when the judge is degenerate (one raw "
             f"answer in at least {pct(settings.max_answer_share)}% of valid judgments, or more than "
             f'{pct(settings.max_invalid_rate)}% invalid answers); a judge that always answers "A" is '
