@@ -51,7 +51,8 @@ def main() -> None:
         for evaluator in evaluators:
             import_llmbar_results(run, args.data_dir, evaluator)
         analysis = analyze_run(run, settings)
-    index = {(r.judge, r.metric, r.subset): r for r in analysis.records if r.condition == SOURCE and not r.filtered}
+    en = [r for r in analysis.records if r.condition == SOURCE and not r.filtered]
+    index = {(r.judge, r.metric, r.subset): r for r in en}
     first = evaluators[0]
     print("## Length baselines (en, per judgment over both orders; equal lengths score half)\n")
     print("| Subset | n | " + " | ".join(str(m) for m in RULES) + " |")
@@ -74,8 +75,10 @@ def main() -> None:
             print(f"| {evaluator} | {subset} | " + " | ".join(cells) + f" | {acc.n if acc else 0} |")
     print("\n## Readiness baseline (en)\n")
     for verdict in analysis.readiness:
-        accuracy = next((r for r in verdict.reasons if "strict accuracy" in r), "")
-        print(f"- {verdict.judge}: baseline **{verdict.baseline}**: {accuracy}")
+        accuracy = [r for r in verdict.reasons if "strict accuracy" in r]
+        print(f"- {verdict.judge}: baseline **{verdict.baseline}**:")
+        for reason in accuracy:
+            print(f"  - {reason}")
 
 
 if __name__ == "__main__":

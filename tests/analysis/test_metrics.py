@@ -23,8 +23,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.calibration import ece_matrices
-from judgebench.analysis.length_artefact import Lengths, count_tokens, output_lengths
 from judgebench.analysis.frame import Layout, condition_pairs, judgment_frame, pair_flags
+from judgebench.analysis.length_artefact import Lengths, count_tokens, output_lengths
 from judgebench.analysis.subsets import subset_groups
 from judgebench.api import analyze_run
 from judgebench.records import AuditFlag, Judgment, MetricRecord

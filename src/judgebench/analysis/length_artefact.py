@@ -11,7 +11,9 @@ characters, and tokens counted by `count_tokens` (offline, script-aware: a CJK i
 token of its own, any other run of letters and digits one word, each other symbol one). A rule's
 credit per judgment is 1 where it picks the gold output, 0 where it picks the other, 0.5 where the two
 are equally long (it has to guess). Every record is over the judge's answered labelled judgments (both
-orders) with an item-clustered interval: an item's two orders share its lengths, so they are one cluster.
+orders) with an item-clustered interval (an item's two orders share its lengths, so they are one
+cluster): the rules and the margin a cluster-robust (CR1) one, the split, which the readiness
+baseline reads, Wilson over items; each with the item-clustered bootstrap beside it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pandas as pd
 
 from judgebench.analysis.cells import CELL, sum_cells
 from judgebench.analysis.frame import Layout
-from judgebench.analysis.stats import FloatArray, clustered_ratio
+from judgebench.analysis.stats import FloatArray, clustered_ratio, wilson
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod
 
@@ -144,6 +146,20 @@ def _ratio(
     return out[den > 0]
 
 
+def _split(agg: pd.DataFrame, metric: str, cols: tuple[str, str, str], confidence: float) -> pd.DataFrame:
+    """The judge's strict accuracy on one side of the split: k / n over judgments, with the Wilson
+    interval of that share over its items (PROTOCOL §4: an item's two orders are not independent, so
+    the conservative count is the items'); the item-clustered bootstrap comes beside it."""
+    k, n, items = (agg[c].to_numpy(dtype=float) for c in cols)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(n > 0, k / np.where(n > 0, n, 1.0), np.nan)
+    low, high = wilson(np.nan_to_num(value) * items, items, confidence)
+    out = agg[CELL].copy()
+    out["value"], out["metric"], out["n"], out["k"] = value, metric, n.astype(int), k.astype(int)
+    out["ci_low"], out["ci_high"], out["ci_method"] = low, high, CIMethod.WILSON
+    return out[n > 0]
+
+
 def _margin(agg: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """Strict accuracy minus the strongest rule of each cell (the first of RULES on a tie), with the
     item-clustered interval of the per-item difference."""
@@ -182,8 +198,6 @@ def length_records(layout: Layout, units: pd.DataFrame, confidence: float) -> pd
         for metric, col, _ in RULES
     ]
     for metric, k, m, items in SPLITS:
-        split = _ratio(agg, metric, (k, m, f"{k}2", f"{k}v", f"{m}2", items), confidence)
-        split["k"] = agg.loc[split.index, k].to_numpy(dtype=int)
-        parts.append(split)
+        parts.append(_split(agg, metric, (k, m, items), confidence))
     parts.append(_margin(agg, confidence))
     return pd.concat([p for p in parts if not p.empty], ignore_index=True)

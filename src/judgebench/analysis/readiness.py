@@ -19,7 +19,6 @@ or a Wald interval for paired proportions when the bootstrap is switched off.
 
 from __future__ import annotations
 
-from judgebench.analysis.length_artefact import RULE_NAMES, RULES
 from judgebench.analysis.model import (
     ALL,
     MEAN_JUDGE,
@@ -41,8 +40,8 @@ WANTED = (
     Metric.TIE_RATE,
     Metric.INVALID_RATE,
     Metric.MISSING_RATE,
-    Metric.ACCURACY_OVER_LENGTH_BASELINE,
-    *(metric for metric, _, _ in RULES),
+    Metric.ACCURACY_GOLD_SHORTER,
+    Metric.ACCURACY_GOLD_LONGER,
 )
 
 
@@ -130,7 +129,8 @@ def _no_answers(judge: str, condition: str, table: Table) -> str:
 
 
 def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
-    """PROTOCOL §4, baseline (en): accuracy above chance, position inconsistency within its limit,
+    """PROTOCOL §4, baseline (en): accuracy above chance, and on both sides of the split by the gold
+    output's length where the texts are known (issue 47), position inconsistency within its limit,
     no degenerate answering (one raw answer in >= max_answer_share of valid judgments, or an invalid
     rate above max_invalid_rate)."""
     part = _Part()
@@ -141,19 +141,20 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
     acc = table.get((judge, SOURCE, Metric.STRICT_ACCURACY))
     if acc is None or acc.value is None or acc.ci_low is None or acc.ci_high is None:
         part.unknown("en accuracy unknown (no answered en judgment with a label)")
-    elif (margin := _length_line(judge, table, settings)) is not None:
-        _check_over_length_rule(part, acc, margin, table, settings)
     else:
         low, high, method = _bounds(acc)
         fail = high is not None and high <= settings.chance
         ok = low is not None and low > settings.chance
+        known = any(table.get((judge, SOURCE, metric)) is not None for metric, _, _ in SIDES)
+        note = "" if known else " (the outputs' texts were not available: the split by length was not read)"
         part.check(
             f"en strict accuracy {_pct(acc.value)} ({level} {method} interval {_pct(low)}-{_pct(high)}, "
             f"n = {acc.n}) is {_word(fail, ok, above='not above', within='above')} chance "
-            f"{_pct(settings.chance)}{_chance_line(judge, table)}",
+            f"{_pct(settings.chance)}{note}",
             fail=fail,
             ok=ok,
         )
+    _length_splits(part, judge, table, settings)
     pos = table.get((judge, SOURCE, Metric.POSITION_INCONSISTENCY))
     if pos is None or pos.value is None or pos.ci_low is None or pos.ci_high is None:
         part.unknown("en position inconsistency unknown (no item valid in both orders)")
@@ -174,45 +175,50 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
     return part
 
 
-def _length_line(judge: str, table: Table, settings: ReportSettings) -> MetricRecord | None:
-    """The en margin over the strongest length rule, when that rule beats chance: then it, not
-    chance, is the line accuracy must clear (a judge that picks the shorter output is not a judge)."""
-    margin = table.get((judge, SOURCE, Metric.ACCURACY_OVER_LENGTH_BASELINE))
-    if margin is None or margin.value is None or margin.length_rule is None:
-        return None
-    rule = table.get((judge, SOURCE, margin.length_rule))
-    return margin if rule is not None and rule.value is not None and rule.value > settings.chance else None
+SIDES = (
+    (Metric.ACCURACY_GOLD_SHORTER, "shorter", "longer"),
+    (Metric.ACCURACY_GOLD_LONGER, "longer", "shorter"),
+)
 
 
-def _chance_line(judge: str, table: Table) -> str:
-    """Why chance is the line: no length rule beats it (named), or no lengths were known."""
-    margin = table.get((judge, SOURCE, Metric.ACCURACY_OVER_LENGTH_BASELINE))
-    rule = table.get((judge, SOURCE, margin.length_rule)) if margin and margin.length_rule else None
-    if rule is None:
-        return " (no length baseline: the outputs' texts were not available)"
-    name = RULE_NAMES[rule.metric]
-    return f" (a better line than the strongest length baseline, {name} at {_pct(rule.value)})"
+def _wider(rec: MetricRecord) -> tuple[float | None, float | None]:
+    """The wider of the record's interval (Wilson over items) and its item-clustered bootstrap."""
+    lows = [x for x in (rec.ci_low, rec.boot_low) if x is not None]
+    highs = [x for x in (rec.ci_high, rec.boot_high) if x is not None]
+    return (min(lows) if lows else None), (max(highs) if highs else None)
 
 
-def _check_over_length_rule(
-    part: _Part, acc: MetricRecord, margin: MetricRecord, table: Table, settings: ReportSettings
-) -> None:
-    """Accuracy against the strongest length rule: the paired difference on the same judgments, its
-    item-clustered interval above 0 to pass, at or below 0 to fail."""
-    assert margin.length_rule is not None
-    rule = table[(margin.judge, SOURCE, margin.length_rule)]
+def _length_splits(part: _Part, judge: str, table: Table, settings: ReportSettings) -> None:
+    """Above chance on both sides of the length split (issue 47): a judge that picks the shorter (or
+    the longer) output scores well where the gold output is that one and near 0 on the other side,
+    so its overall accuracy can clear chance on data with a length artefact (LLMBar: the gold output
+    is the shorter in 7 items of 10); its accuracy on the other side cannot."""
     level = f"{100.0 * settings.confidence:g}%"
-    low, high = margin.ci_low, margin.ci_high
-    fail = high is not None and high <= 0.0
-    ok = low is not None and low > 0.0
-    part.check(
-        f"en strict accuracy {_pct(acc.value)} is {_word(fail, ok, above='not above', within='above')} the "
-        f"strongest length baseline, {RULE_NAMES[rule.metric]} {_pct(rule.value)} (the better line than "
-        f"chance {_pct(settings.chance)}): accuracy minus it {_pp(margin.value)} ({level} item-clustered "
-        f"interval {_pp(low)} to {_pp(high)}, n = {margin.n})",
-        fail=fail,
-        ok=ok,
-    )
+    recs = {metric: table.get((judge, SOURCE, metric)) for metric, _, _ in SIDES}
+    if all(rec is None for rec in recs.values()):
+        return
+    for metric, side, other in SIDES:
+        rec = recs[metric]
+        if rec is None or rec.value is None:
+            part.unknown(
+                f"no en item whose gold output is the {side} one (by tokens): this data cannot tell the "
+                f"judge from the rule 'pick the {other} output'; more items of the same kind cannot help"
+            )
+            continue
+        low, high = _wider(rec)
+        fail = high is not None and high <= settings.chance
+        ok = low is not None and low > settings.chance
+        line = f"chance {_pct(settings.chance)}" + (
+            f": its accuracy rests on picking the {other} output" if fail else ""
+        )
+        part.check(
+            f"en strict accuracy where the gold output is the {side} one (by tokens) {_pct(rec.value)} "
+            f"({level} interval {_pct(low)}-{_pct(high)}, the wider of Wilson over items and the "
+            f"item-clustered bootstrap; n = {rec.n} judgments) is "
+            f"{_word(fail, ok, above='not above', within='above')} {line}",
+            fail=fail,
+            ok=ok,
+        )
 
 
 def _degenerate(judge: str, table: Table, settings: ReportSettings) -> list[str]:
