@@ -35,6 +35,17 @@ from judgebench.rundir import RunDir
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_main_2026_12"
 KEY = ("judge", "metric", "condition", "subset", "filtered")
 JUDGES = ["sim:default", "sim:biased"]
+# issue 47 added the length artefact's records, and its two checks to the baseline's reasons
+LENGTH_METRICS = {
+    "length_baseline_shorter_chars",
+    "length_baseline_longer_chars",
+    "length_baseline_shorter_tokens",
+    "length_baseline_longer_tokens",
+    "accuracy_gold_shorter",
+    "accuracy_gold_longer",
+    "accuracy_over_length_baseline",
+}
+LENGTH_SPLIT = "gold output is the"
 
 
 @pytest.fixture()
@@ -85,10 +96,15 @@ def test_report_gives_the_same_metrics_and_readiness(run: Path) -> None:
     readiness = json.loads((run / "readiness.json").read_text())
     api.report(run, api.ReportRequest(html=False))
     after = _metrics(run / "metrics.json")
-    assert after.keys() == before.keys()
+    added = after.keys() - before.keys()
+    assert added and {key[1] for key in added} == LENGTH_METRICS and before.keys() <= after.keys()
     for key, old in before.items():
         assert after[key] == old, key
     now = json.loads((run / "readiness.json").read_text())
+    for verdict in now["verdicts"]:
+        split = [r for r in verdict["reasons"] if LENGTH_SPLIT in r]
+        assert len(split) == 2, verdict["reasons"]
+        verdict["reasons"] = [r for r in verdict["reasons"] if LENGTH_SPLIT not in r]
     for verdict in now["verdicts"]:  # issue 32 adds each part's deciding reason; the rest is as written
         why = verdict.pop("why")
         assert set(why) <= {"baseline", "invariance"} and set(why.values()) <= set(verdict["reasons"])

@@ -17,7 +17,17 @@ from judgebench.rundir import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_v0_1_0"
 KEY = ("judge", "metric", "condition", "subset", "filtered")
-ADDED_SINCE = {"positional_mcnemar"}
+ADDED_SINCE = {
+    "positional_mcnemar",
+    # issue 47: the length artefact
+    "length_baseline_shorter_chars",
+    "length_baseline_longer_chars",
+    "length_baseline_shorter_tokens",
+    "length_baseline_longer_tokens",
+    "accuracy_gold_shorter",
+    "accuracy_gold_longer",
+    "accuracy_over_length_baseline",
+}
 
 
 @pytest.fixture()

@@ -13,6 +13,7 @@ from judgebench.models.sim import load_scenario
 from judgebench.probes.lengths import CHOSEN_LONGER, REJECTED_LONGER, SIMILAR, length_category
 from judgebench.probes.registry import load_probes
 from judgebench.records import Item
+from judgebench.report.sections import build_sections
 
 
 def _item(out1: str, out2: str, label: int = 1, subset: str = "Natural", **meta: object) -> Item:
@@ -46,7 +47,8 @@ def test_a_length_biased_judge_is_more_accurate_where_the_chosen_answer_is_longe
     run = tmp_path / "run"
     judges = ["sim:probe-biased", "sim:probe-unbiased"]
     api.judge(run, api.JudgeRequest(models=judges, dataset=str(data), probes="length"))
-    found = {(r.judge, r.category): r for r in analyze_run(run, ReportSettings(confidence=0.99)).length_rows}
+    analysis = analyze_run(run, ReportSettings(confidence=0.99))
+    found = {(r.judge, r.category): r for r in analysis.length_rows}
     s = load_scenario("probe-biased")
     planted = {
         CHOSEN_LONGER: s.length_bias + (1 - s.length_bias) * s.acc("en"),
@@ -62,3 +64,25 @@ def test_a_length_biased_judge_is_more_accurate_where_the_chosen_answer_is_longe
     assert (
         found[("sim:probe-biased", REJECTED_LONGER)].value < found[("sim:probe-biased", CHOSEN_LONGER)].value
     )
+
+    # the same planted values through the length split of the report (issue 47), and the probe read
+    # beside it: under the probe the rejected output is padded, so the shorter output wins more often
+    split = {
+        (r.judge, r.metric, r.condition): r
+        for r in analysis.records
+        if r.subset == "all" and not r.filtered and r.metric.startswith(("accuracy_gold", "length_baseline"))
+    }
+    for metric, category in (
+        ("accuracy_gold_longer", CHOSEN_LONGER),
+        ("accuracy_gold_shorter", REJECTED_LONGER),
+    ):
+        rec = split[("sim:probe-biased", metric, "en")]
+        assert rec.n == 200 and rec.ci_low is not None and rec.ci_high is not None
+        assert rec.ci_low <= planted[category] <= rec.ci_high
+    base = split[("sim:probe-biased", "length_baseline_shorter_tokens", "en")]
+    probed = split[("sim:probe-biased", "length_baseline_shorter_tokens", "length")]
+    assert base.value == 0.5 and probed.value is not None and base.value is not None
+    assert probed.value > base.value
+    (section,) = [s for s in build_sections(analysis) if s.key == "probes"]
+    table = next(t for t in section.tables if t.title and "length artefact" in t.title)
+    assert {row[0].text for row in table.rows} == set(judges) and table.rows[0][1].text == "en->length"
