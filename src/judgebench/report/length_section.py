@@ -41,7 +41,12 @@ def _row(index: MetricIndex, judge: str, cond: str, subset: str) -> list[Cell] |
     ]
 
 
-def length_section(index: MetricIndex, conditions: list[str], subsets: list[str]) -> Section:
+def length_section(index: MetricIndex, conditions: list[str], subsets: list[str]) -> Section | None:
+    """None where no length was measured (no output texts could be read: the readiness reasons say
+    so), so such a report is as before."""
+    conds = index.conditions(Metric.LENGTH_BASELINE_SHORTER_CHARS, conditions)
+    if not conds:
+        return None
     section = Section(
         "length",
         "Length artefact",
@@ -54,10 +59,6 @@ def length_section(index: MetricIndex, conditions: list[str], subsets: list[str]
             "Intervals are item-clustered (an item's two orders together)."
         ],
     )
-    conds = index.conditions(Metric.LENGTH_BASELINE_SHORTER_CHARS, conditions)
-    if not conds:
-        section.empty = "Not measured: the outputs' texts were not available (or no judgment has a label)."
-        return section
     columns = [*RULE_COLUMNS, *SPLIT_COLUMNS, MARGIN_COLUMN]
     short = frozenset(["Strict %", *columns])
     detail = frozenset({"Longer (chars) %", "Longer (tokens) %"})

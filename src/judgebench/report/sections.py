@@ -36,7 +36,7 @@ def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Se
         _readiness(analysis),
         _judges(analysis),
         accuracy_section(index, conditions),
-        length_section(index, conditions, list(analysis.subsets)),
+        *([length] if (length := length_section(index, conditions, list(analysis.subsets))) else []),
         *([leaderboard] if leaderboard is not None else []),
         flips_section(index, conditions, analysis),
         position_section(index, conditions),
