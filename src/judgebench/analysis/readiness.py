@@ -209,7 +209,7 @@ def _length_splits(part: _Part, judge: str, table: Table, settings: ReportSettin
         fail = high is not None and high <= settings.chance
         ok = low is not None and low > settings.chance
         line = f"chance {_pct(settings.chance)}" + (
-            f": its accuracy rests on picking the {other} output" if fail else ""
+            f": the judge leans to the {other} output" if fail else ""
         )
         part.check(
             f"en strict accuracy where the gold output is the {side} one (by tokens) {_pct(rec.value)} "

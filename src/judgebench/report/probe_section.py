@@ -111,7 +111,8 @@ def _artefact_table(analysis: Analysis) -> Table | None:
     rejected output, so the gold one becomes the shorter more often), and the judge's base accuracy
     where the gold output is the shorter / longer one. A judge that already rides the artefact in
     the data (right where the gold is shorter, wrong where it is longer) is the one the probe moves."""
-    rows = [r for r in analysis.probe_rows if r.probe == LENGTH_PROBE and r.condition != r.probe]
+    # one row per judge and pair (the length probe has one instance: no pooled row to tell apart)
+    rows = list({(r.judge, r.pair): r for r in analysis.probe_rows if r.probe == LENGTH_PROBE}.values())
     index = MetricIndex(analysis.records)
     out: list[list[Cell]] = []
     for r in rows:
