@@ -30,21 +30,13 @@ import pytest
 from judgebench import api
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import SCHEMA_VERSION
+from judgebench.records.metrics import LENGTH_METRICS
 from judgebench.rundir import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_main_2026_12"
 KEY = ("judge", "metric", "condition", "subset", "filtered")
 JUDGES = ["sim:default", "sim:biased"]
-# issue 47 added the length artefact's records, and its two checks to the baseline's reasons
-LENGTH_METRICS = {
-    "length_baseline_shorter_chars",
-    "length_baseline_longer_chars",
-    "length_baseline_shorter_tokens",
-    "length_baseline_longer_tokens",
-    "accuracy_gold_shorter",
-    "accuracy_gold_longer",
-    "accuracy_over_length_baseline",
-}
+# issue 47 added the length artefact's records (LENGTH_METRICS), and its two checks to the baseline's reasons
 LENGTH_SPLIT = "gold output is the"
 
 

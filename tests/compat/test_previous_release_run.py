@@ -13,21 +13,12 @@ import pytest
 
 from judgebench import api
 from judgebench.records.manifest import SCHEMA_VERSION
+from judgebench.records.metrics import LENGTH_METRICS
 from judgebench.rundir import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_v0_1_0"
 KEY = ("judge", "metric", "condition", "subset", "filtered")
-ADDED_SINCE = {
-    "positional_mcnemar",
-    # issue 47: the length artefact
-    "length_baseline_shorter_chars",
-    "length_baseline_longer_chars",
-    "length_baseline_shorter_tokens",
-    "length_baseline_longer_tokens",
-    "accuracy_gold_shorter",
-    "accuracy_gold_longer",
-    "accuracy_over_length_baseline",
-}
+ADDED_SINCE = {"positional_mcnemar", *LENGTH_METRICS}  # LENGTH_METRICS: issue 47
 
 
 @pytest.fixture()

@@ -102,6 +102,20 @@ HUMAN_METRICS: frozenset[str] = frozenset(
 )
 
 
+# what the length artefact adds where the outputs' texts are known (analysis/length_artefact.py)
+LENGTH_METRICS: frozenset[str] = frozenset(
+    {
+        Metric.LENGTH_BASELINE_SHORTER_CHARS,
+        Metric.LENGTH_BASELINE_LONGER_CHARS,
+        Metric.LENGTH_BASELINE_SHORTER_TOKENS,
+        Metric.LENGTH_BASELINE_LONGER_TOKENS,
+        Metric.ACCURACY_GOLD_SHORTER,
+        Metric.ACCURACY_GOLD_LONGER,
+        Metric.ACCURACY_OVER_LENGTH_BASELINE,
+    }
+)
+
+
 def tie_probe_metric(outcome: str) -> str:
     """The tie-probe share of one outcome: `en`, `tie` or the target (tie_probe_zh, tie_probe_ja, ...).
 
