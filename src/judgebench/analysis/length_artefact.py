@@ -87,11 +87,16 @@ def length_units(pairs: pd.DataFrame, lengths: pd.DataFrame | None) -> pd.DataFr
     cross products the item-clustered interval of each ratio needs."""
     if lengths is None or lengths.empty or pairs.empty:
         return pd.DataFrame()
-    judged = pairs[pairs["acc_n"] == 1]
-    frame = pd.DataFrame(
-        {col: judged[col].to_numpy(dtype=object) for col in ("judge", "item_id", "condition")}
-        | {"label": judged["label"].to_numpy(dtype=float), "correct": judged["correct"].to_numpy(dtype=float)}
+    keys = ["judge", "item_id", "condition"]
+    judged = pairs.loc[pairs["acc_n"] == 1, [*keys, "label", "correct"]]
+    # per (judge, item, condition) first: a rule's credit is the same in both orders (the lengths and
+    # the label are the item's), so it is summed as credit x judgments on a table half as long
+    grouped = judged.groupby(keys, sort=False, observed=True).agg(
+        acc_n=("correct", "size"), correct=("correct", "sum"), label=("label", "first")
     )
+    frame = pd.DataFrame({k: grouped.index.get_level_values(k).to_numpy(dtype=object) for k in keys})
+    for col in ("acc_n", "correct", "label"):
+        frame[col] = grouped[col].to_numpy(dtype=float)
     frame = frame.merge(lengths[LENGTH_COLUMNS], on=["item_id", "condition"], how="inner")
     if frame.empty:
         return pd.DataFrame()
@@ -100,25 +105,15 @@ def length_units(pairs: pd.DataFrame, lengths: pd.DataFrame | None) -> pd.DataFr
     for unit in ("chars", "tokens"):
         one, two = frame[f"{unit}_1"].to_numpy(), frame[f"{unit}_2"].to_numpy()
         sides[unit] = (np.where(first, one, two), np.where(first, two, one))
-    correct = frame["correct"].to_numpy()
+    n, correct = frame["acc_n"].to_numpy(), frame["correct"].to_numpy()
     gold_t, other_t = sides["tokens"]
-    per = pd.DataFrame(
-        {
-            "judge": frame["judge"],
-            "item_id": frame["item_id"],
-            "condition": frame["condition"],
-            "acc_n": 1.0,
-            "correct": correct,
-            "sc": _credit(*sides["chars"]),
-            "st": _credit(gold_t, other_t),
-            "gs_n": (gold_t < other_t).astype(float),
-            "gl_n": (gold_t > other_t).astype(float),
-        }
-    )
-    per["lc"], per["lt"] = 1.0 - per["sc"], 1.0 - per["st"]
-    per["gs_k"], per["gl_k"] = per["gs_n"] * correct, per["gl_n"] * correct
-    units = per.groupby(["judge", "item_id", "condition"], sort=False).sum().reset_index()
-    n = units["acc_n"]
+    units = frame[keys].copy()
+    units["acc_n"], units["correct"] = n, correct
+    units["sc"], units["st"] = _credit(*sides["chars"]) * n, _credit(gold_t, other_t) * n
+    units["lc"], units["lt"] = n - units["sc"], n - units["st"]
+    shorter, longer = (gold_t < other_t).astype(float), (gold_t > other_t).astype(float)
+    units["gs_n"], units["gl_n"] = shorter * n, longer * n
+    units["gs_k"], units["gl_k"] = shorter * correct, longer * correct
     units["items"] = 1
     units["nn"] = n * n
     for _, col, _ in RULES:
