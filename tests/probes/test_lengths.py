@@ -7,13 +7,15 @@ import json
 from pathlib import Path
 
 from judgebench import api
+from judgebench.analysis import analyze
 from judgebench.analysis.model import ReportSettings
 from judgebench.api.report import analyze_run
 from judgebench.models.sim import load_scenario
 from judgebench.probes.lengths import CHOSEN_LONGER, REJECTED_LONGER, SIMILAR, length_category
 from judgebench.probes.registry import load_probes
-from judgebench.records import Item
+from judgebench.records import Item, Judgment
 from judgebench.report.sections import build_sections
+from judgebench.rundir import JUDGMENTS, read_jsonl
 
 
 def _item(out1: str, out2: str, label: int = 1, subset: str = "Natural", **meta: object) -> Item:
@@ -86,3 +88,37 @@ def test_a_length_biased_judge_is_more_accurate_where_the_chosen_answer_is_longe
     (section,) = [s for s in build_sections(analysis) if s.key == "probes"]
     table = next(t for t in section.tables if t.title and "length artefact" in t.title)
     assert {row[0].text for row in table.rows} == set(judges) and table.rows[0][1].text == "en->length"
+
+
+def test_a_shorter_picking_sim_judge_fails_the_baseline_through_the_pipeline(tmp_path: Path) -> None:
+    """Issue 47 through `judge` and the report: LLMBar-shaped items (the gold answer the shorter one in
+    about 72% of them). `sim:length-shorter` picks the shorter response: above chance overall, which
+    passed the chance baseline, but below it where the gold answer is the longer one, so it fails;
+    the unbiased judge is above chance on both sides."""
+    rows = []
+    for i in range(200):
+        short, long = (
+            f"It is {i}.",
+            f"It is {i}, and here is a long explanation of question {i} that says more.",
+        )
+        gold_shorter = i % 25 < 18  # 72%
+        good, bad = (short, long) if gold_shorter else (long, short)
+        one, two, label = (good, bad, 1) if i % 2 else (bad, good, 2)
+        rows.append({"id": f"Natural/{i}", "subset": "Natural", "instruction": f"Q{i}?", "output_1": one,
+                     "output_2": two, "label": label})  # fmt: skip
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = tmp_path / "run"
+    api.judge(run, api.JudgeRequest(models=["sim:length-shorter", "sim:probe-unbiased"], dataset=str(data)))
+    settings = ReportSettings(bootstrap_samples=200)
+    verdicts = {v.judge: v for v in analyze_run(run, settings).readiness}
+    shorter = verdicts["sim:length-shorter"]
+    assert shorter.baseline == "fail", shorter.reasons
+    assert "gold output is the longer one (by tokens) 0.0%" in shorter.why["baseline"]
+    overall = next(r for r in shorter.reasons if r.startswith("en strict accuracy 72.0%"))
+    assert "is above chance" in overall  # what the chance line alone read: a pass
+    judgments = list(read_jsonl(run / JUDGMENTS, Judgment))
+    chance_only = {v.judge: v for v in analyze(judgments, settings=settings).readiness}
+    assert chance_only["sim:length-shorter"].baseline == "pass"
+    honest = [r for r in verdicts["sim:probe-unbiased"].reasons if "where the gold output is the" in r]
+    assert len(honest) == 2 and all("is above chance" in r for r in honest), honest
