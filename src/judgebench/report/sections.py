@@ -377,6 +377,10 @@ def _notes(analysis: Analysis) -> Section:
             "Flip rate, gold flip rate, McNemar and position inconsistency use only pairs where both "
             "verdicts are valid. Raw-A and tie rates are over valid judgments; the invalid rate is over "
             "answered ones. Tie-probe shares are over valid probes.",
+            "Length baselines and the split by the gold output's length are over the same answered "
+            "judgments with a label as accuracy, with the lengths of the texts judged in that condition "
+            "(characters; tokens in the text's own script); a rule scores half where the outputs are "
+            "equally long, and such items are on neither side of the split.",
             "Rows named 'mean of judges' are the unweighted mean over judges "
             "(n = number of judges, no interval).",
             f"Settings: confidence {s.confidence:g}, bootstrap samples {s.bootstrap_samples:,}, seed "
