@@ -2,8 +2,10 @@
 
 Two parts (PROTOCOL §4). The baseline asks whether the judge works at all in en: a judge that always
 answers "A", always "Tie", or flips a coin is perfectly "invariant", and must not pass. The
-invariance part asks whether its verdicts survive the language switch. The verdict fails if either
-part fails and passes only if both pass on a complete run.
+invariance part asks whether its verdicts survive the language switch. Where the outputs' texts are
+known, the baseline also asks for accuracy above chance on both sides of the split by the gold
+output's length (issue 47): a judge that picks the shorter output clears chance on LLMBar overall.
+The verdict fails if either part fails and passes only if both pass on a complete run.
 
 The papers' practical advice is to test a judge before trusting it on another language. A verdict
 is only as good as its interval, so it is read from confidence bounds, never from point estimates:
