@@ -17,6 +17,7 @@ import judgebench.judgment_table as judgment_table_module
 from judgebench import jsonl_columns
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis import frame as frame_module
+from judgebench.analysis.length_artefact import Lengths, output_lengths
 from judgebench.analysis.pipeline import analyze_table, never_made
 from judgebench.errors import InputError
 from judgebench.judgment_table import cache_path, judgment_table, read_judgment_table, read_plan_table
@@ -25,6 +26,20 @@ from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
 
 SUBSETS = ("Natural", "Adversarial/Neighbor", "Adversarial/GPTInst")
 SETTINGS = ReportSettings(bootstrap_samples=200, seed=7)
+
+
+def _lengths(items_per_subset: int = 40) -> Lengths:
+    """Outputs of every item in every condition: gold shorter, longer or as long, in words or in
+    Chinese characters (zh), some conditions with no text (so no length record)."""
+    texts = []
+    for subset in SUBSETS:
+        for i in range(items_per_subset):
+            one, two = "word " * (1 + i % 5), "word " * (1 + i % 3)
+            texts += [
+                (f"{subset}/{i}", "en", one, two),
+                (f"{subset}/{i}", "zh", "好" * (i % 4), "是" * (i % 2)),
+            ]
+    return Lengths(output_lengths(texts))
 
 
 def _line(
@@ -111,6 +126,7 @@ def _record_path(judgments: Path, planned: Path) -> list[dict[str, Any]]:
         planned=keys,
         flagged_items={"Natural/3"},
         condition_order=["zh", "ls"],
+        lengths=_lengths(),
     )
     return [r.model_dump() for r in analysis.records] + [j.model_dump() for j in analysis.judges]
 
@@ -123,6 +139,7 @@ def _columnar_path(judgments: Path, planned: Path) -> list[dict[str, Any]]:
         planned=read_plan_table(planned),
         flagged_items={"Natural/3"},
         condition_order=["zh", "ls"],
+        lengths=_lengths(),
     )
     return [r.model_dump() for r in analysis.records] + [j.model_dump() for j in analysis.judges]
 
@@ -141,6 +158,12 @@ def test_every_metric_is_the_same_on_both_paths(tmp_path: Path) -> None:
     judgments, planned = _write_run(tmp_path)
     records, columns = _record_path(judgments, planned), _columnar_path(judgments, planned)
     assert len(records) > 1000
+    metrics = {r.get("metric") for r in records}
+    assert {
+        "length_baseline_shorter_tokens",
+        "accuracy_gold_longer",
+        "accuracy_over_length_baseline",
+    } <= metrics
     mismatched = [(a, b) for a, b in zip(records, columns, strict=True) if not _same(a, b)]
     assert len(records) == len(columns) and not mismatched, mismatched[:3]
 

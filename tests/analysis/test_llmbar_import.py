@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from judgebench.analysis import ReportSettings
 from judgebench.api import analyze_run, import_llmbar_results
+from judgebench.api.report import ReportRequest, report
 from judgebench.cli import (
     app,
     import_cmd,  # noqa: F401 - registers `judgebench import`
@@ -66,13 +67,21 @@ def test_published_statistics_reproduced(tmp_path: Path, evaluator: str) -> None
         assert 100 * (1 - pos.value) == pytest.approx(pct_equal, abs=1e-9)  # type: ignore[operator]
 
 
-def _fake_llmbar(root: Path) -> Path:
-    """A two-item-per-subset LLMBar tree with one published evaluator, Natural holding a null winner."""
+def _fake_llmbar(root: Path, *, lengths: bool = False) -> Path:
+    """A two-item-per-subset LLMBar tree with one published evaluator, Natural holding a null winner.
+    `lengths`: output_1 short and output_2 long, so item 0's gold output (1) is the shorter one and
+    item 1's (2) the longer one."""
     for subset in LLMBAR_SUBSETS:
         folder = root / "Dataset" / "LLMBar" / subset
         folder.mkdir(parents=True)
+        one, two = ("short {i}", "a much longer answer, number {i}") if lengths else ("a{i}", "b{i}")
         items = [
-            {"input": f"{subset} q{i}", "output_1": f"a{i}", "output_2": f"b{i}", "label": 1 + i % 2}
+            {
+                "input": f"{subset} q{i}",
+                "output_1": one.format(i=i),
+                "output_2": two.format(i=i),
+                "label": 1 + i % 2,
+            }
             for i in range(2)
         ]
         (folder / "dataset.json").write_text(json.dumps(items))
@@ -180,3 +189,59 @@ def test_an_import_into_a_run_being_judged_is_refused_and_writes_nothing(tmp_pat
         assert not (run / JUDGMENTS).exists()
     summary = import_llmbar_results(run, LLMBAR, "GPT-4/Vanilla")  # the lock released: it goes ahead
     assert summary.appended == summary.judgments > 0
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_an_imported_log_gets_the_length_split_in_metrics_the_report_and_the_verdict(tmp_path: Path) -> None:
+    """The toy evaluator answers output 1 in orig and output 2 in swap (always "A"): on each subset
+    right once on item 0 (gold shorter) and once on item 1 (gold longer), but for Natural's null."""
+    root = _fake_llmbar(tmp_path / "llmbar", lengths=True)
+    run = RunDir(tmp_path / "run")
+    import_llmbar_results(run, root, "Toy/Vanilla")
+    result = report(run, ReportRequest(settings=ReportSettings(bootstrap_samples=0), html=False))
+    records = {
+        (r["metric"], r["subset"]): r
+        for r in json.loads((run.path / "metrics.json").read_text())
+        if r["judge"] == "Toy/Vanilla" and r["condition"] == "en" and not r["filtered"]
+    }
+    short, long = records[("accuracy_gold_shorter", "all")], records[("accuracy_gold_longer", "all")]
+    assert (short["k"], short["n"], long["k"], long["n"]) == (4, 8, 3, 8)
+    assert records[("length_baseline_shorter_tokens", "all")]["value"] == 0.5
+    assert records[("accuracy_gold_longer", "Natural")]["value"] == 0.0  # its swap answer was null
+    markdown = (run.path / "report.md").read_text()
+    assert "Length artefact" in markdown and "Gold longer %" in markdown
+    (verdict,) = result.analysis.readiness
+    assert any("where the gold output is the longer one (by tokens) 37.5%" in r for r in verdict.reasons)
+
+
+@pytest.mark.llmbar
+def test_llmbar_published_evaluators_against_the_length_artefact(tmp_path: Path) -> None:
+    """LLMBar's own artefact (the gold output shorter by tokens in 294 of 419 items, longer in 111)
+    and its published evaluators read against it: GPT-4 above chance on both sides, ChatGPT below
+    chance where the gold output is the shorter one (it leans to the longer output)."""
+    if not (LLMBAR / "Dataset" / "LLMBar").is_dir():
+        pytest.skip("../shared/llmbar not present")
+    run = RunDir(tmp_path / "run")
+    for evaluator in ("GPT-4/Vanilla", "ChatGPT/Vanilla"):
+        import_llmbar_results(run, LLMBAR, evaluator)
+    analysis = analyze_run(run, ReportSettings(bootstrap_samples=200))
+    recs = {(r.judge, r.metric): r for r in analysis.records if r.condition == "en" and r.subset == "all"
+            and not r.filtered}  # fmt: skip
+    rule = recs[("GPT-4/Vanilla", "length_baseline_shorter_tokens")]
+    assert rule.n == 838 and rule.value == pytest.approx(0.718, abs=5e-4)
+    assert recs[("GPT-4/Vanilla", "length_baseline_shorter_chars")].value == pytest.approx(0.728, abs=5e-4)
+    gpt4_short, gpt4_long = (
+        recs[("GPT-4/Vanilla", "accuracy_gold_shorter")],
+        recs[("GPT-4/Vanilla", "accuracy_gold_longer")],
+    )
+    assert (gpt4_short.n, gpt4_long.n) == (588, 222)
+    assert gpt4_short.value == pytest.approx(0.827, abs=5e-4) and gpt4_long.value == pytest.approx(
+        0.887, abs=5e-4
+    )
+    verdicts = {v.judge: v for v in analysis.readiness}
+    assert verdicts["GPT-4/Vanilla"].baseline == "pass"
+    chatgpt = verdicts["ChatGPT/Vanilla"]
+    assert chatgpt.baseline == "fail"
+    assert any(
+        "gold output is the shorter one" in r and "leans to the longer output" in r for r in chatgpt.reasons
+    )

@@ -24,6 +24,7 @@ from statsmodels.stats.proportion import proportion_confint
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.calibration import ece_matrices
 from judgebench.analysis.frame import Layout, condition_pairs, judgment_frame, pair_flags
+from judgebench.analysis.length_artefact import Lengths, count_tokens, output_lengths
 from judgebench.analysis.subsets import subset_groups
 from judgebench.api import analyze_run
 from judgebench.records import AuditFlag, Judgment, MetricRecord
@@ -388,3 +389,90 @@ def test_significance_follows_the_confidence_level(confidence: float, significan
     assert (extra["b"], extra["c"]) == (5, 0)
     assert rec.p == pytest.approx(0.0625)
     assert extra["significant"] is significant
+
+
+# The length artefact on the fixture: en outputs per item (output_1, output_2). Natural/0: the gold
+# (1) shorter by characters and tokens; Natural/1: the gold (2) longer by both; Neighbor/0: the gold
+# (1) shorter by characters (4 < 11) but longer by tokens (4 Chinese characters against 2 words);
+# GPTInst/0: equally long (a rule scores half). zh has texts for Natural/0 only.
+LENGTH_TEXTS = [
+    ("Natural/0", "en", "a b", "a b c d"),
+    ("Natural/1", "en", "x", "y y y"),
+    ("Adversarial/Neighbor/0", "en", "你好世界", "hello world"),
+    ("Adversarial/GPTInst/0", "en", "same", "same"),
+    ("Natural/0", "zh", "好的", "好的好的"),
+]
+# per en judgment of J (orig, swap): correct, the shorter-by-characters credit, the shorter-by-tokens
+# credit, whether the gold output is the shorter / longer by tokens
+J_EN_UNITS = {
+    "Natural/0": ((1, 1), 1.0, 1.0, True, False),
+    "Natural/1": ((1, 0), 0.0, 0.0, False, True),  # the swap order's answer is invalid: wrong
+    "Adversarial/Neighbor/0": ((0, 0), 1.0, 0.0, False, True),
+    "Adversarial/GPTInst/0": ((0, 1), 0.5, 0.5, False, False),
+}
+
+
+@pytest.fixture(scope="module")
+def length_records() -> list[MetricRecord]:
+    lengths = Lengths(output_lengths(LENGTH_TEXTS))
+    return analyze(fixture(), settings=ReportSettings(bootstrap_samples=200), lengths=lengths).records
+
+
+def test_tokens_are_counted_in_the_texts_own_script() -> None:
+    assert count_tokens("hello world") == 2
+    assert count_tokens("你好世界") == 4  # an ideograph is a token of its own
+    assert count_tokens("Hello, 世界! snake_case 3.5") == 11  # Hello , 世 界 ! snake _ case 3 . 5
+    assert count_tokens("") == 0
+
+
+@pytest.mark.parametrize(
+    ("metric", "value"),
+    [
+        ("length_baseline_shorter_chars", 5 / 8),  # (2 + 0 + 2 + 1) / 8 judgments
+        ("length_baseline_longer_chars", 3 / 8),
+        ("length_baseline_shorter_tokens", 3 / 8),  # Neighbor/0 turns: its gold is longer in tokens
+        ("length_baseline_longer_tokens", 5 / 8),
+        ("accuracy_gold_shorter", 2 / 2),  # Natural/0, both orders right
+        ("accuracy_gold_longer", 1 / 4),  # Natural/1 and Neighbor/0: one right of four
+    ],
+)
+def test_length_baselines_and_the_split_by_hand(
+    length_records: list[MetricRecord], metric: str, value: float
+) -> None:
+    rec = find(length_records, metric, "en")
+    assert rec.value == pytest.approx(value, abs=1e-12)
+    assert rec.n == {"accuracy_gold_shorter": 2, "accuracy_gold_longer": 4}.get(metric, 8)
+
+
+def test_accuracy_over_the_strongest_rule_with_its_cluster_robust_interval(
+    length_records: list[MetricRecord],
+) -> None:
+    """Strict accuracy 4/8 minus the strongest rule (shorter by characters and longer by tokens tie
+    at 5/8: the first one named wins), with the CR1 interval statsmodels gives the per-judgment
+    differences clustered by item."""
+    import statsmodels.api as sm
+
+    rec = find(length_records, "accuracy_over_length_baseline", "en")
+    assert rec.value == pytest.approx(4 / 8 - 5 / 8, abs=1e-12) and rec.n == 8
+    assert rec.length_rule == "length_baseline_shorter_chars"
+    diffs = np.array([c - credit for c_pair, credit, _, _, _ in J_EN_UNITS.values() for c in c_pair])
+    groups = np.repeat(np.arange(4), 2)
+    fit = sm.OLS(diffs, np.ones_like(diffs)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    z = sps.norm.ppf(0.975)
+    assert rec.ci_low == pytest.approx(fit.params[0] - z * fit.bse[0], abs=1e-9)
+    assert rec.ci_high == pytest.approx(fit.params[0] + z * fit.bse[0], abs=1e-9)
+    split = find(length_records, "accuracy_gold_longer", "en")
+    assert split.k == 1 and split.boot_low is not None and split.boot_high is not None
+
+
+def test_length_records_follow_the_texts_per_condition_and_subset(length_records: list[MetricRecord]) -> None:
+    # zh has texts for Natural/0 only: J's zh judgments there (tie, then right) against its lengths
+    zh = find(length_records, "length_baseline_shorter_chars", "zh")
+    assert (zh.value, zh.n) == (1.0, 2)
+    assert find(length_records, "accuracy_gold_shorter", "zh").value == 0.5
+    natural = find(length_records, "length_baseline_shorter_chars", "en", subset="Natural")
+    assert (natural.value, natural.n) == (0.5, 4)
+    mean = find(length_records, "length_baseline_shorter_chars", "en", judge="mean")
+    assert mean.value == pytest.approx(5 / 8)  # K answered the same 8 judgments
+    # without texts there is nothing to measure: no length record at all
+    assert not any(r.metric.startswith("length_baseline") for r in analyze(fixture()).records)

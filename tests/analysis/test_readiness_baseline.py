@@ -3,10 +3,14 @@ when it is perfectly invariant; and an incomplete run gives no pass. Each plante
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from judgebench.analysis import ReadinessVerdict, ReportSettings, analyze
+from judgebench.analysis.length_artefact import Lengths, output_lengths
+from judgebench.data import load_dataset
 from judgebench.records import CallKey, Judgment
 from tests.analysis.builders import pair
 
@@ -119,3 +123,111 @@ def test_a_complete_plan_keeps_the_pass() -> None:
     judgments = _judge("good", good)
     planned = {CallKey(*j.call_key()) for j in judgments}
     assert analyze(judgments, settings=FAST, planned=planned).readiness[0].status == "pass"
+
+
+# --- the length artefact (issue 47): accuracy is read against the strongest length rule -----------
+# LLMBar-shaped items: the gold output is the shorter one in 44% of Natural items and 82% of the
+# adversarial ones (72% overall, as on LLMBar itself), in characters and in words.
+LLMBAR_SHAPE = {
+    "Natural": (100, 0.44),
+    "Adversarial/Neighbor": (134, 0.88),
+    "Adversarial/GPTInst": (92, 0.87),
+}
+
+
+def _llmbar_shaped(seed: int = 3) -> tuple[list[tuple[str, int, str, str]], Lengths]:
+    """(item, label, output_1, output_2) and the lengths of its outputs in en and zh (the same shape)."""
+    rng = np.random.default_rng(seed)
+    items, texts = [], []
+    for subset, (count, gold_shorter) in LLMBAR_SHAPE.items():
+        for i in range(count):
+            label = 1 + int(rng.integers(2))
+            short, long = "word " * int(rng.integers(5, 40)), "word " * int(rng.integers(60, 120))
+            gold, other = (short, long) if rng.random() < gold_shorter else (long, short)
+            one, two = (gold, other) if label == 1 else (other, gold)
+            items.append((f"{subset}/{i}", label, one, two))
+            texts += [(f"{subset}/{i}", cond, one, two) for cond in CONDITIONS]
+    return items, Lengths(output_lengths(texts))
+
+
+def _judged(name: str, items: list[tuple[str, int, str, str]], pick: object) -> list[Judgment]:
+    """`pick(label, output_1, output_2)` gives the output (1 or 2) the judge prefers, in both orders
+    and every condition: position-consistent and invariant by construction."""
+    out = []
+    for item, label, one, two in items:
+        choice = str(pick(label, one, two))  # type: ignore[operator]
+        out += [
+            pair(name, item, cond, order, choice, label) for cond in CONDITIONS for order in ("orig", "swap")
+        ]
+    return out
+
+
+def pick_shorter(label: int, one: str, two: str) -> int:
+    return 1 if len(one) <= len(two) else 2
+
+
+def honest(label: int, one: str, two: str) -> int:
+    """Right on 85% of items whatever their lengths (a fixed pseudo-random set of misses)."""
+    return label if (len(one) * 7 + len(two) * 13) % 100 < 85 else 3 - label
+
+
+def test_a_shorter_picking_judge_passes_against_chance_but_fails_on_the_split() -> None:
+    items, lengths = _llmbar_shaped()
+    judgments = _judged("shorter", items, pick_shorter)
+    without = _verdict(judgments)  # no texts: accuracy against chance only, as before issue 47
+    assert (without.baseline, without.status) == ("pass", "pass")
+    assert any("is above chance" in r and "split by length was not read" in r for r in without.reasons)
+    verdict = _verdict(judgments, lengths=lengths)
+    assert verdict.invariance == "pass"  # length does not change under translation
+    assert verdict.baseline == "fail" and verdict.status == "fail"
+    reason = verdict.why["baseline"]
+    assert reason.startswith("en strict accuracy where the gold output is the longer one (by tokens) 0.0%")
+    assert "is not above chance 50.0%: the judge leans to the shorter output" in reason, reason
+    overall = next(r for r in verdict.reasons if r.startswith("en strict accuracy 7"))
+    assert "is above chance" in overall  # overall it clears chance: the split is what fails it
+
+
+def test_an_honest_judge_still_passes_on_both_sides_of_the_split() -> None:
+    items, lengths = _llmbar_shaped()
+    verdict = _verdict(_judged("honest", items, honest), lengths=lengths)
+    assert (verdict.baseline, verdict.status) == ("pass", "pass"), verdict.reasons
+    sides = [r for r in verdict.reasons if "where the gold output is the" in r]
+    assert len(sides) == 2 and all("is above chance" in r for r in sides), sides
+
+
+def test_data_with_no_item_on_one_side_cannot_tell_the_judge_from_the_rule() -> None:
+    """Every gold output the shorter one: a judge and "pick the shorter" are indistinguishable, so
+    the baseline is inconclusive and says more of the same items cannot help."""
+    items, _ = _llmbar_shaped()
+    short_gold = [
+        (item, label, one, two) for item, label, one, two in items if _gold_shorter(label, one, two)
+    ]
+    texts = [(item, cond, one, two) for item, _, one, two in short_gold for cond in CONDITIONS]
+    verdict = _verdict(_judged("honest", short_gold, honest), lengths=Lengths(output_lengths(texts)))
+    assert verdict.baseline == "inconclusive" and verdict.status == "inconclusive", verdict.reasons
+    assert "no en item whose gold output is the longer one" in verdict.why["baseline"]
+
+
+def _gold_shorter(label: int, one: str, two: str) -> bool:
+    gold, other = (one, two) if label == 1 else (two, one)
+    return len(gold) < len(other)
+
+
+@pytest.mark.llmbar
+def test_on_llmbar_the_shorter_picking_judge_fails_and_an_honest_one_passes(llmbar_dir: Path) -> None:
+    """The real LLMBar (419 items): picking the shorter output scores about 0.72 and passed the
+    chance baseline; on the items whose gold output is the longer one it is near 0, and fails. A
+    judge right on 85% of items whatever their lengths passes."""
+    dataset = load_dataset("llmbar", data_dir=str(llmbar_dir))
+    items = [(i.id, int(i.label or 1), i.output_1, i.output_2) for i in dataset.items]
+    assert len(items) == 419
+    lengths = Lengths(
+        output_lengths([(item, c, one, two) for item, _, one, two in items for c in CONDITIONS])
+    )
+    shorter = _judged("shorter", items, pick_shorter)
+    assert _verdict(shorter).baseline == "pass"  # what the chance line alone said
+    verdict = _verdict(shorter, lengths=lengths)
+    assert verdict.baseline == "fail" and verdict.invariance == "pass", verdict.reasons
+    assert "gold output is the longer one" in verdict.why["baseline"]
+    honest_verdict = _verdict(_judged("honest", items, honest), lengths=lengths)
+    assert honest_verdict.baseline == "pass", honest_verdict.reasons

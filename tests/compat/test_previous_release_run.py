@@ -13,11 +13,12 @@ import pytest
 
 from judgebench import api
 from judgebench.records.manifest import SCHEMA_VERSION
+from judgebench.records.metrics import LENGTH_METRICS
 from judgebench.rundir import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_v0_1_0"
 KEY = ("judge", "metric", "condition", "subset", "filtered")
-ADDED_SINCE = {"positional_mcnemar", "longer_win_rate"}
+ADDED_SINCE = {"positional_mcnemar", "longer_win_rate", *LENGTH_METRICS}  # LENGTH_METRICS: issue 47
 
 
 @pytest.fixture()

@@ -13,6 +13,7 @@ import pytest
 from rich.console import Console
 
 from judgebench.analysis import Analysis, analyze
+from judgebench.analysis.length_artefact import Lengths, output_lengths
 from judgebench.cli.render_report import print_sections
 from judgebench.records import MetricRecord
 from judgebench.records.conditions import ProbeOrigin
@@ -20,7 +21,7 @@ from judgebench.report import build_sections, write_report
 from judgebench.report.plots import PLOT_TITLES
 from judgebench.report.rows import metrics_json
 from judgebench.rundir import RunDir
-from tests.report.conftest import SETTINGS, make_judgments
+from tests.report.conftest import SETTINGS, SUBSETS, make_judgments
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -36,8 +37,28 @@ def full_analysis(flagged: list[str]) -> Analysis:
     conditions = ("en", "zh", "ls", "length", "zh+length")
     probes = {"length": ProbeOrigin("length", "en"), "zh+length": ProbeOrigin("length", "zh")}
     return analyze(
-        make_judgments(conditions=conditions), flagged_items=flagged, settings=SETTINGS, probes=probes
+        make_judgments(conditions=conditions),
+        flagged_items=flagged,
+        settings=SETTINGS,
+        probes=probes,
+        lengths=_lengths(conditions),
     )
+
+
+def _lengths(conditions: tuple[str, ...]) -> Lengths:
+    """Outputs of every item in every condition (so the length section has data): words in en and
+    ls, Chinese characters in zh; the length probes pad the rejected output."""
+    texts = []
+    for subset in SUBSETS:
+        for i in range(8):
+            label = 1 + (i % 2)
+            for cond in conditions:
+                unit = "好" if cond.startswith("zh") else "word "
+                one, two = unit * (3 + i), unit * (2 + (3 * i) % 7)
+                if cond.endswith("length"):
+                    one, two = (one, two + " pad" * 20) if label == 1 else (one + " pad" * 20, two)
+                texts.append((f"{subset}/{i}", cond, one, two))
+    return Lengths(output_lengths(texts))
 
 
 @pytest.fixture(scope="module")
@@ -323,3 +344,31 @@ def test_metrics_json_is_the_indented_dump_byte_for_byte(written: tuple[Path, st
     for case in (rows, odd, []):
         assert metrics_json(case) == json.dumps(case, ensure_ascii=False, indent=2) + "\n"
     assert len(rows) > 100
+
+
+def test_the_length_artefact_in_every_format(written: tuple[Path, str], full_analysis: Analysis) -> None:
+    """The length baselines and the split (issue 47): in metrics.json, report.md, report.html and the
+    terminal; per subset in the files; the length probe beside the data's own artefact."""
+    run, terminal = written
+    rows = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    margin = [r for r in rows if r["metric"] == "accuracy_over_length_baseline" and r["judge"] != "mean"]
+    assert margin and all(r["length_rule"].startswith("length_baseline_") for r in margin)
+    split = next(
+        r for r in full_analysis.records
+        if r.metric == "accuracy_gold_longer" and r.condition == "en" and r.subset == "all" and not r.filtered
+        and r.judge != "mean"
+    )  # fmt: skip
+    md = (run / "report.md").read_text(encoding="utf-8")
+    html = (run / "report.html").read_text(encoding="utf-8")
+    for text in ("Length artefact", "Gold longer %", "Shorter (tokens) %", "Per subset"):
+        assert text in md and text in html, text
+    assert f"{100 * split.value:.1f} [{100 * split.ci_low:.1f}, {100 * split.ci_high:.1f}]" in md
+    assert "The length probe beside the data's own length artefact" in md
+    assert "Length artefact" in terminal and "Gold shorter %" in terminal
+    assert "Adversarial/Neighbor" in md.split("## Length artefact")[1].split("\n## ")[0]  # per subset rows
+
+
+def test_without_texts_there_is_no_length_section(en_only_analysis: Analysis) -> None:
+    assert "length" not in _sections(en_only_analysis)
+    verdict = en_only_analysis.readiness[0]
+    assert any("split by length was not read" in r for r in verdict.reasons)

@@ -24,6 +24,7 @@ import pandas as pd
 from judgebench.analysis.bootstrap import FloatArray, Resampler, exact_in_float32, percentile_interval, ratios
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.frame import Layout, UnitTables, index_positions
+from judgebench.analysis.length_artefact import RULES, SPLITS
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.small_n import tango_paired, union, wilson_items
 from judgebench.records import Metric
@@ -63,6 +64,8 @@ def _pieces(units: UnitTables) -> list[Piece]:
         (units.increase, Metric.POSITION_INCONSISTENCY_INCREASE, ("inc_c", "inc_en"), "paired"),
         (units.judge_flips, Metric.FLIP_RATE_DIFF, ("hit1", "hit2"), "common"),
         (units.judge_position, Metric.POSITION_INCONSISTENCY_DIFF, ("hit1", "hit2"), "common"),
+        *[(units.lengths, metric, col, "acc_n") for metric, col, _ in RULES],
+        *[(units.lengths, metric, k, m) for metric, k, m, _ in SPLITS],
     ]
 
 

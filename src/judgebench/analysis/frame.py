@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -223,7 +223,9 @@ class UnitTables:
 
     pairs: one row per pair judgment (`pair_flags`); flips: per (judge, item, order, condition pair);
     position: per (judge, item, condition); increase: per (judge, item, en->c); judge_flips and
-    judge_position: the same units compared between two judges (judge `J1 vs J2`).
+    judge_position: the same units compared between two judges (judge `J1 vs J2`); lengths: per
+    (judge, item, condition) the length rules' credits (`length_artefact.length_units`; empty when
+    the outputs' texts are not known).
     """
 
     pairs: pd.DataFrame
@@ -232,6 +234,7 @@ class UnitTables:
     increase: pd.DataFrame
     judge_flips: pd.DataFrame
     judge_position: pd.DataFrame
+    lengths: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def concat_labelled(parts: Sequence[tuple[pd.DataFrame, str]], column: str) -> pd.DataFrame:

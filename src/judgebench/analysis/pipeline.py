@@ -39,6 +39,7 @@ from judgebench.analysis.frame import (
     pair_flags,
 )
 from judgebench.analysis.leaderboard import Weights, leaderboard_records
+from judgebench.analysis.length_artefact import Lengths, length_records, length_units
 from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReportSettings
 from judgebench.analysis.position import (
     direction_records,
@@ -63,6 +64,7 @@ def _unit_tables(
     conditions: Sequence[str],
     judges: Sequence[str],
     probes: Mapping[str, ProbeOrigin] | None = None,
+    lengths: pd.DataFrame | None = None,
 ) -> UnitTables:
     p = pair_flags(df)
     present = set(p["condition"].unique().tolist())
@@ -76,6 +78,7 @@ def _unit_tables(
         increase=position_increase_rows(pos, conditions),
         judge_flips=judge_pair_rows(flips, ["item_id", "order", "condition"], "both", "flip", judges),
         judge_position=judge_pair_rows(pos, ["item_id", "condition"], "pboth", "incon", judges),
+        lengths=length_units(p, lengths),
     )
 
 
@@ -101,6 +104,7 @@ def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidenc
         position_records(layout, units.position, units.increase, confidence),
         tie_probe_records(layout, df, confidence),
         judge_comparison_records(layout, units.judge_flips, units.judge_position, confidence),
+        length_records(layout, units.lengths, confidence),
     ]
     parts = [x for x in parts if not x.empty]
     if not parts:
@@ -192,7 +196,7 @@ def analyze(
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
     probes: Mapping[str, ProbeOrigin] | None = None,
-    length_categories: Mapping[str, str] | None = None,
+    lengths: Lengths | None = None,
 ) -> Analysis:
     """All metric records, readiness verdicts and call accounting of a set of judgments.
 
@@ -214,7 +218,7 @@ def analyze(
         planned=planned,
         leaderboard=leaderboard,
         probes=probes,
-        length_categories=length_categories,
+        lengths=lengths,
     )
 
 
@@ -227,7 +231,7 @@ def analyze_table(
     planned: PlanKeys | None = None,
     leaderboard: Weights | None = None,
     probes: Mapping[str, ProbeOrigin] | None = None,
-    length_categories: Mapping[str, str] | None = None,
+    lengths: Lengths | None = None,
 ) -> Analysis:
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
@@ -239,7 +243,8 @@ def analyze_table(
     conditions = ordered_conditions(df, order)
     judges = unique(df["judge"].tolist())
 
-    units = _unit_tables(df, conditions, judges, probes)
+    lengths = lengths or Lengths()
+    units = _unit_tables(df, conditions, judges, probes, lengths.outputs)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bootstrap") as beside:
         boot = start_bootstrap(layout, units, settings, beside)  # resampled while the records are made
         table = _record_table(layout, df, units, settings.confidence)
@@ -266,5 +271,5 @@ def analyze_table(
         settings=settings,
         probes=dict(probes or {}),
         probe_rows=probe_rows(records, probes or {}, settings),
-        length_rows=length_rows(df, length_categories or {}, settings.confidence),
+        length_rows=length_rows(df, lengths.categories, settings.confidence),
     )

@@ -2,8 +2,10 @@
 
 Two parts (PROTOCOL §4). The baseline asks whether the judge works at all in en: a judge that always
 answers "A", always "Tie", or flips a coin is perfectly "invariant", and must not pass. The
-invariance part asks whether its verdicts survive the language switch. The verdict fails if either
-part fails and passes only if both pass on a complete run.
+invariance part asks whether its verdicts survive the language switch. Where the outputs' texts are
+known, the baseline also asks for accuracy above chance on both sides of the split by the gold
+output's length (issue 47): a judge that picks the shorter output clears chance on LLMBar overall.
+The verdict fails if either part fails and passes only if both pass on a complete run.
 
 The papers' practical advice is to test a judge before trusting it on another language. A verdict
 is only as good as its interval, so it is read from confidence bounds, never from point estimates:
@@ -42,6 +44,8 @@ WANTED = (
     Metric.TIE_RATE,
     Metric.INVALID_RATE,
     Metric.MISSING_RATE,
+    Metric.ACCURACY_GOLD_SHORTER,
+    Metric.ACCURACY_GOLD_LONGER,
 )
 
 
@@ -135,7 +139,8 @@ def _no_answers(judge: str, condition: str, table: Table) -> str:
 
 
 def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
-    """PROTOCOL §4, baseline (en): accuracy above chance, position inconsistency within its limit,
+    """PROTOCOL §4, baseline (en): accuracy above chance, and on both sides of the split by the gold
+    output's length where the texts are known (issue 47), position inconsistency within its limit,
     no degenerate answering (one raw answer in >= max_answer_share of valid judgments, or an invalid
     rate above max_invalid_rate)."""
     part = _Part()
@@ -150,13 +155,16 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
         low, high, method = _bounds(acc)
         fail = high is not None and high <= settings.chance
         ok = low is not None and low > settings.chance
+        known = any(table.get((judge, SOURCE, metric)) is not None for metric, _, _ in SIDES)
+        note = "" if known else " (the outputs' texts were not available: the split by length was not read)"
         part.check(
             f"en strict accuracy {_pct(acc.value)} ({level} {method} interval {_pct(low)}-{_pct(high)}, "
             f"n = {acc.n}) is {_word(fail, ok, above='not above', within='above')} chance "
-            f"{_pct(settings.chance)}",
+            f"{_pct(settings.chance)}{note}",
             fail=fail,
             ok=ok,
         )
+    _length_splits(part, judge, table, settings)
     pos = table.get((judge, SOURCE, Metric.POSITION_INCONSISTENCY))
     if pos is None or pos.value is None or pos.ci_low is None or pos.ci_high is None:
         part.unknown("en position inconsistency unknown (no item valid in both orders)")
@@ -175,6 +183,52 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
     for reason in _degenerate(judge, table, settings):
         part.check(reason, fail=True, ok=False)
     return part
+
+
+SIDES = (
+    (Metric.ACCURACY_GOLD_SHORTER, "shorter", "longer"),
+    (Metric.ACCURACY_GOLD_LONGER, "longer", "shorter"),
+)
+
+
+def _wider(rec: MetricRecord) -> tuple[float | None, float | None]:
+    """The wider of the record's interval (Wilson over items) and its item-clustered bootstrap."""
+    lows = [x for x in (rec.ci_low, rec.boot_low) if x is not None]
+    highs = [x for x in (rec.ci_high, rec.boot_high) if x is not None]
+    return (min(lows) if lows else None), (max(highs) if highs else None)
+
+
+def _length_splits(part: _Part, judge: str, table: Table, settings: ReportSettings) -> None:
+    """Above chance on both sides of the length split (issue 47): a judge that picks the shorter (or
+    the longer) output scores well where the gold output is that one and near 0 on the other side,
+    so its overall accuracy can clear chance on data with a length artefact (LLMBar: the gold output
+    is the shorter in 7 items of 10); its accuracy on the other side cannot."""
+    level = f"{100.0 * settings.confidence:g}%"
+    recs = {metric: table.get((judge, SOURCE, metric)) for metric, _, _ in SIDES}
+    if all(rec is None for rec in recs.values()):
+        return
+    for metric, side, other in SIDES:
+        rec = recs[metric]
+        if rec is None or rec.value is None:
+            part.unknown(
+                f"no en item whose gold output is the {side} one (by tokens): this data cannot tell the "
+                f"judge from the rule 'pick the {other} output'; more items of the same kind cannot help"
+            )
+            continue
+        low, high = _wider(rec)
+        fail = high is not None and high <= settings.chance
+        ok = low is not None and low > settings.chance
+        line = f"chance {_pct(settings.chance)}" + (
+            f": the judge leans to the {other} output" if fail else ""
+        )
+        part.check(
+            f"en strict accuracy where the gold output is the {side} one (by tokens) {_pct(rec.value)} "
+            f"({level} interval {_pct(low)}-{_pct(high)}, the wider of Wilson over items and the "
+            f"item-clustered bootstrap; n = {rec.n} judgments) is "
+            f"{_word(fail, ok, above='not above', within='above')} {line}",
+            fail=fail,
+            ok=ok,
+        )
 
 
 def _degenerate(judge: str, table: Table, settings: ReportSettings) -> list[str]:

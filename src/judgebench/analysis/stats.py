@@ -197,7 +197,11 @@ def ece(confidence: npt.ArrayLike, outcome: npt.ArrayLike, bins: int = 10) -> fl
 
 
 def clustered_ratio(
-    sums: Sequence[npt.ArrayLike], clusters: npt.ArrayLike, confidence: float = 0.95, null: float = 0.5
+    sums: Sequence[npt.ArrayLike],
+    clusters: npt.ArrayLike,
+    confidence: float = 0.95,
+    null: float = 0.5,
+    bounds: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Cluster-robust interval and Wald test for a ratio R = sum(a) / sum(v) over clusters (items).
 
@@ -206,7 +210,8 @@ def clustered_ratio(
     intercept-only regression of the per-judgment indicator with item clusters, exactly as
     statsmodels' `OLS(...).fit(cov_type="cluster")` computes it: G / (G - 1) * sum_i (a_i - R v_i)^2
     / (sum v)^2; p is the two-sided normal test of R = `null` with that standard error (a zero error
-    gives p = 1 at the null and 0 away from it). NaN where G < 2 or sum(v) == 0."""
+    gives p = 1 at the null and 0 away from it). NaN where G < 2 or sum(v) == 0. The interval is
+    clipped to `bounds` (a share's [0, 1]; a difference of shares lies in [-1, 1])."""
     from scipy import stats as sps
 
     a, v, aa, av, vv = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in sums)
@@ -219,8 +224,8 @@ def clustered_ratio(
         se = np.sqrt(factor * meat) / v
         z = np.abs(ratio - null) / se
     crit = float(sps.norm.ppf(0.5 + confidence / 2.0))
-    low = np.where(ok, np.clip(ratio - crit * se, 0.0, 1.0), np.nan)
-    high = np.where(ok, np.clip(ratio + crit * se, 0.0, 1.0), np.nan)
+    low = np.where(ok, np.clip(ratio - crit * se, *bounds), np.nan)
+    high = np.where(ok, np.clip(ratio + crit * se, *bounds), np.nan)
     at_null = np.isclose(ratio, null)
     p = np.where(se > 0, 2.0 * sps.norm.sf(z), np.where(at_null, 1.0, 0.0))
     return low, high, np.where(ok, p, np.nan)

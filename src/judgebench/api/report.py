@@ -12,7 +12,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.analysis import Analysis, ReportSettings, settled
+from judgebench.analysis.length_artefact import Lengths, output_lengths
 from judgebench.analysis.length_preference import longer_sides, longer_win_records
+from judgebench.analysis.model import SOURCE
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.analysis.self_preference import self_preference
 from judgebench.analysis.stats import preload as preload_statistics
@@ -73,6 +75,9 @@ class _RunInputs(BaseModel):
     # the run's items as its manifest recorded them, loaded once for self-preference, the length
     # categories, the human section and the explorer's en texts ([] when they cannot be read)
     items: list[Item] = Field(default_factory=list)
+    # per (item, condition) the characters and tokens of the two outputs judged there (the length
+    # baselines, analysis/length_artefact.py); None when no texts could be read
+    lengths: pd.DataFrame | None = None
 
 
 LENGTH_PROBE = "length"
@@ -91,13 +96,14 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     judged = manifest.stages.judge
     probes = {c: ProbeOrigin(p.probe, p.base) for c, p in judged.probes.items()} if judged else {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-inputs") as beside:
-        items_read = beside.submit(_run_items, run)
+        items_read = beside.submit(_items_and_lengths, run)
         beside.submit(preload_statistics)  # then the analysis's scipy and statsmodels (about 1 s)
         table = read_judgment_table(path)
         planned = read_plan_table(run.file(PLAN))
         audit = list(read_jsonl(run.file(AUDIT), AuditFlag))
-        items = items_read.result()
+        items, lengths = items_read.result()
     return _RunInputs(
+        lengths=lengths,
         probes=probes,
         items=items,
         length_categories=_length_categories(items, probes),
@@ -120,7 +126,7 @@ def _analyze(run: RunDir, inputs: _RunInputs, settings: ReportSettings | None) -
         planned=inputs.planned,
         leaderboard=leaderboard_weights(inputs.dataset_spec),
         probes=inputs.probes,
-        length_categories=inputs.length_categories,
+        lengths=Lengths(inputs.lengths, inputs.length_categories),
     )
     added = longer_win_records(frame, longer_sides(inputs.items), confidence=analysis.settings.confidence)
     return analysis.model_copy(
@@ -223,6 +229,17 @@ def _run_items(run: RunDir) -> list[Item]:
     except (JudgebenchError, OSError):
         return []
     return dataset.items
+
+
+def _items_and_lengths(run: RunDir) -> tuple[list[Item], pd.DataFrame | None]:
+    """The run's items, and the lengths of the outputs judged in each condition: en from the items,
+    every other condition (a language, a probe) from its last variant in variants.jsonl."""
+    items = _run_items(run)
+    texts = [(item.id, SOURCE, item.output_1, item.output_2) for item in items]
+    if run.file(VARIANTS).exists():
+        latest = run.variants().latest().values()
+        texts += [(v.item_id, v.condition, v.output_1, v.output_2) for v in latest if v.condition != SOURCE]
+    return items, (output_lengths(texts) if texts else None)
 
 
 def _length_categories(items: list[Item], probes: Mapping[str, ProbeOrigin]) -> dict[str, str]:

@@ -15,7 +15,7 @@ import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -67,6 +67,9 @@ class SimScenario(BaseModel):
     # exactly one of the two is. Applied in that order to the verdict; a later pull wins.
     length_bias: Share = 0.0
     length_ratio: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] = 1.5
+    # which response the length bias pulls towards: the longer (the probe's bias) or the shorter (a
+    # judge riding a benchmark whose gold answers are mostly the shorter ones, issue 47)
+    length_prefers: Literal["longer", "shorter"] = "longer"
     template_flip: Share = 0.0
     home_template: str = "judge-default-v1"
     markdown_bias: Share = 0.0
@@ -197,6 +200,8 @@ def probe_pull(
         letter = "B" if letter == "A" else "A"
     if shown is not None and s.length_bias > 0.0:
         chars_a, chars_b = len(shown[0]), len(shown[1])
+        if s.length_prefers == "shorter":  # the rule below then picks the shorter response
+            chars_a, chars_b = chars_b, chars_a
         longer = "A" if chars_a >= s.length_ratio * max(chars_b, 1) else None
         longer = "B" if chars_b >= s.length_ratio * max(chars_a, 1) else longer
         letter = _pick(letter, longer, uniform(seed, item, order, "length"), s.length_bias)

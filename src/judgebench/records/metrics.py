@@ -45,6 +45,18 @@ class Metric(StrEnum):
     POSITION_INCONSISTENCY_INCREASE = "position_inconsistency_increase"
     # position-bias direction, per condition: items where "A" won in both orders against "B" in both
     POSITIONAL_MCNEMAR = "positional_mcnemar"
+    # the length artefact (analysis/length_artefact.py), per condition, on the judge's answered
+    # labelled judgments: the accuracy of a rule that picks the shorter (longer) output by characters
+    # or by tokens of the condition's language (equal lengths: half, a coin); the judge's strict
+    # accuracy where the gold output is the shorter (longer) one by tokens; and its strict accuracy
+    # minus the strongest of the four rules (`length_rule` names it), read by the readiness baseline
+    LENGTH_BASELINE_SHORTER_CHARS = "length_baseline_shorter_chars"
+    LENGTH_BASELINE_LONGER_CHARS = "length_baseline_longer_chars"
+    LENGTH_BASELINE_SHORTER_TOKENS = "length_baseline_shorter_tokens"
+    LENGTH_BASELINE_LONGER_TOKENS = "length_baseline_longer_tokens"
+    ACCURACY_GOLD_SHORTER = "accuracy_gold_shorter"
+    ACCURACY_GOLD_LONGER = "accuracy_gold_longer"
+    ACCURACY_OVER_LENGTH_BASELINE = "accuracy_over_length_baseline"
     # tie-probes, per target condition; the share of outcome X is `tie_probe_X` (`tie_probe_metric`)
     TIE_PROBE_EN = "tie_probe_en"
     TIE_PROBE_ZH = "tie_probe_zh"
@@ -92,6 +104,20 @@ HUMAN_METRICS: frozenset[str] = frozenset(
         Metric.CLASSICAL_WIN_RATE,
         Metric.PPI_ACCURACY,
         Metric.CLASSICAL_ACCURACY,
+    }
+)
+
+
+# what the length artefact adds where the outputs' texts are known (analysis/length_artefact.py)
+LENGTH_METRICS: frozenset[str] = frozenset(
+    {
+        Metric.LENGTH_BASELINE_SHORTER_CHARS,
+        Metric.LENGTH_BASELINE_LONGER_CHARS,
+        Metric.LENGTH_BASELINE_SHORTER_TOKENS,
+        Metric.LENGTH_BASELINE_LONGER_TOKENS,
+        Metric.ACCURACY_GOLD_SHORTER,
+        Metric.ACCURACY_GOLD_LONGER,
+        Metric.ACCURACY_OVER_LENGTH_BASELINE,
     }
 )
 
@@ -179,6 +205,8 @@ class MetricRecord(BaseModel):
     ci_low_clustered: float | None = None
     ci_high_clustered: float | None = None
     p_clustered: float | None = None
+    # accuracy_over_length_baseline: the length rule it is measured against (a length_baseline_* name)
+    length_rule: str | None = None
     # rewardbench_score*: whose subset weights were used (`rewardbench` or `m-rewardbench`), and how
     # many of the category's subsets (of `weighted_of`) had judged items
     weights: str | None = None

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from judgebench.analysis.model import Analysis, ProbeRow
 from judgebench.palette import judge_colors
-from judgebench.report.cells import count, judge_cell, pct, pct_ci, pvalue
+from judgebench.records import Metric
+from judgebench.report.cells import count, judge_cell, pct, pct_ci, pvalue, value_cell
+from judgebench.report.index import MetricIndex
 from judgebench.report.model import DASH, Cell, Section, Table
 from judgebench.report.plots import (
     LIMIT_RED,
@@ -103,7 +105,57 @@ def probe_section(analysis: Analysis) -> Section | None:
     )
     if analysis.length_rows:
         section.tables.append(_length_table(analysis))
+    artefact = _artefact_table(analysis)
+    if artefact is not None:
+        section.tables.append(artefact)
     return section
+
+
+LENGTH_PROBE = "length"
+
+
+def _artefact_table(analysis: Analysis) -> Table | None:
+    """The length probe's flip rate beside the data's own length artefact (issue 47): how often the
+    shorter output is the gold one in the base condition and under the probe (which pads the
+    rejected output, so the gold one becomes the shorter more often), and the judge's base accuracy
+    where the gold output is the shorter / longer one. A judge that already rides the artefact in
+    the data (right where the gold is shorter, wrong where it is longer) is the one the probe moves."""
+    # one row per judge and pair (the length probe has one instance: no pooled row to tell apart)
+    rows = list({(r.judge, r.pair): r for r in analysis.probe_rows if r.probe == LENGTH_PROBE}.values())
+    index = MetricIndex(analysis.records)
+    out: list[list[Cell]] = []
+    for r in rows:
+        base_rule = index.get(r.judge, Metric.LENGTH_BASELINE_SHORTER_TOKENS, r.base)
+        if base_rule is None:
+            continue
+        probe_rule = index.get(r.judge, Metric.LENGTH_BASELINE_SHORTER_TOKENS, r.condition)
+        out.append(
+            [
+                judge_cell(r.judge),
+                Cell(r.pair),
+                value_cell(base_rule),
+                value_cell(probe_rule),
+                value_cell(index.get(r.judge, Metric.ACCURACY_GOLD_SHORTER, r.base)),
+                value_cell(index.get(r.judge, Metric.ACCURACY_GOLD_LONGER, r.base)),
+                Cell(pct_ci(r.value, r.ci_low, r.ci_high), short=pct(r.value)),
+                Cell(STATUS_TEXT[r.status], STATUS_STYLE[r.status]),  # type: ignore[arg-type]
+            ]
+        )
+    if not out:
+        return None
+    columns = ["Judge", "Pair", "Shorter wins, base %", "Shorter wins, probe %", "Gold shorter, base %",
+               "Gold longer, base %", "Flip %", "Reading"]  # fmt: skip
+    return Table(
+        columns,
+        out,
+        title="The length probe beside the data's own length artefact",
+        caption="Shorter wins: the accuracy of picking the shorter output by tokens (equal lengths half) "
+        "on the judge's judgments; gold shorter / longer: the judge's strict accuracy in the base "
+        "condition where the gold output is the shorter / longer one (the length artefact section). "
+        "Item-clustered intervals.",
+        left=2,
+        short_columns=frozenset(columns[2:7]),
+    )
 
 
 def _length_table(analysis: Analysis) -> Table:

@@ -13,6 +13,7 @@ from judgebench.records import Metric
 from judgebench.report.cells import count, judge_cell, n_cell, pct, points, value_cell
 from judgebench.report.index import MetricIndex
 from judgebench.report.leaderboard_section import leaderboard_section
+from judgebench.report.length_section import length_section
 from judgebench.report.metric_sections import (
     accuracy_section,
     answers_section,
@@ -36,6 +37,7 @@ def build_sections(analysis: Analysis, extra: Sequence[Section] = ()) -> list[Se
         _readiness(analysis),
         _judges(analysis),
         accuracy_section(index, conditions),
+        *([length] if (length := length_section(index, conditions, list(analysis.subsets))) else []),
         *([leaderboard] if leaderboard is not None else []),
         flips_section(index, conditions, analysis),
         position_section(index, conditions),
@@ -60,7 +62,9 @@ def _readiness(analysis: Analysis) -> Section:
         paragraphs=[
             f"Is the judge safe to use on another language? Two parts, each from {level} bounds. "
             f"**Baseline** (en): fail when accuracy's upper bound is at or below chance "
-            f"({pct(settings.chance)}%), when the lower bound of position inconsistency exceeds "
+            f"({pct(settings.chance)}%), or, where a length rule (pick the shorter or the longer output) "
+            "beats chance, when the upper bound of accuracy minus the strongest such rule is at or below "
+            "0 (see the length artefact section), when the lower bound of position inconsistency exceeds "
             f"{pct(settings.max_position_inconsistency)}%, or when the judge is degenerate (one raw "
             f"answer in at least {pct(settings.max_answer_share)}% of valid judgments, or more than "
             f'{pct(settings.max_invalid_rate)}% invalid answers); a judge that always answers "A" is '
@@ -378,6 +382,10 @@ def _notes(analysis: Analysis) -> Section:
             "Flip rate, gold flip rate, McNemar and position inconsistency use only pairs where both "
             "verdicts are valid. Raw-A and tie rates are over valid judgments; the invalid rate is over "
             "answered ones. Tie-probe shares are over valid probes.",
+            "Length baselines and the split by the gold output's length are over the same answered "
+            "judgments with a label as accuracy, with the lengths of the texts judged in that condition "
+            "(characters; tokens in the text's own script); a rule scores half where the outputs are "
+            "equally long, and such items are on neither side of the split.",
             "Rows named 'mean of judges' are the unweighted mean over judges "
             "(n = number of judges, no interval).",
             f"Settings: confidence {s.confidence:g}, bootstrap samples {s.bootstrap_samples:,}, seed "
