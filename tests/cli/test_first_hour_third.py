@@ -239,3 +239,36 @@ def test_6_run_dry_run_times_bbe_and_report_too(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr("os.getloadavg", lambda: (5.0, 5.0, 5.0))
     code, out = invoke("run", "--run", str(tmp_path / "r"), "--model", "sim:unbiased", "--dry-run")
     assert "bbe 8s, report 15s" in out  # x2.7: (5 + 1) / 2 cores against (1.2 + 1) / 2 measured
+
+
+# 3 --------------------------------------------------------------------------------------------------
+
+
+def test_3_the_embedded_translator_is_timed_by_the_tokens_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--translator local --limit 2` said "about 30s" (15 s a call, assumed) and took 11m30s: a
+    translation's reply is as long as its source. Now the measured seconds per output token time it,
+    so longer items take longer, and the line names the measurement."""
+    monkeypatch.setattr("os.getloadavg", lambda: (2.6, 2.6, 2.6))
+    code, short = invoke("translate", "--run", str(tmp_path / "s"), "--dataset", "sample",
+                         "--translator", "local", "--limit", "2", "--dry-run")
+    assert code == 0, short
+    assert "0.19 s per output token" in short
+    told = re.search(r"expected time: about (\S+) \(translate", short)
+    assert told is not None and told[1] == "37s"  # 196 output tokens x 0.19 s
+    long_items = tmp_path / "long.jsonl"
+    text = "A long answer with many words in it. " * 40
+    long_items.write_text(
+        "\n".join(
+            f'{{"id": "q{i}", "instruction": "Explain {i}.", "output_1": "{text}", "output_2": "{text}x", '
+            f'"label": 1}}'
+            for i in range(2)
+        )
+        + "\n"
+    )
+    code, out = invoke("translate", "--run", str(tmp_path / "l"), "--dataset", str(long_items),
+                       "--translator", "local", "--dry-run")
+    assert code == 0, out
+    longer = re.search(r"expected time: about (\S+) \(translate", out)
+    assert longer is not None and "m" in longer[1]  # minutes, not seconds

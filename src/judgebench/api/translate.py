@@ -15,7 +15,7 @@ from judgebench.api.options import CallOptions, require_keys
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
-from judgebench.costing.estimate import Estimate, estimate_translation
+from judgebench.costing.estimate import Estimate, estimate_translation, translation_output_tokens
 from judgebench.costing.spending import arm_budget, refuse_batch, seed_budget
 from judgebench.data import Dataset
 from judgebench.errors import ConfigError
@@ -175,7 +175,9 @@ async def _translate_live_or_batch(
             return await _translate_by_batch(run, items, chosen, client, settings=request.settings, mode=mode)
         todo = _untranslated(run, items, chosen)
         calls = sum(len(planned_messages(item, chosen, request.settings)) for item in todo)
-        took = [expected(client.name, client.spec, client.settings, calls, "translate")]
+        replies = translation_output_tokens(todo, chosen, client.spec)
+        settings = client.settings
+        took = [expected(client.name, client.spec, settings, calls, "translate", output_tokens=replies)]
         ahead = (stage_time(took), announce(took, f"translate {client.name}"))
         what = f"translate {client.name}"
         with ProgressReporter(len(todo), what, enabled=progress, expected=ahead) as bar:

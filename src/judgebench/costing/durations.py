@@ -32,7 +32,9 @@ class MeasuredRate(BaseModel):
 
     judge: str
     stage: str = "judge"
-    seconds_per_call: float = Field(gt=0)
+    seconds_per_call: float = Field(ge=0)
+    # a call whose reply is long (a translation): seconds per output token on top of the call's
+    seconds_per_output_token: float = Field(default=0.0, ge=0)
     cores: int = Field(ge=1)
     load: float = Field(ge=0)  # the 1-minute load average while it was measured
     measured: str = ""
@@ -98,21 +100,29 @@ def _here() -> tuple[int, float]:
     return os.cpu_count() or 1, load
 
 
-def seconds_per_call(model: str, spec: ModelSpec, stage: str) -> tuple[float, str]:
-    """Seconds one call of `model` (a judges.toml name or the spec) takes, and where that comes from."""
+def seconds_per_call(
+    model: str, spec: ModelSpec, stage: str, output_tokens: float = 0.0
+) -> tuple[float, str]:
+    """Seconds one call of `model` (a judges.toml name or the spec) takes, and where that comes from.
+    `output_tokens`: the tokens one reply is expected to hold, for a measurement that times them (a
+    translation's reply is as long as its source: minutes on the embedded model, not seconds)."""
     rates = load_rates()
     in_process = traits_of(spec).in_process
     for entry in rates.measured:
         if entry.stage == stage and entry.judge in (model, spec.text):
+            base = entry.seconds_per_call + entry.seconds_per_output_token * output_tokens
             source = f"measured {entry.measured} on {entry.cores} cores at load {entry.load:g}"
+            if entry.seconds_per_output_token:
+                per_token = entry.seconds_per_output_token
+                source += f" ({per_token:g} s per output token, {output_tokens:.0f} a call)"
             if not in_process:
-                return entry.seconds_per_call, source
+                return base, source
             cores, load = _here()
             factor = machine_slowdown(cores, load) / machine_slowdown(entry.cores, entry.load)
             source += f"; here {cores} cores at load {load:.1f}"
             if abs(factor - 1.0) > 0.1:
                 source += f", x{factor:.1f}"
-            return entry.seconds_per_call * factor, source
+            return base * factor, source
     assumed = rates.assumed.get(stage, {})
     key = spec.provider if spec.provider in assumed else "default"
     if key not in assumed:
@@ -121,10 +131,18 @@ def seconds_per_call(model: str, spec: ModelSpec, stage: str) -> tuple[float, st
     return assumed[key], f"assumed for {what} in configs/{table_path().name}"
 
 
-def expected(model: str, spec: ModelSpec, settings: ProviderSettings, calls: int, stage: str) -> Duration:
-    """The wall time of `calls` calls of one model: one at a time in this process, else spread over
-    --concurrency and held to --rpm."""
-    per_call, source = seconds_per_call(model, spec, stage)
+def expected(
+    model: str,
+    spec: ModelSpec,
+    settings: ProviderSettings,
+    calls: int,
+    stage: str,
+    *,
+    output_tokens: int = 0,
+) -> Duration:
+    """The wall time of `calls` calls of one model (`output_tokens` in all their replies): one at a
+    time in this process, else spread over --concurrency and held to --rpm."""
+    per_call, source = seconds_per_call(model, spec, stage, output_tokens / calls if calls else 0.0)
     at_once = 1 if traits_of(spec).in_process else max(1, settings.concurrency)
     seconds = calls * per_call / at_once
     if settings.rpm:

@@ -13,6 +13,7 @@ from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
 from judgebench.models.base import ModelRequest
 from judgebench.models.pricing import estimate_tokens_with_method
+from judgebench.models.registry import ModelSpec
 from judgebench.records import Condition, Item, Usage
 from judgebench.translate.translator import (
     TranslatorSettings,
@@ -77,7 +78,9 @@ def priced(stage: str, judge: JudgeSpec, usage: Usage, *, calls: int, method: st
 def _timed(estimate: Estimate, judge: JudgeSpec, stage: str) -> Estimate:
     """The estimate with its expected wall time at the judge's pace (its settings: flags over
     judges.toml over the defaults)."""
-    took = expected(judge.name, judge.spec, judge.settings, estimate.calls, stage)
+    took = expected(
+        judge.name, judge.spec, judge.settings, estimate.calls, stage, output_tokens=estimate.output_tokens
+    )
     return estimate.model_copy(update={"seconds": took.seconds, "seconds_source": took.source})
 
 
@@ -103,13 +106,23 @@ def estimate_translation(
             calls += 1
             n, method = estimate_tokens_with_method("\n".join(m.content for m in messages), spec)
             usage.input_tokens += n
-        body = item.instruction + item.output_1 + item.output_2
-        # a CJK rendering of English text takes about as many tokens as the source; +20% for JSON
-        usage.output_tokens += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
+    usage.output_tokens = translation_output_tokens(items, conditions, spec)
     # a translator is named by its spec in the estimate, as the translate stage records it
     estimate = priced("translate", translator, usage, calls=calls, method=method, done=done)
     detail = _why_calls(len(items), conditions, pieced, piece_budget(settings, conditions))
     return _timed(estimate, translator, "translate").model_copy(update={"model": spec.text, "detail": detail})
+
+
+def translation_output_tokens(
+    items: Sequence[Item], conditions: Sequence[Condition], spec: ModelSpec
+) -> int:
+    """The tokens of the translations of `items`: a CJK rendering of English text takes about as many
+    tokens as the source, +20% for the JSON around it."""
+    total = 0
+    for item in items:
+        body = item.instruction + item.output_1 + item.output_2
+        total += int(estimate_tokens_with_method(body, spec)[0] * len(conditions) * 1.2)
+    return total
 
 
 def _why_calls(items: int, conditions: Sequence[Condition], pieced: Sequence[int], budget: int) -> str:
