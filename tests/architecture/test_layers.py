@@ -126,7 +126,8 @@ ALLOWED: dict[str, set[str]] = {
     # the CLI: the library's public API, its errors and records, its own modules, progress's
     # clock() (durations are written one way everywhere; progress needs nothing but rich), and the
     # process's allocators (the CLI owns its process; the standard library only, so `--help` stays light)
-    "cli": {"allocators", "api", "defaults", "errors", "progress", "records"},
+    # data: its registry (data/catalog.py, no pydantic) only, so that the help lists the datasets
+    "cli": {"allocators", "api", "data", "defaults", "errors", "progress", "records"},
     "__main__": {"cli"},
 }
 # A review threshold, not a cap that cuts a concern in pieces: a module is as long as its concern,
