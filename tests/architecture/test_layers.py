@@ -180,6 +180,19 @@ def test_rooms_import_only_what_their_layer_allows() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_the_cli_takes_only_the_dataset_registry_from_data() -> None:
+    """The CLI may read the dataset registry (its help lists the datasets) and nothing else of data/:
+    loading a dataset is the library's job, through api."""
+    bad = [
+        f"{imp.module}:{imp.line} imports {imp.target}"
+        for imp in all_imports()
+        if room(imp.module) == "cli"
+        and room(imp.target) == "data"
+        and imp.target != f"{PACKAGE}.data.catalog"
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_no_import_cycle_between_rooms() -> None:
     graph: dict[str, set[str]] = defaultdict(set)
     for imp in all_imports():
