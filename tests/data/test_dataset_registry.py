@@ -239,3 +239,23 @@ def test_a_package_adds_a_dataset_through_an_entry_point(
         _plugins.cache_clear()
         sys.modules.pop("tests.data.toy_dataset_plugin", None)
     assert "toyplug" not in families()
+
+
+def test_a_bad_table_leaves_the_help_standing_and_stops_a_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The help is made when the CLI starts: a broken hub_datasets.toml must not take every command
+    down with a traceback; loading a dataset names the file and what is wrong."""
+    configs = private_configs(tmp_path / "configs")
+    (configs / "hub_datasets.toml").write_text("[toy]\nrepo = \n", encoding="utf-8")
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": os.pathsep.join(sys.path)}
+    env["JUDGEBENCH_CONFIGS"] = str(configs)
+    cmd = [sys.executable, "-m", "judgebench"]
+    helped = subprocess.run([*cmd, "run", "--help"], capture_output=True, text=True, env=env, check=False)
+    assert helped.returncode == 0, helped.stderr
+    assert "hub datasets left out" in " ".join(helped.stdout.split())
+    shown = subprocess.run(
+        [*cmd, "data", "show", "toy"], capture_output=True, text=True, env=env, check=False
+    )
+    assert shown.returncode != 0 and "Traceback" not in shown.stderr
+    assert "hub_datasets.toml" in shown.stderr and "not valid TOML" in shown.stderr

@@ -24,7 +24,7 @@ DataDirOpt = Annotated[
     typer.Option(
         "--data-dir",
         help="Local copy instead of a download: LLMBar's folder (it holds Dataset/), or for a hub dataset "
-        "(configs/hub_datasets.toml) the folder of its snapshots, in the hub's layout.",
+        "(configs/hub_datasets.toml) the folder of hub snapshots, each in the hub's layout.",
     ),
 ]
 SkipBadRowsOpt = Annotated[

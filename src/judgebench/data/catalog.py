@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgebench.data.hubconfig import hub_datasets
-from judgebench.errors import ConfigError
+from judgebench.errors import ConfigError, JudgebenchError
 
 if TYPE_CHECKING:
     from judgebench.data.dataset import Dataset
@@ -199,21 +199,32 @@ def family_of(request: DatasetRequest) -> DatasetFamily:
     return FILES if request.name == FILES.name else families()[request.name]
 
 
+def _for_help() -> tuple[list[DatasetFamily], str]:
+    """The families a help text names, and a note when some cannot be read: a help page (made when
+    the CLI starts) never fails on a bad config; loading a dataset reports the error in full."""
+    try:
+        return list(families().values()), ""
+    except JudgebenchError as exc:
+        return list(_BUILTIN.values()), f" (hub datasets left out: {exc})"
+
+
 def spec_names() -> str:
     """The short form for a --dataset option: each family's name (NAME[:SUFFIX]), then a file."""
-    names = [f"{f.name}[:{f.suffix}]" if f.suffix is not None else f.name for f in families().values()]
-    return ", ".join(names) + " or a .jsonl/.json/.csv/.tsv file (all: judgebench data list)"
+    found, note = _for_help()
+    names = [f"{f.name}[:{f.suffix}]" if f.suffix is not None else f.name for f in found]
+    return ", ".join(names) + f" or a .jsonl/.json/.csv/.tsv file (all: judgebench data list){note}"
 
 
 def spec_help() -> str:
     """The help of every SPEC argument and --dataset option: each family, then PATH."""
     parts = []
-    for family in families().values():
+    found, note = _for_help()
+    for family in found:
         part = f"{family.name} ({family.description})"
         if family.suffix is not None:
             part += f", {family.name}:{family.suffix} ({family.suffix_help})"
         parts.append(part)
-    return "; ".join(parts) + f"; or {FILES.description}."
+    return "; ".join(parts) + f"; or {FILES.description}.{note}"
 
 
 register(
