@@ -21,7 +21,6 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,6 +151,10 @@ def _hub_family(name: str, languages: Mapping[str, str], description: str) -> Da
 @cache
 def _plugins() -> dict[str, DatasetFamily]:
     """Families other packages declare as entry points (each names a DatasetFamily), read once."""
+    # imported here: importlib.metadata brings email, zipfile and socket (~50 ms), which the help,
+    # made from judgebench's own families and the hub tables, does not pay for
+    from importlib.metadata import entry_points
+
     found: dict[str, DatasetFamily] = {}
     for ep in entry_points(group=PLUGIN_GROUP):
         try:
@@ -168,13 +171,13 @@ def _plugins() -> dict[str, DatasetFamily]:
     return found
 
 
-def families() -> dict[str, DatasetFamily]:
+def families(*, plugins: bool = True) -> dict[str, DatasetFamily]:
     """Every family by name: judgebench's own, then the hub tables, then the plugins' (a plugin whose
-    name is taken is left out with a warning)."""
+    name is taken is left out with a warning; `plugins=False` leaves them all out)."""
     out = dict(_BUILTIN)
     for name, table in hub_datasets().items():
         out.setdefault(name, _hub_family(name, table.languages, table.description))
-    for name, family in _plugins().items():
+    for name, family in _plugins().items() if plugins else ():
         if name in out:
             logger.warning("dataset plugin %s is left out: judgebench has a dataset of that name", name)
             continue
@@ -201,9 +204,10 @@ def family_of(request: DatasetRequest) -> DatasetFamily:
 
 def _for_help() -> tuple[list[DatasetFamily], str]:
     """The families a help text names, and a note when some cannot be read: a help page (made when
-    the CLI starts) never fails on a bad config; loading a dataset reports the error in full."""
+    the CLI starts) never fails on a bad config; loading a dataset reports the error in full. The
+    plugins' families are left to `data list` (finding them costs every command ~50 ms at start)."""
     try:
-        return list(families().values()), ""
+        return list(families(plugins=False).values()), ""
     except JudgebenchError as exc:
         return list(_BUILTIN.values()), f" (hub datasets left out: {exc})"
 
@@ -212,7 +216,7 @@ def spec_names() -> str:
     """The short form for a --dataset option: each family's name (NAME[:SUFFIX]), then a file."""
     found, note = _for_help()
     names = [f"{f.name}[:{f.suffix}]" if f.suffix is not None else f.name for f in found]
-    return ", ".join(names) + f" or a .jsonl/.json/.csv/.tsv file (all: judgebench data list){note}"
+    return ", ".join(names) + f" or a .jsonl/.json/.csv/.tsv file (plugins' too: judgebench data list){note}"
 
 
 def spec_help() -> str:
@@ -224,7 +228,7 @@ def spec_help() -> str:
         if family.suffix is not None:
             part += f", {family.name}:{family.suffix} ({family.suffix_help})"
         parts.append(part)
-    return "; ".join(parts) + f"; or {FILES.description}.{note}"
+    return "; ".join(parts) + f"; or {FILES.description}. Plugins' datasets: judgebench data list.{note}"
 
 
 register(
