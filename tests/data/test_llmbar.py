@@ -156,7 +156,7 @@ def test_corrupt_local_file_gets_a_precise_error(llmbar_dir: Path, tmp_path: Pat
 
 
 def test_mapping_is_refused_for_llmbar(llmbar_dir: Path) -> None:
-    with pytest.raises(ConfigError, match="not to LLMBar"):
+    with pytest.raises(ConfigError, match=r"(?i)not to llmbar"):
         load_dataset("llmbar", data_dir=llmbar_dir, mapping={"instruction": "input"})
 
 

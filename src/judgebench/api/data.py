@@ -8,10 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from judgebench.data import LLMBAR_SUBSETS, OTHER_SETS, Dataset, llmbar_root, load_dataset, sample_path
-from judgebench.data.hubconfig import hub_dataset
-from judgebench.data.m_rewardbench import availability, held_languages, holds_snapshots
-from judgebench.data.rewardbench import M_REWARDBENCH_SPEC
+from judgebench.data import LLMBAR_SUBSETS, Dataset, families, llmbar_root, load_dataset, spec_help
+from judgebench.data.catalog import family_of, resolve
+from judgebench.data.m_rewardbench import holds_snapshots
 from judgebench.models.cache import default_cache
 
 
@@ -23,19 +22,26 @@ def show_dataset(
     subset: str | None = None,
     skip_bad_rows: bool = False,
 ) -> Dataset:
-    """Load and validate a dataset (every item), as `data show` prints it. A partial M-RewardBench
-    snapshot is shown as what it holds (with a warning naming how much), not refused: a listing is
-    what a user asks `data show` for."""
-    if spec.strip().lower() == M_REWARDBENCH_SPEC and data_dir is not None:
-        held, total = held_languages(data_dir), len(hub_dataset(M_REWARDBENCH_SPEC).languages)
+    """Load and validate a dataset (every item), as `data show` prints it. A partial local copy of a
+    dataset with languages (M-RewardBench) is shown as what it holds (with a warning naming how
+    much), not refused: a listing is what a user asks `data show` for."""
+    request = resolve(spec)
+    family = family_of(request)
+    if family.conditions and request.suffix is None and data_dir is not None:
+        held, total = family.held_conditions(data_dir) or [], len(family.conditions)
         if held and len(held) < total:
             warnings.warn(
-                f"this M-RewardBench snapshot holds {len(held)} of its {total} languages; showing those "
-                f"(load them as m-rewardbench:{','.join(held)}, or with --conditions)",
+                f"this {family.name} snapshot holds {len(held)} of its {total} languages; showing those "
+                f"(load them as {family.name}:{','.join(held)}, or with --conditions)",
                 stacklevel=2,
             )
-            spec = f"{M_REWARDBENCH_SPEC}:{','.join(held)}"
+            spec = f"{family.name}:{','.join(held)}"
     return load_dataset(spec, data_dir=data_dir, mapping=mapping, subset=subset, skip_bad_rows=skip_bad_rows)
+
+
+def dataset_help() -> str:
+    """What a SPEC may be, generated from the dataset registry (the CLI's SPEC and --dataset help)."""
+    return spec_help()
 
 
 class DatasetAvailability(BaseModel):
@@ -52,31 +58,17 @@ class DatasetList(BaseModel):
 
 
 def list_datasets(data_dir: str | None = None) -> DatasetList:
-    """The named datasets and whether each is available here (bundled, cached or local)."""
+    """Every registered dataset and whether each is available here (bundled, cached or local)."""
     if data_dir is not None and holds_snapshots(data_dir) and not (Path(data_dir) / "Dataset").is_dir():
         root = Path(data_dir)  # hub snapshots only: LLMBar is simply missing there
     else:
         root = llmbar_root(data_dir)
-    where = "local copy" if data_dir is not None else "download cache"
-    absent = "missing" if data_dir is not None else "downloads on use"
-    have = all((root / rel).is_file() for rel in LLMBAR_SUBSETS.values())
     rows = [
-        DatasetAvailability(
-            spec="sample",
-            what="bundled sample set",
-            available="yes" if sample_path().is_file() else "missing",
-        ),
-        DatasetAvailability(spec="llmbar", what="LLMBar: 5 subsets", available=where if have else absent),
+        DatasetAvailability(spec=row.spec, what=row.what, available=row.available)
+        for family in families().values()
+        for row in family.rows(data_dir)
     ]
-    for name, rel in OTHER_SETS.items():
-        available = where if (root / rel).is_file() else absent
-        rows.append(DatasetAvailability(spec=f"llmbar:{name}", what="other LLMBar set", available=available))
-    hub_rows = {
-        "rewardbench": "RewardBench (filtered), English",
-        "m-rewardbench": "M-RewardBench: RewardBench in 23 languages",
-    }
-    for spec, available in availability(data_dir).items():
-        rows.append(DatasetAvailability(spec=spec, what=hub_rows[spec], available=available))
+    have = all((root / rel).is_file() for rel in LLMBAR_SUBSETS.values())
     return DatasetList(root=root, local=data_dir is not None, complete=have, datasets=rows)
 
 

@@ -4,16 +4,20 @@ that `analysis` stays a pure function of what it is given."""
 from __future__ import annotations
 
 from judgebench.analysis.leaderboard import Weights
-from judgebench.data.hubconfig import M_REWARDBENCH_SPEC, REWARDBENCH_SPEC, hub_dataset
+from judgebench.data.hubconfig import hub_datasets
 
 
 def leaderboard_weights(spec: str | None) -> Weights | None:
-    """The weights of the dataset a run is about (`rewardbench`, `m-rewardbench[:langs]`), else None."""
+    """The weights of the hub dataset a run is about (`rewardbench`, `m-rewardbench[:langs]`, any
+    table with example_counts), its sections the categories of its own or its English table; else None."""
     family = (spec or "").strip().lower().partition(":")[0]
-    if family not in (REWARDBENCH_SPEC, M_REWARDBENCH_SPEC):
+    tables = hub_datasets()
+    table = tables.get(family)
+    if table is None:
         return None
-    sections = hub_dataset(REWARDBENCH_SPEC).categories
-    counts = hub_dataset(family).example_counts
+    english = tables.get(table.english) if table.english else None
+    sections = table.categories or (english.categories if english is not None else {})
+    counts = table.example_counts
     if not counts or not sections:
         return None
     return Weights(scheme=family, sections={k: list(v) for k, v in sections.items()}, counts=dict(counts))

@@ -244,7 +244,8 @@ def bbe_command(
         ),
     ] = defaults.PERTURB_UNITS,
     dataset: Annotated[
-        str | None, typer.Option("--dataset", help="Dataset SPEC for --perturb (default: the run's).")
+        str | None,
+        typer.Option("--dataset", help=f"Dataset for --perturb (default: the run's): {opt.DATASETS}."),
     ] = None,
     data_dir: Annotated[
         str | None, typer.Option("--data-dir", help="Local dataset copy for --perturb (as run --data-dir).")

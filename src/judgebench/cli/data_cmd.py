@@ -15,21 +15,18 @@ from rich.markup import escape
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, err_console, handle_errors
+from judgebench.data.catalog import spec_help
 from judgebench.errors import ConfigError
 
 data_app = typer.Typer(
     name="data",
-    help="Inspect datasets: LLMBar (local copy or download), the bundled sample, your own files.",
+    help="Inspect datasets: the registered ones (judgebench data list) and your own files.",
     no_args_is_help=True,
 )
 app.add_typer(data_app, name="data")
 
-SPEC_HELP = (
-    "llmbar (419 items), llmbar:SET (e.g. llmbar:CaseStudy/Constraint, llmbar:Processed/MT-Bench, "
-    "llmbar:Adversarial), rewardbench (RewardBench's filtered split), m-rewardbench (M-RewardBench: "
-    "RewardBench in 23 languages, one condition per language), sample (bundled), or a "
-    ".jsonl/.json/.csv/.tsv file (write ./sample for a file named sample)."
-)
+# every registered dataset (data/catalog.py: judgebench's own, configs/hub_datasets.toml, plugins)
+SPEC_HELP = spec_help()
 SpecArg = Annotated[str, typer.Argument(metavar="SPEC", help=SPEC_HELP, show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
 SubsetOpt = Annotated[
@@ -96,9 +93,9 @@ SHOW_HELP = (
     "Without --data-dir, LLMBar is downloaded once into the user cache (JUDGEBENCH_CACHE_DIR) and "
     "verified against its published SHA-256 sums; JUDGEBENCH_LLMBAR_URL overrides the download base. "
     "A local copy is used as it is: files that differ from the published ones draw a warning.\n\n"
-    "rewardbench and m-rewardbench come from the Hugging Face hub at the revisions pinned in "
-    "configs/hub_datasets.toml (HF_ENDPOINT honoured), or with --data-dir DIR from local snapshots: "
-    "DIR/reward-bench/data/filtered-*.parquet and DIR/multilingual-reward-bench/<config>/test-*.parquet. "
+    "The hub datasets of configs/hub_datasets.toml come from the Hugging Face hub at the revisions "
+    "pinned there (HF_ENDPOINT honoured), or with --data-dir DIR from local snapshots in the hub's "
+    "layout, DIR/<local_dir>/<files> (e.g. DIR/reward-bench/data/filtered-*.parquet). "
     'Their --json adds "languages" (items per condition), "missing", "categories" and "excluded".'
 )
 
@@ -133,7 +130,7 @@ def show_command(
 @data_app.command("list")
 @handle_errors
 def list_command(data_dir: opt.DataDirOpt = None) -> None:
-    """List the named datasets and whether each is available here (bundled, cached or local)."""
+    """List every registered dataset and whether each is available here (bundled, cached or local)."""
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
     render.dataset_list(api.list_datasets(data_dir))

@@ -26,8 +26,8 @@ def judge_command(
         str | None,
         typer.Option(
             "--dataset",
-            help="Dataset for a run with no translate stage: judged in en only; with --dry-run and "
-            "--conditions en,zh,ls, judging is priced before anything is translated.",
+            help=f"Dataset for a run with no translate stage ({opt.DATASETS}): judged in en only; with "
+            "--dry-run and --conditions en,zh,ls, judging is priced before anything is translated.",
         ),
     ] = None,
     data_dir: opt.DataDirOpt = None,

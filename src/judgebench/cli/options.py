@@ -10,25 +10,28 @@ import typer
 
 from judgebench import defaults
 from judgebench.cli.app import err_console
+from judgebench.data.catalog import spec_names
 from judgebench.errors import ConfigError
 
 if TYPE_CHECKING:
     from judgebench import api
 
+# what --dataset takes, made from the dataset registry (data/catalog.py), never listed by hand
+DATASETS = spec_names()
 RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every stage's files.")]
 DataDirOpt = Annotated[
     str | None,
     typer.Option(
         "--data-dir",
-        help="Local copy instead of a download: LLMBar's folder (it holds Dataset/), or for rewardbench and "
-        "m-rewardbench the folder of hub snapshots (reward-bench/, multilingual-reward-bench/).",
+        help="Local copy instead of a download: LLMBar's folder (it holds Dataset/), or for a hub dataset "
+        "(configs/hub_datasets.toml) the folder of hub snapshots, each in the hub's layout.",
     ),
 ]
 SkipBadRowsOpt = Annotated[
     bool,
     typer.Option(
         "--skip-bad-rows",
-        help="RewardBench/M-RewardBench: leave out (and count) rows whose prompt, chosen or rejected "
+        help="Hub datasets: leave out (and count) rows whose prompt, chosen or rejected "
         "text is null or empty, instead of stopping at the first.",
     ),
 ]

@@ -21,9 +21,7 @@ def plan_command(
         list[str] | None,
         typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several."),
     ] = None,
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset: sample, llmbar, a file.")] = (
-        defaults.DATASET
-    ),
+    dataset: Annotated[str, typer.Option("--dataset", help=f"Dataset: {opt.DATASETS}.")] = (defaults.DATASET),
     data_dir: opt.DataDirOpt = None,
     conditions: Annotated[str, typer.Option("--conditions", help="Target conditions (comma-separated).")] = (
         defaults.CONDITIONS

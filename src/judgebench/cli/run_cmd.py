@@ -29,8 +29,7 @@ def run_command(
         str,
         typer.Option(
             "--dataset",
-            help="sample (bundled), llmbar, llmbar:SET, rewardbench, m-rewardbench (its languages need "
-            "no translator; m-rewardbench:zh,ja for some only) or a file.",
+            help=f"Dataset: {opt.DATASETS}. A dataset's own languages need no translator.",
         ),
     ] = defaults.DATASET,
     data_dir: opt.DataDirOpt = None,

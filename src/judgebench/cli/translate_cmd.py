@@ -18,9 +18,7 @@ from judgebench.cli.exits import ExitCode
 @handle_errors
 def translate_command(
     run: opt.RunOpt,
-    dataset: Annotated[
-        str | None, typer.Option("--dataset", help="sample, llmbar, llmbar:SET or a file.")
-    ] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", help=f"Dataset: {opt.DATASETS}.")] = None,
     data_dir: opt.DataDirOpt = None,
     skip_bad_rows: opt.SkipBadRowsOpt = False,
     translator: Annotated[

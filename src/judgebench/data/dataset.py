@@ -1,4 +1,5 @@
-"""`load_dataset(SPEC)`: one entry point for LLMBar, the bundled sample and the user's own files.
+"""`load_dataset(SPEC)`: one entry point for every dataset of the registry (data/catalog.py: LLMBar,
+the bundled sample, the hub tables of configs/hub_datasets.toml, plugins) and the user's own files.
 
 A `Dataset` carries a checksum over its items' canonical JSON and, for a dataset that carries its
 own language variants (M-RewardBench), over each language's variants too, so that every file that
@@ -16,17 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgebench.data.generic import load_file
-from judgebench.data.hubconfig import hub_dataset
-from judgebench.data.imported import IMPORTED_SPEC, load_imported
-from judgebench.data.llmbar import load_llmbar
-from judgebench.data.m_rewardbench import load_m_rewardbench
-from judgebench.data.rewardbench import (
-    M_REWARDBENCH_SPEC,
-    REWARDBENCH_SPEC,
-    Loaded,
-    load_rewardbench,
-)
+from judgebench.data.catalog import DatasetRequest, family_of, resolve
 from judgebench.errors import ConfigError, InputError
 from judgebench.paths import data_dir as bundled_data_dir
 from judgebench.records import Item, Variant
@@ -194,19 +185,20 @@ def select_subset(items: list[Item], subset: str, *, shown: str) -> list[Item]:
 
 
 def narrowed_to(spec: str, conditions: Sequence[str] | str | None) -> str:
-    """The dataset a command asked for with its conditions: `m-rewardbench` with `--conditions zh,ja`
-    is `m-rewardbench:zh,ja` (the languages asked for are the conditions asked for; `en` and
-    conditions it does not carry, such as `ls`, are translated as before), so a snapshot holding only
-    those languages serves. Any other spec is returned as it is."""
-    if str(spec).strip().lower() != M_REWARDBENCH_SPEC:
+    """The dataset a command asked for with its conditions: a family that carries languages
+    (`m-rewardbench`) with `--conditions zh,ja` is `m-rewardbench:zh,ja` (the languages asked for are
+    the conditions asked for; `en` and conditions it does not carry, such as `ls`, are translated as
+    before), so a snapshot holding only those languages serves. Any other spec is returned as it is."""
+    request = resolve(spec)
+    carried = family_of(request).conditions
+    if request.suffix is not None or not carried:
         return spec
     if isinstance(conditions, str):
         conditions = [c.strip() for c in conditions.split(",") if c.strip()]
-    carried = hub_dataset(M_REWARDBENCH_SPEC).languages
     targets = [c for c in conditions or [] if c in carried]
     if not targets:
         return spec
-    return f"{M_REWARDBENCH_SPEC}:{','.join(targets)}"
+    return f"{request.name}:{','.join(targets)}"
 
 
 def load_dataset(
@@ -217,93 +209,33 @@ def load_dataset(
     subset: str | None = None,
     skip_bad_rows: bool = False,
 ) -> Dataset:
-    """Load SPEC: `llmbar`, `llmbar:SET` (e.g. `CaseStudy/Constraint`, `Processed/LLMEval^2`),
-    `rewardbench`, `m-rewardbench` (with the variants of all its languages), `m-rewardbench:zh,ja`
-    (those languages only), `sample`, or a path to a .jsonl/.json/.csv/.tsv file.
+    """Load SPEC: the name of a registered dataset (`judgebench data list`; e.g. `llmbar`,
+    `llmbar:SET`, `sample`, a table of configs/hub_datasets.toml such as `rewardbench` or
+    `m-rewardbench[:zh,ja]`), or a path to a .jsonl/.json/.csv/.tsv file. Names win over files of
+    that name: write `./sample` for a file.
 
-    For `rewardbench` / `m-rewardbench`, `data_dir` holds local hub snapshots (`reward-bench/`,
-    `multilingual-reward-bench/`); without it they are fetched from the hub at pinned revisions. A
-    language asked for that the copy lacks is an error. `skip_bad_rows` leaves out (and counts) their
-    rows whose prompt, chosen or rejected text is null or empty, instead of stopping at the first.
-
-    `data_dir` is a local LLMBar copy (the folder that holds Dataset/); without it LLMBar is downloaded
-    into the cache. `mapping` is {field: column} for files whose columns have other names. `subset`
-    keeps one subset and those below it. The names `llmbar` and `sample` win over files of that name:
-    write `./sample` for a file.
+    `data_dir` is the family's local copy (LLMBar's folder that holds Dataset/; the folder of hub
+    snapshots); without it the family downloads what it needs. `mapping` is {field: column} for
+    files whose columns have other names. `subset` keeps one subset and those below it.
+    `skip_bad_rows` leaves out (and counts) rows a hub dataset cannot use, instead of stopping.
     """
-    text = str(spec).strip()
-    lowered = text.lower()
-    family = lowered.split(":", 1)[0]
-    hub = family == M_REWARDBENCH_SPEC or lowered == REWARDBENCH_SPEC
-    if hub:
-        if mapping:
-            raise ConfigError(f"a field mapping applies to dataset files, not to {family}")
-        if family == REWARDBENCH_SPEC:
-            loaded = load_rewardbench(data_dir, skip_bad_rows=skip_bad_rows)
-        else:
-            languages = text.split(":", 1)[1].split(",") if ":" in text else None
-            loaded = load_m_rewardbench(data_dir, languages=languages, skip_bad_rows=skip_bad_rows)
-        spec_name = lowered if family == REWARDBENCH_SPEC or ":" not in text else text
-        return _from_loaded(spec_name, loaded, subset, skip_bad_rows)
-    if lowered == LLMBAR_SPEC or lowered.startswith(LLMBAR_SPEC + ":"):
-        if mapping:
-            raise ConfigError("a field mapping applies to dataset files, not to LLMBar")
-        name = text.split(":", 1)[1] if ":" in text else None
-        items, source, files = load_llmbar(name, data_dir=data_dir)
-    elif lowered == IMPORTED_SPEC:
-        items, source, files = load_imported(data_dir)
-    elif lowered == SAMPLE_SPEC:
-        path = sample_path()
-        if not path.is_file():
-            raise InputError(
-                "the bundled sample set is missing: judgebench expects data/sample.jsonl of its source "
-                "checkout (or set JUDGEBENCH_DATA)",
-                path=str(path),
-            )
-        items = load_file(path, mapping=mapping, id_prefix="sample")
-        source, files = str(path), {str(path): _sha256_file(path)}
-    else:
-        path = Path(text).expanduser()
-        if not path.exists():
-            raise InputError(
-                f"no such file; SPEC is {LLMBAR_SPEC}, {LLMBAR_SPEC}:SET, {REWARDBENCH_SPEC}, "
-                f"{M_REWARDBENCH_SPEC}, {SAMPLE_SPEC}, or the path of a .jsonl, .json, .csv or .tsv file",
-                path=text,
-            )
-        items = load_file(path, mapping=mapping)
-        source, files = str(path.resolve()), {text: _sha256_file(path)}
-    if subset is not None:
-        items = select_subset(items, subset, shown=text)
-    return Dataset(spec=text, items=items, source=source, subset=subset, files=files)
-
-
-def _from_loaded(spec: str, loaded: Loaded, subset: str | None, skip_bad_rows: bool) -> Dataset:
-    """A RewardBench-family dataset, narrowed to `subset` (its variants and counts with it)."""
-    items = loaded.items
-    variants = loaded.variants
-    missing = loaded.missing
-    if subset is not None:
-        items = select_subset(items, subset, shown=spec)
-        kept = {item.id for item in items}
-        variants = {c: [v for v in vs if v.item_id in kept] for c, vs in variants.items()}
-        missing = {c: len(items) - len(vs) for c, vs in variants.items()}
-    categories = dict(Counter(item.subset.split("/", 1)[0] for item in items)) if loaded.categories else {}
-    return Dataset(
-        spec=spec,
-        items=items,
-        source=loaded.source,
+    request = resolve(spec)
+    family = family_of(request)
+    if mapping and not family.takes_mapping:
+        raise ConfigError(f"a field mapping applies to dataset files, not to {family.name}")
+    request = DatasetRequest(
+        spec=request.spec,
+        name=request.name,
+        suffix=request.suffix,
+        data_dir=data_dir,
+        mapping=mapping,
         subset=subset,
-        files=loaded.files,
-        variants=variants,
-        language_configs=loaded.configs,
-        missing=missing,
-        absent_languages=loaded.absent,
-        excluded=loaded.excluded,
-        categories=categories,
-        skipped_rows=loaded.skipped,
         skip_bad_rows=skip_bad_rows,
     )
+    dataset: Dataset = family.loader()(request)
+    return dataset
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a small file's bytes (what a Dataset's `files` records)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()

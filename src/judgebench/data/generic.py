@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from judgebench.data.catalog import DatasetRequest, Listing, spec_names
+from judgebench.data.dataset import Dataset, sample_path, select_subset, sha256_file
 from judgebench.data.validate import (
     DEFAULT_SUBSET,
     REQUIRED,
@@ -270,3 +272,38 @@ def load_file(
         default_subset=default_subset,
         columns=columns,
     )
+
+
+# --- the registered families (data/catalog.py): a file of the user's own, and the bundled sample ---
+
+
+def _file_dataset(request: DatasetRequest, path: Path, source: str, shown: str, **kw: str) -> Dataset:
+    items = load_file(path, mapping=request.mapping, **kw)
+    if request.subset is not None:
+        items = select_subset(items, request.subset, shown=request.spec)
+    files = {shown: sha256_file(path)}
+    return Dataset(spec=request.spec, items=items, source=source, subset=request.subset, files=files)
+
+
+def load_path(request: DatasetRequest) -> Dataset:
+    """SPEC as the path of a .jsonl/.json/.csv/.tsv file."""
+    path = Path(request.spec).expanduser()
+    if not path.exists():
+        raise InputError(f"no such file; SPEC is {spec_names()}", path=request.spec)
+    return _file_dataset(request, path, str(path.resolve()), request.spec)
+
+
+def load_sample(request: DatasetRequest) -> Dataset:
+    """`sample`: the bundled sample set (a JSONL file of items)."""
+    path = sample_path()
+    if not path.is_file():
+        raise InputError(
+            "the bundled sample set is missing: judgebench expects data/sample.jsonl of its source "
+            "checkout (or set JUDGEBENCH_DATA)",
+            path=str(path),
+        )
+    return _file_dataset(request, path, str(path), str(path), id_prefix="sample")
+
+
+def sample_listing(name: str, data_dir: str | None) -> list[Listing]:
+    return [Listing(name, "bundled sample set", "yes" if sample_path().is_file() else "missing")]

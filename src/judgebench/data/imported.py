@@ -9,6 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from judgebench.data.catalog import DatasetRequest, Listing
+from judgebench.data.dataset import Dataset, select_subset
 from judgebench.errors import InputError
 from judgebench.records import Item
 
@@ -35,3 +37,21 @@ def load_imported(folder: str | Path | None) -> tuple[list[Item], str, dict[str,
         except ValidationError as exc:
             raise InputError(f"not an item: {exc.errors()[0]['msg']}", path=str(path), line=number) from None
     return items, str(path.resolve()), {str(path): hashlib.sha256(raw).hexdigest()}
+
+
+# --- the registered family (data/catalog.py): an imported run's own items ---
+
+
+def load_family(request: DatasetRequest) -> Dataset:
+    """`imported`: the items `judgebench import` wrote into the run folder (`--data-dir`)."""
+    items, source, files = load_imported(request.data_dir)
+    if request.subset is not None:
+        items = select_subset(items, request.subset, shown=request.spec)
+    return Dataset(spec=request.spec, items=items, source=source, subset=request.subset, files=files)
+
+
+def listing(name: str, data_dir: str | None) -> list[Listing]:
+    """No row in `data list`: an imported run's items are read from that run, not looked up."""
+    del name, data_dir
+    return []
+

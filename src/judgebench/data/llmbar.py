@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from judgebench.data.catalog import DatasetRequest, Listing
+from judgebench.data.dataset import Dataset, select_subset
 from judgebench.data.generic import decode_bytes, parse_json
 from judgebench.data.validate import build_items
 from judgebench.errors import InputError, JudgebenchError
@@ -315,3 +317,35 @@ def load_llmbar(
             )
         )
     return items, source, sums
+
+
+# --- the registered family (data/catalog.py) -------------------------------------------------------
+
+
+def load_family(request: DatasetRequest) -> Dataset:
+    """`llmbar` (its five subsets) or `llmbar:SET`."""
+    items, source, files = load_llmbar(request.suffix, data_dir=request.data_dir)
+    if request.subset is not None:
+        items = select_subset(items, request.subset, shown=request.spec)
+    return Dataset(spec=request.spec, items=items, source=source, subset=request.subset, files=files)
+
+
+def listing(name: str, data_dir: str | None) -> list[Listing]:
+    """`llmbar` and its other sets: in the local copy (or the download cache), or not."""
+    where = "local copy" if data_dir is not None else "download cache"
+    absent = "missing" if data_dir is not None else "downloads on use"
+    try:
+        root: Path | None = llmbar_root(data_dir)
+    except InputError:  # a --data-dir of hub snapshots only: LLMBar is simply missing there
+        root = None
+
+    def held(rel: str) -> bool:
+        return root is not None and (root / rel).is_file()
+
+    have = all(held(rel) for rel in LLMBAR_SUBSETS.values())
+    rows = [Listing(name, "LLMBar: 5 subsets", where if have else absent)]
+    rows += [
+        Listing(f"{name}:{other}", "other LLMBar set", where if held(rel) else absent)
+        for other, rel in OTHER_SETS.items()
+    ]
+    return rows

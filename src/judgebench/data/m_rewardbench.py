@@ -1,5 +1,6 @@
-"""M-RewardBench (CohereLabsCommunity/multilingual-reward-bench, one config per language) as the
-variants of RewardBench's items, one condition per language.
+"""A multilingual hub dataset (a table of configs/hub_datasets.toml with `english` and `languages`;
+M-RewardBench, CohereLabsCommunity/multilingual-reward-bench, one config per language) as the
+variants of its English table's items (RewardBench's), one condition per language.
 
 Its records carry RewardBench's ids: each language config becomes the variants of one condition
 (configs/hub_datasets.toml maps `zh` to `zho_Hans`, ...), aligned with the English items by id.
@@ -19,12 +20,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgebench.data.hub import COMPLETE, HubDownloadError, fetch_snapshot, sha256_file, snapshot_root
+from judgebench.data.hub import COMPLETE, HubDownloadError, sha256_file, snapshot_root
 from judgebench.data.hubconfig import (
     M_REWARDBENCH_SPEC,
-    REWARDBENCH_SPEC,
     HubDataset,
     hub_dataset,
+    hub_datasets,
     hub_datasets_path,
 )
 from judgebench.data.rewardbench import (
@@ -42,31 +43,28 @@ from judgebench.data.rewardbench import (
     row_texts,
     skip_reason,
     skipped_line,
+    snapshot_folder,
 )
 from judgebench.errors import ConfigError, InputError
 from judgebench.records import Variant
 
-M_REWARDBENCH_COLUMNS = ("id", *TEXT_COLUMNS)
+LANGUAGE_FIELDS = ("id", *TEXT_COLUMNS)
 
 
 def requested_languages(names: Sequence[str] | None, config: HubDataset) -> list[str]:
     """The conditions asked for (all configured ones when None); an unknown one is an error."""
     if not config.languages:
-        raise ConfigError(f"[{M_REWARDBENCH_SPEC}.languages] is empty in {hub_datasets_path()}")
+        raise ConfigError(f"[{config.name}.languages] is empty in {hub_datasets_path()}")
     if names is None:
         return sorted(config.languages)
     wanted = [n.strip() for n in names if n.strip()]
     unknown = [n for n in wanted if n not in config.languages]
     if unknown or not wanted:
         raise InputError(
-            f"M-RewardBench has no language {', '.join(unknown) or '(none named)'}: write "
-            f"m-rewardbench:zh,ja,... with conditions among {', '.join(sorted(config.languages))}"
+            f"{config.title} has no language {', '.join(unknown) or '(none named)'}: write "
+            f"{config.name}:zh,ja,... with conditions among {', '.join(sorted(config.languages))}"
         )
     return sorted(dict.fromkeys(wanted))
-
-
-def _pattern(config: HubDataset, condition: str) -> str:
-    return config.files.format(config=config.languages[condition])
 
 
 def _named(conditions: Sequence[str], config: HubDataset) -> str:
@@ -86,9 +84,9 @@ def _check_known_gaps(requested: Sequence[str], config: HubDataset) -> None:
         f"unset {config.override_env}" if config.overridden else f"fix the revision in {hub_datasets_path()}"
     )
     raise HubDownloadError(
-        f"M-RewardBench revision {config.revision} ({facts.note}) has no test parquet for "
+        f"{config.title} revision {config.revision} ({facts.note}) has no test parquet for "
         f"{_named(lacking, config)}. The first commit that holds all {len(config.languages)} languages is "
-        f"{complete}: {fix}, or ask only for languages that commit holds (m-rewardbench:ja,es,...)"
+        f"{complete}: {fix}, or ask only for languages that commit holds ({config.name}:ja,es,...)"
     )
 
 
@@ -100,6 +98,7 @@ def _check_alignment(
     *,
     config_name: str,
     known_subsets: frozenset[str],
+    base: str,
 ) -> None:
     """The record must be the translation of RewardBench's record with the same id: its models (and
     its `source`, when that names a RewardBench subset) must be RewardBench's for that id."""
@@ -107,8 +106,8 @@ def _check_alignment(
     source = optional_text(row, "source")
     if source is not None and source.strip() in known_subsets and source.strip() != subset:
         raise InputError(
-            f"{config_name} puts this id in {source.strip()!r}, RewardBench in {subset!r}: the ids of the "
-            "two datasets do not line up (a different RewardBench revision?)",
+            f"{config_name} puts this id in {source.strip()!r}, {base} in {subset!r}: the ids of the "
+            f"two datasets do not line up (a different {base} revision?)",
             path=str(path),
             row=number,
             item=english.item.id,
@@ -121,8 +120,8 @@ def _check_alignment(
         got = optional_text(row, name)
         if got is not None and expected is not None and got.strip() != expected.strip():
             raise InputError(
-                f"{config_name} says {got!r} where RewardBench's record with this id says {expected!r}: "
-                "the ids of the two datasets do not line up (a different RewardBench revision?)",
+                f"{config_name} says {got!r} where {base}'s record with this id says {expected!r}: "
+                f"the ids of the two datasets do not line up (a different {base} revision?)",
                 path=str(path),
                 row=number,
                 item=english.item.id,
@@ -131,11 +130,17 @@ def _check_alignment(
 
 
 class _LanguageReader:
-    """Reads one language config's files into variants, checking every row against RewardBench."""
+    """Reads one language config's files into variants, checking every row against the English one."""
 
     def __init__(
-        self, english: Mapping[int, English], dropped: set[int], sums: dict[str, str], skip: bool
+        self,
+        english: Mapping[int, English],
+        dropped: set[int],
+        sums: dict[str, str],
+        skip: bool,
+        tables: tuple[HubDataset, HubDataset],
     ) -> None:
+        self.config, self.base = tables
         self.english = english
         self.dropped = dropped
         self.sums = sums
@@ -148,16 +153,16 @@ class _LanguageReader:
         first_row: dict[int, tuple[Path, int]] = {}
         for path in paths:
             self.sums[str(path)] = sha256_file(path)
-            rows = read_parquet(path, M_REWARDBENCH_COLUMNS, "M-RewardBench")
+            rows = read_parquet(path, LANGUAGE_FIELDS, self.config.title, self.config.columns)
             for number, row in enumerate(rows, start=1):
-                rb_id = row_id(row, path, number)
+                rb_id = row_id(row, path, number, self.config.columns["id"])
                 if rb_id in first_row:
                     where = first_row[rb_id]
                     raise InputError(
                         f"duplicate id in {config_name} (first at {where[0].name} row {where[1]})",
                         path=str(path),
                         row=number,
-                        item=item_id(rb_id),
+                        item=item_id(rb_id, self.base.id_prefix),
                     )
                 first_row[rb_id] = (path, number)
                 if rb_id in self.dropped:  # its English row was skipped: the translation goes too
@@ -175,16 +180,20 @@ class _LanguageReader:
         source = self.english.get(rb_id)
         if source is None:
             raise InputError(
-                f"id {rb_id} of {config_name} is not in RewardBench's filtered split: the datasets do "
+                f"id {rb_id} of {config_name} is not in {self.base.title}'s rows: the datasets do "
                 "not line up (check both revisions in configs/hub_datasets.toml)",
                 path=str(path),
                 row=number,
-                item=item_id(rb_id),
-                field="id",
+                item=item_id(rb_id, self.base.id_prefix),
+                field=self.config.columns["id"],
             )
-        _check_alignment(row, source, path, number, config_name=config_name, known_subsets=self.known)
+        _check_alignment(
+            row, source, path, number, config_name=config_name, known_subsets=self.known, base=self.base.title
+        )
         try:
-            texts = row_texts(row, TEXT_COLUMNS, path, number, rb_id)
+            texts = row_texts(
+                row, TEXT_COLUMNS, path, number, item=source.item.id, columns=self.config.columns
+            )
         except BadRow as exc:
             if not self.skip:
                 raise
@@ -198,7 +207,7 @@ class _LanguageReader:
             instruction=texts["prompt"],
             output_1=chosen if first else rejected,
             output_2=rejected if first else chosen,
-            source=f"dataset:{M_REWARDBENCH_SPEC}",
+            source=f"dataset:{self.config.name}",
         )
 
 
@@ -206,16 +215,13 @@ def _m_rewardbench_root(
     data_dir: str | Path | None, config: HubDataset, requested: Sequence[str]
 ) -> tuple[Path, str]:
     if data_dir is None:
-        patterns = {config.files.format(config=config.languages[c]): c for c in requested}
+        patterns = {config.pattern(c): c for c in requested}
         names = {p: f"{c} ({config.languages[c]})" for p, c in patterns.items()}
-        snap = fetch_snapshot(
-            config.repo, config.revision, list(patterns), folder=config.local_dir, names=names
-        )
-        return snap.root, snap.source
+        return snapshot_folder(None, config, list(patterns), names=names)
     folder = Path(data_dir).expanduser() / config.local_dir
     if not folder.is_dir():
         raise InputError(
-            f"no M-RewardBench snapshot: --data-dir holds {config.local_dir}/ with <config>/test-*.parquet "
+            f"no {config.title} snapshot: --data-dir holds {config.local_dir}/ with {config.files} "
             f"(a snapshot of {config.repo} at revision {config.revision})",
             path=str(folder),
         )
@@ -225,16 +231,14 @@ def _m_rewardbench_root(
 def _lacking_error(
     folder: Path, config: HubDataset, requested: Sequence[str], lacking: Sequence[str]
 ) -> InputError:
-    held = [c for c in sorted(config.languages) if files_of(folder, _pattern(config, c))]
-    expected = "; ".join(
-        f"{c} ({config.languages[c]}): no {config.files.format(config=config.languages[c])}" for c in lacking
-    )
+    held = [c for c in sorted(config.languages) if files_of(folder, config.pattern(c))]
+    expected = "; ".join(f"{c} ({config.languages[c]}): no {config.pattern(c)}" for c in lacking)
     wanted = {config.languages[c] for c in lacking}
     older = [f for f in config.revisions.values() if set(f.lacks) & wanted]
     hint = f" (revision {older[0].revision[:12]} lacked {', '.join(older[0].lacks)})" if older else ""
-    partial = f"m-rewardbench:{','.join(held)}" if held else "m-rewardbench:LANG,..."
+    partial = f"{config.name}:{','.join(held) if held else 'LANG,...'}"
     return InputError(
-        f"this M-RewardBench snapshot lacks {len(lacking)} of the {len(requested)} languages asked for: "
+        f"this {config.title} snapshot lacks {len(lacking)} of the {len(requested)} languages asked for: "
         f"{expected}. judgebench pins revision {config.revision}, which holds all "
         f"{len(config.languages)}; a snapshot of an older commit misses some{hint}. Download that revision "
         f"(`hf download {config.repo} --repo-type dataset --revision {config.revision} --local-dir "
@@ -248,34 +252,37 @@ def load_m_rewardbench(
     *,
     languages: Sequence[str] | None = None,
     skip_bad_rows: bool = False,
+    config: HubDataset | None = None,
 ) -> Loaded:
-    """RewardBench items that M-RewardBench holds in some language asked for, with their variants."""
-    config = hub_dataset(M_REWARDBENCH_SPEC)
+    """The English items a multilingual table (M-RewardBench's when `config` is None) holds in some
+    language asked for, with their variants."""
+    config = config or hub_dataset(M_REWARDBENCH_SPEC)
+    base = hub_dataset(str(config.english))
     requested = requested_languages(languages, config)
     if data_dir is None:
         _check_known_gaps(requested, config)
-    english = load_english(data_dir, skip_bad_rows=skip_bad_rows)
+    english = load_english(data_dir, skip_bad_rows=skip_bad_rows, config=base)
     folder, source = _m_rewardbench_root(data_dir, config, requested)
-    paths = {c: files_of(folder, config.files.format(config=config.languages[c])) for c in requested}
+    paths = {c: files_of(folder, config.pattern(c)) for c in requested}
     lacking = [c for c in requested if not paths[c]]
     if lacking:
         raise _lacking_error(folder, config, requested, lacking)
-    reader = _LanguageReader(english.records, english.dropped, english.sums, skip_bad_rows)
+    reader = _LanguageReader(english.records, english.dropped, english.sums, skip_bad_rows, (config, base))
     by_language = {c: reader.read(c, config.languages[c], paths[c]) for c in requested}
     held = set().union(*(set(v) for v in by_language.values()))
     items = [e.item for rb_id, e in english.records.items() if rb_id in held]
     excluded: dict[str, int] = {}
     if english.skipped:
-        excluded[skip_reason("RewardBench") + ", with their translations"] = len(english.skipped)
+        excluded[skip_reason(base.title) + ", with their translations"] = len(english.skipped)
     if reader.skipped:
-        excluded[skip_reason("M-RewardBench")] = len(reader.skipped)
+        excluded[skip_reason(config.title)] = len(reader.skipped)
     if len(items) < len(english.records):
-        excluded["rewardbench items in no language config"] = len(english.records) - len(items)
+        excluded[f"{base.name} items in no language config"] = len(english.records) - len(items)
     variants = {
         condition: [found[rb_id] for rb_id in english.records if rb_id in found]
         for condition, found in by_language.items()
     }
-    spec = f"{M_REWARDBENCH_SPEC}:{','.join(requested)}"
+    spec = f"{config.name}:{','.join(requested)}"
     absent = {
         c: f"not asked for; name it in the dataset spec ({spec},{c}) to load it"
         for c in sorted(config.languages)
@@ -290,7 +297,7 @@ def load_m_rewardbench(
         missing={condition: len(items) - len(found) for condition, found in variants.items()},
         absent=absent,
         excluded=excluded,
-        categories=category_counts(items),
+        categories=category_counts(items) if base.categories else {},
         skipped=[*english.skipped, *reader.skipped],
     )
 
@@ -299,40 +306,34 @@ def load_m_rewardbench(
 
 
 def holds_snapshots(data_dir: str | Path) -> bool:
-    """Whether a --data-dir holds a RewardBench or M-RewardBench snapshot folder."""
+    """Whether a --data-dir holds the snapshot folder of some hub dataset."""
     root = Path(data_dir).expanduser()
-    names = (hub_dataset(REWARDBENCH_SPEC).local_dir, hub_dataset(M_REWARDBENCH_SPEC).local_dir)
-    return any((root / name).is_dir() for name in names)
+    return any((root / c.local_dir).is_dir() for c in hub_datasets().values())
 
 
-def held_languages(data_dir: str | Path) -> list[str]:
-    """The M-RewardBench languages whose files a local snapshot under `data_dir` holds."""
-    mrb = hub_dataset(M_REWARDBENCH_SPEC)
-    root = Path(data_dir).expanduser() / mrb.local_dir
-    return sorted(c for c, name in mrb.languages.items() if files_of(root, mrb.files.format(config=name)))
+def held_languages(data_dir: str | Path, config: HubDataset | None = None) -> list[str]:
+    """The languages (M-RewardBench's when `config` is None) whose files a local snapshot holds."""
+    config = config or hub_dataset(M_REWARDBENCH_SPEC)
+    root = Path(data_dir).expanduser() / config.local_dir
+    return sorted(c for c in config.languages if files_of(root, config.pattern(c)))
 
 
-def availability(data_dir: str | Path | None) -> dict[str, str]:
-    """{spec: where it is}: a local snapshot under `data_dir`, the download cache, or neither."""
-    rb, mrb = hub_dataset(REWARDBENCH_SPEC), hub_dataset(M_REWARDBENCH_SPEC)
+def availability(config: HubDataset, data_dir: str | Path | None) -> str:
+    """Where a hub dataset is: a local snapshot under `data_dir`, the download cache, or neither."""
     if data_dir is None:
-        return {
-            spec: "download cache"
-            if (snapshot_root(c.local_dir, c.revision) / COMPLETE).is_file()
-            else "downloads on use"
-            for spec, c in ((REWARDBENCH_SPEC, rb), (M_REWARDBENCH_SPEC, mrb))
-        }
+        cached = (snapshot_root(config.local_dir, config.revision) / COMPLETE).is_file()
+        return "download cache" if cached else "downloads on use"
     root = Path(data_dir).expanduser()
-    english = bool(files_of(root / rb.local_dir, rb.files))
-    languages = held_languages(root)
-    return {
-        REWARDBENCH_SPEC: "local copy" if english else "missing",
-        M_REWARDBENCH_SPEC: (
-            f"local copy ({len(languages)} of {len(mrb.languages)} languages)"
-            if english and len(languages) == len(mrb.languages)
-            else f"local copy ({len(languages)} of {len(mrb.languages)} languages; load them as "
-            f"m-rewardbench:{','.join(sorted(languages))})"
-            if english and languages
-            else "missing"
-        ),
-    }
+    base = hub_dataset(config.english) if config.english else config
+    english = bool(files_of(root / base.local_dir, base.files))
+    if not config.languages:
+        return "local copy" if english else "missing"
+    languages, total = held_languages(root, config), len(config.languages)
+    if not english or not languages:
+        return "missing"
+    if len(languages) == total:
+        return f"local copy ({total} of {total} languages)"
+    return (
+        f"local copy ({len(languages)} of {total} languages; load them as "
+        f"{config.name}:{','.join(languages)})"
+    )

@@ -1,7 +1,8 @@
-"""RewardBench (allenai/reward-bench, `filtered`) as a Judge-LS dataset, and the row reading that
-M-RewardBench (data/m_rewardbench.py) shares with it.
+"""Datasets of RewardBench's shape (a table of configs/hub_datasets.toml, e.g. allenai/reward-bench,
+`filtered`) as Judge-LS datasets, and the row reading that multilingual ones (data/m_rewardbench.py)
+share with them.
 
-Each RewardBench record becomes one pairwise item `rewardbench/<id>`: `output_1`/`output_2` are the
+Each record becomes one pairwise item `<id_prefix><id>` (`rewardbench/<id>`): `output_1`/`output_2` are the
 chosen and the rejected response in an order drawn per item from its id (seeded, the same in every
 language and on every machine), `label` says which one is the chosen, so gold is not always output 1.
 Its subset is `<category>/<subset>` (`Chat Hard/llmbar-natural`), so RewardBench's four categories are
@@ -10,8 +11,9 @@ aggregates like LLMBar's `Adversarial`, and `--subset llmbar` keeps the five LLM
 A row whose prompt, chosen or rejected text is null, empty or not text is an error naming the file,
 the row, the item and the field; with `skip_bad_rows` such rows are left out and counted instead.
 
-Local snapshots (`--data-dir DIR`) are in the hub's own layout: `DIR/reward-bench/data/filtered-*.
-parquet`. Without `--data-dir` the files are fetched from the hub at the pinned revision (data/hub.py).
+The columns are the table's (`[NAME.columns]` renames them). Local snapshots (`--data-dir DIR`) are
+in the hub's own layout: `DIR/reward-bench/data/filtered-*.parquet`. Without `--data-dir` the files
+are fetched from the hub at the pinned revision (data/hub.py).
 """
 
 from __future__ import annotations
@@ -38,9 +40,8 @@ from judgebench.records import Item, Variant
 # kept importable from here, where they lived before data/hubconfig.py
 __all__ = ["M_REWARDBENCH_SPEC", "REWARDBENCH_SPEC", "hub_dataset", "language_configs"]
 
-ID_PREFIX = "rewardbench/"
 OTHER_CATEGORY = "Other"
-REWARDBENCH_COLUMNS = ("id", "prompt", "chosen", "rejected", "subset")
+ENGLISH_FIELDS = ("id", "prompt", "chosen", "rejected", "subset")
 TEXT_COLUMNS = ("prompt", "chosen", "rejected")
 _ORDER_SALT = b"judgebench:rewardbench-order:"
 _WHAT = {
@@ -57,7 +58,7 @@ SKIP_HINT = (
 
 @dataclass
 class Loaded:
-    """What a RewardBench-family loader returns to `load_dataset`."""
+    """What a hub dataset's loader reads, before it becomes a `Dataset`."""
 
     items: list[Item]
     source: str
@@ -83,33 +84,40 @@ def chosen_first(rb_id: int) -> bool:
     return digest[0] % 2 == 0
 
 
-def item_id(rb_id: int) -> str:
-    return f"{ID_PREFIX}{rb_id}"
+def item_id(rb_id: int, prefix: str = f"{REWARDBENCH_SPEC}/") -> str:
+    return f"{prefix}{rb_id}"
 
 
 # --- reading parquet -----------------------------------------------------------------------------
 
 
-def read_parquet(path: Path, required: Sequence[str], schema_hint: str) -> list[dict[str, Any]]:
-    """The rows of one parquet file as dicts; a missing column is an error naming file and field."""
+def read_parquet(
+    path: Path, required: Sequence[str], schema_hint: str, columns: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The rows of one parquet file as {field: value} (`columns`: field -> the file's column); a
+    missing column is an error naming file and column."""
     import pandas as pd  # imported on use (pyarrow engine): `data show sample` needs neither
 
     try:
         frame = pd.read_parquet(path, engine="pyarrow")
     except Exception as exc:  # pyarrow raises several types for a file that is not parquet
         raise InputError(f"cannot read as parquet ({type(exc).__name__}: {exc})", path=str(path)) from None
-    for column in required:
+    names = dict(columns or {})
+    wanted = [names.get(f, f) for f in required]
+    for column in wanted:
         if column not in frame.columns:
             raise InputError(
-                f"column missing; expected the {schema_hint} schema ({', '.join(required)}), "
+                f"column missing; expected the {schema_hint} schema ({', '.join(wanted)}), "
                 f"found {', '.join(map(str, frame.columns))}",
                 path=str(path),
                 field=column,
             )
-    return [{str(k): v for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    field_of = {column: f for f, column in names.items()}
+    rows = frame.to_dict(orient="records")
+    return [{field_of.get(str(k), str(k)): v for k, v in row.items()} for row in rows]
 
 
-def row_id(row: Mapping[str, Any], path: Path, number: int) -> int:
+def row_id(row: Mapping[str, Any], path: Path, number: int, column: str = "id") -> int:
     value: Any = row.get("id")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -118,7 +126,7 @@ def row_id(row: Mapping[str, Any], path: Path, number: int) -> int:
     elif value is not None and not isinstance(value, bool | int) and hasattr(value, "__index__"):
         value = int(value.__index__())  # numpy integers
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"id must be an integer, got {value!r}", path=str(path), row=number, field="id")
+        raise InputError(f"id must be an integer, got {value!r}", path=str(path), row=number, field=column)
     return value
 
 
@@ -139,9 +147,15 @@ class BadRow(InputError):
 
 
 def row_texts(
-    row: Mapping[str, Any], names: Sequence[str], path: Path, number: int, rb_id: int
+    row: Mapping[str, Any],
+    names: Sequence[str],
+    path: Path,
+    number: int,
+    *,
+    item: str,
+    columns: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The row's text cells; the first unusable one is a BadRow naming file, row, item and field."""
+    """The row's text cells; the first unusable one is a BadRow naming file, row, item and column."""
     out: dict[str, str] = {}
     for name in names:
         value = row.get(name)
@@ -152,8 +166,8 @@ def row_texts(
                 f"responses (chosen and rejected) as text. {SKIP_HINT}",
                 path=str(path),
                 row=number,
-                item=item_id(rb_id),
-                field=name,
+                item=item,
+                field=(columns or {}).get(name, name),
             )
         out[name] = str(value)
     return out
@@ -173,7 +187,7 @@ def files_of(folder: Path, pattern: str) -> list[Path]:
     return sorted(p for p in folder.glob(pattern) if p.is_file())
 
 
-# --- RewardBench ---------------------------------------------------------------------------------
+# --- the English rows ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -185,7 +199,7 @@ class English:
 
 @dataclass
 class EnglishSet:
-    """RewardBench's records by id, the files read, and the rows left out."""
+    """A RewardBench-shaped table's records by id, the files read, and the rows left out."""
 
     records: dict[int, English]
     source: str
@@ -199,18 +213,28 @@ def _category_of(categories: Mapping[str, Sequence[str]]) -> dict[str, str]:
     return {subset: category for category, subsets in categories.items() for subset in subsets}
 
 
-def _english_record(row: Mapping[str, Any], path: Path, number: int, category: Mapping[str, str]) -> English:
-    """One RewardBench row as an item: chosen and rejected in the item's seeded order."""
-    rb_id = row_id(row, path, number)
-    texts = row_texts(row, ("subset", *TEXT_COLUMNS), path, number, rb_id)
+def _english_record(
+    row: Mapping[str, Any], path: Path, number: int, config: HubDataset, category: Mapping[str, str]
+) -> English:
+    """One row as an item: chosen and rejected in the item's seeded order; its subset under its
+    category when the table has categories."""
+    rb_id = row_id(row, path, number, config.columns["id"])
+    texts = row_texts(
+        row,
+        ("subset", *TEXT_COLUMNS),
+        path,
+        number,
+        item=item_id(rb_id, config.id_prefix),
+        columns=config.columns,
+    )
     subset = texts["subset"].strip()
     first = chosen_first(rb_id)
-    cat = category.get(subset, OTHER_CATEGORY)
+    cat = category.get(subset, OTHER_CATEGORY) if category else None
     chosen_model, rejected_model = optional_text(row, "chosen_model"), optional_text(row, "rejected_model")
     chosen, rejected = texts["chosen"], texts["rejected"]
     item = Item(
-        id=item_id(rb_id),
-        subset=f"{cat}/{subset}",
+        id=item_id(rb_id, config.id_prefix),
+        subset=f"{cat}/{subset}" if cat else subset,
         instruction=texts["prompt"],
         output_1=chosen if first else rejected,
         output_2=rejected if first else chosen,
@@ -230,27 +254,31 @@ def _english_items(paths: Sequence[Path], config: HubDataset, english: EnglishSe
     category = _category_of(config.categories)
     for path in paths:
         english.sums[str(path)] = sha256_file(path)
-        for number, row in enumerate(read_parquet(path, REWARDBENCH_COLUMNS, "RewardBench"), start=1):
+        rows = read_parquet(path, ENGLISH_FIELDS, config.title, config.columns)
+        for number, row in enumerate(rows, start=1):
             try:
-                record = _english_record(row, path, number, category)
+                record = _english_record(row, path, number, config, category)
             except BadRow as exc:
                 if not skip:
                     raise
                 english.skipped.append(skipped_line(exc))
-                english.dropped.add(row_id(row, path, number))
+                english.dropped.add(row_id(row, path, number, config.columns["id"]))
                 continue
             rb_id = int(record.item.metadata["rewardbench_id"])
             if rb_id in english.records:
                 raise InputError(
-                    "duplicate id in RewardBench", path=str(path), row=number, item=record.item.id
+                    f"duplicate id in {config.title}", path=str(path), row=number, item=record.item.id
                 )
             english.records[rb_id] = record
 
 
-def _rewardbench_root(data_dir: str | Path | None, config: HubDataset) -> tuple[Path, str]:
-    """The folder holding RewardBench's files, and the source to record."""
+def snapshot_folder(
+    data_dir: str | Path | None, config: HubDataset, patterns: Sequence[str], **names: Any
+) -> tuple[Path, str]:
+    """The folder holding a table's files (a local snapshot under `data_dir`, else the download at
+    the pinned revision), and the source to record."""
     if data_dir is None:
-        snap = fetch_snapshot(config.repo, config.revision, [config.files], folder=config.local_dir)
+        snap = fetch_snapshot(config.repo, config.revision, list(patterns), folder=config.local_dir, **names)
         return snap.root, snap.source
     root = Path(data_dir).expanduser()
     if not root.is_dir():
@@ -262,20 +290,23 @@ def _rewardbench_root(data_dir: str | Path | None, config: HubDataset) -> tuple[
     return folder, f"{folder.resolve()} (snapshot of hf://datasets/{config.repo})"
 
 
-def load_english(data_dir: str | Path | None, *, skip_bad_rows: bool = False) -> EnglishSet:
-    config = hub_dataset(REWARDBENCH_SPEC)
-    folder, source = _rewardbench_root(data_dir, config)
+def load_english(
+    data_dir: str | Path | None, *, skip_bad_rows: bool = False, config: HubDataset | None = None
+) -> EnglishSet:
+    """The rows of a RewardBench-shaped table (RewardBench's when `config` is None)."""
+    config = config or hub_dataset(REWARDBENCH_SPEC)
+    folder, source = snapshot_folder(data_dir, config, [config.files])
     paths = files_of(folder, config.files)
     if not paths:
         raise InputError(
-            f"no RewardBench files: expected {config.files} under {folder} (a snapshot of {config.repo}, "
-            "e.g. `hf download allenai/reward-bench --repo-type dataset --local-dir DIR/reward-bench`)",
+            f"no {config.title} files: expected {config.files} under {folder} (a snapshot of {config.repo}, "
+            f"e.g. `hf download {config.repo} --repo-type dataset --local-dir DIR/{config.local_dir}`)",
             path=str(folder),
         )
     english = EnglishSet(records={}, source=source, sums={})
     _english_items(paths, config, english, skip_bad_rows)
     if not english.records:
-        raise InputError("RewardBench files hold no usable records", path=str(folder))
+        raise InputError(f"{config.title} files hold no usable records", path=str(folder))
     return english
 
 
@@ -287,16 +318,19 @@ def skip_reason(name: str) -> str:
     return f"{name} rows with a null, empty or non-text prompt/chosen/rejected (skipped)"
 
 
-def load_rewardbench(data_dir: str | Path | None = None, *, skip_bad_rows: bool = False) -> Loaded:
-    """RewardBench's filtered split as items (English only)."""
-    english = load_english(data_dir, skip_bad_rows=skip_bad_rows)
+def load_rewardbench(
+    data_dir: str | Path | None = None, *, skip_bad_rows: bool = False, config: HubDataset | None = None
+) -> Loaded:
+    """A RewardBench-shaped table as items (English only; RewardBench's when `config` is None)."""
+    config = config or hub_dataset(REWARDBENCH_SPEC)
+    english = load_english(data_dir, skip_bad_rows=skip_bad_rows, config=config)
     items = [e.item for e in english.records.values()]
-    excluded = {skip_reason("RewardBench"): len(english.skipped)} if english.skipped else {}
+    excluded = {skip_reason(config.title): len(english.skipped)} if english.skipped else {}
     return Loaded(
         items=items,
         source=english.source,
         files=english.sums,
-        categories=category_counts(items),
+        categories=category_counts(items) if config.categories else {},
         excluded=excluded,
         skipped=list(english.skipped),
     )

@@ -1,0 +1,261 @@
+"""The dataset registry: every dataset family `load_dataset` knows, and what `data list`, the API's
+descriptions and the CLI's `--dataset` help say about each (they are generated from here; no other
+module keeps a list of dataset names).
+
+A family is a name (the SPEC, or NAME:SUFFIX when it takes a suffix), a one-line description, how it
+takes a suffix, the language conditions it carries (none, or those it holds variants for, which need
+no translator), and its loader (`module:function`, imported on first use, given a `DatasetRequest`,
+returning a `Dataset`). Three kinds arrive here:
+
+- the shapes judgebench codes itself, one module each (`sample`, `llmbar`), registered below;
+- every table of configs/hub_datasets.toml (RewardBench's shape: a table and no code);
+- the `judgebench.datasets` entry points of other packages, each naming a `DatasetFamily`.
+
+A SPEC that names no family is the path of a file (`generic.py`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgebench.data.hubconfig import hub_datasets
+from judgebench.errors import ConfigError, JudgebenchError
+
+if TYPE_CHECKING:
+    from judgebench.data.dataset import Dataset
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_GROUP = "judgebench.datasets"
+
+
+@dataclass(frozen=True)
+class DatasetRequest:
+    """What a loader is asked for: SPEC split into the family's name and its suffix, and the flags."""
+
+    spec: str  # as given
+    name: str  # the family
+    suffix: str | None  # what followed NAME:, if anything
+    data_dir: str | Path | None = None
+    mapping: Mapping[str, str] | None = None
+    subset: str | None = None
+    skip_bad_rows: bool = False
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One row of `data list`."""
+
+    spec: str
+    what: str
+    available: str  # "yes", "local copy", "download cache", "downloads on use", "missing", ...
+
+
+Loader = Callable[[DatasetRequest], "Dataset"]
+Lister = Callable[[str, str | None], list[Listing]]
+Holder = Callable[[str, str | Path], list[str]]
+
+
+@dataclass(frozen=True)
+class DatasetFamily:
+    """One registered dataset family. `load`, `listing` and `held` are callables or `module:function`
+    strings, imported when first called (so the help can be made without importing any loader)."""
+
+    name: str
+    description: str
+    load: str | Loader
+    # NAME:SUFFIX, as the help shows it ("SET", "LANG,..."), and what it selects; None: no suffix
+    suffix: str | None = None
+    suffix_help: str = ""
+    # language conditions it carries variants for (judged without a translator)
+    conditions: tuple[str, ...] = ()
+    # whether --field FIELD=COLUMN applies (files of the user's own)
+    takes_mapping: bool = False
+    # its rows of `data list` ((name, data_dir) -> rows); None: one row, "not listed"
+    listing: str | Lister | None = None
+    # (name, data_dir) -> the conditions a local copy holds, for a family with conditions
+    held: str | Holder | None = None
+
+    def loader(self) -> Loader:
+        found: Loader = _resolve(self.load, self.name)
+        return found
+
+    def rows(self, data_dir: str | None) -> list[Listing]:
+        if self.listing is None:
+            return [Listing(self.name, self.description, "not listed")]
+        lister: Lister = _resolve(self.listing, self.name)
+        return lister(self.name, data_dir)
+
+    def held_conditions(self, data_dir: str | Path) -> list[str] | None:
+        """The conditions a local copy under `data_dir` holds (None: the family cannot tell)."""
+        if self.held is None:
+            return None
+        holder: Holder = _resolve(self.held, self.name)
+        return holder(self.name, data_dir)
+
+
+def _resolve(target: str | Any, name: str) -> Any:
+    if not isinstance(target, str):
+        return target
+    module_name, _, attr = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"dataset {name}: cannot import {target} ({exc})") from None
+
+
+_BUILTIN: dict[str, DatasetFamily] = {}
+
+
+def register(family: DatasetFamily) -> None:
+    """Add a family judgebench codes itself (a package outside uses the entry point group instead)."""
+    _BUILTIN[family.name] = family
+
+
+def unregister(name: str) -> None:
+    _BUILTIN.pop(name, None)
+
+
+# A SPEC that names no family: a file of the user's own.
+FILES = DatasetFamily(
+    name="PATH",
+    description="the path of a .jsonl, .json, .csv or .tsv file of your own (write ./NAME for a file named "
+    "like a dataset)",
+    load="judgebench.data.generic:load_path",
+    takes_mapping=True,
+)
+
+
+def _hub_family(name: str, languages: Mapping[str, str], description: str) -> DatasetFamily:
+    """A table of configs/hub_datasets.toml as a family, loaded by data/hub_family.py."""
+    return DatasetFamily(
+        name=name,
+        description=f"{description}; {len(languages)} languages, no translator needed"
+        if languages
+        else description,
+        load="judgebench.data.hub_family:load",
+        suffix="LANG,..." if languages else None,
+        suffix_help="those languages only, as --conditions selects them too" if languages else "",
+        conditions=tuple(sorted(languages)),
+        listing="judgebench.data.hub_family:listing",
+        held="judgebench.data.hub_family:held",
+    )
+
+
+@cache
+def _plugins() -> dict[str, DatasetFamily]:
+    """Families other packages declare as entry points (each names a DatasetFamily), read once."""
+    # imported here: importlib.metadata brings email, zipfile and socket (~50 ms), which the help,
+    # made from judgebench's own families and the hub tables, does not pay for
+    from importlib.metadata import entry_points
+
+    found: dict[str, DatasetFamily] = {}
+    for ep in entry_points(group=PLUGIN_GROUP):
+        try:
+            family = ep.load()
+        except Exception as exc:  # a broken plugin names itself, and judgebench goes on without it
+            logger.warning("dataset plugin %s (%s) cannot be loaded: %s", ep.name, ep.value, exc)
+            continue
+        if not isinstance(family, DatasetFamily):
+            raise ConfigError(
+                f"entry point {ep.name} = {ep.value} of group {PLUGIN_GROUP} is a {type(family).__name__}, "
+                "not a judgebench.data.catalog.DatasetFamily"
+            )
+        found[family.name.lower()] = family
+    return found
+
+
+def families(*, plugins: bool = True) -> dict[str, DatasetFamily]:
+    """Every family by name: judgebench's own, then the hub tables, then the plugins' (a plugin whose
+    name is taken is left out with a warning; `plugins=False` leaves them all out)."""
+    out = dict(_BUILTIN)
+    for name, table in hub_datasets().items():
+        out.setdefault(name, _hub_family(name, table.languages, table.description))
+    for name, family in _plugins().items() if plugins else ():
+        if name in out:
+            logger.warning("dataset plugin %s is left out: judgebench has a dataset of that name", name)
+            continue
+        out[name] = family
+    return out
+
+
+def resolve(spec: str | Path) -> DatasetRequest:
+    """SPEC as a request: the family it names (PATH when none) and its suffix. A suffix given to a
+    family that takes none is an error naming what it takes."""
+    text = str(spec).strip()
+    name, sep, suffix = text.partition(":")
+    family = families().get(name.lower())
+    if family is None:
+        return DatasetRequest(spec=text, name=FILES.name, suffix=None)
+    if sep and family.suffix is None:
+        raise ConfigError(f"dataset '{text}': {family.name} takes no :SUFFIX; write {family.name}")
+    return DatasetRequest(spec=text, name=family.name, suffix=suffix if sep else None)
+
+
+def family_of(request: DatasetRequest) -> DatasetFamily:
+    return FILES if request.name == FILES.name else families()[request.name]
+
+
+def _for_help() -> tuple[list[DatasetFamily], str]:
+    """The families a help text names, and a note when some cannot be read: a help page (made when
+    the CLI starts) never fails on a bad config; loading a dataset reports the error in full. The
+    plugins' families are left to `data list` (finding them costs every command ~50 ms at start)."""
+    try:
+        return list(families(plugins=False).values()), ""
+    except JudgebenchError as exc:
+        return list(_BUILTIN.values()), f" (hub datasets left out: {exc})"
+
+
+def spec_names() -> str:
+    """The short form for a --dataset option: each family's name (NAME[:SUFFIX]), then a file."""
+    found, note = _for_help()
+    names = [f"{f.name}[:{f.suffix}]" if f.suffix is not None else f.name for f in found]
+    return ", ".join(names) + f" or a .jsonl/.json/.csv/.tsv file (plugins' too: judgebench data list){note}"
+
+
+def spec_help() -> str:
+    """The help of every SPEC argument and --dataset option: each family, then PATH."""
+    parts = []
+    found, note = _for_help()
+    for family in found:
+        part = f"{family.name} ({family.description})"
+        if family.suffix is not None:
+            part += f", {family.name}:{family.suffix} ({family.suffix_help})"
+        parts.append(part)
+    return "; ".join(parts) + f"; or {FILES.description}. Plugins' datasets: judgebench data list.{note}"
+
+
+register(
+    DatasetFamily(
+        name="sample",
+        description="the bundled sample set",
+        load="judgebench.data.generic:load_sample",
+        takes_mapping=True,
+        listing="judgebench.data.generic:sample_listing",
+    )
+)
+register(
+    DatasetFamily(
+        name="imported",
+        description="the items of a run made by `judgebench import` (--data-dir: that run's folder)",
+        load="judgebench.data.imported:load_family",
+        listing="judgebench.data.imported:listing",
+    )
+)
+register(
+    DatasetFamily(
+        name="llmbar",
+        description="LLMBar, 419 items: Natural and the four Adversarial sets",
+        load="judgebench.data.llmbar:load_family",
+        suffix="SET",
+        suffix_help="another of its sets, e.g. llmbar:CaseStudy/Constraint, llmbar:Processed/MT-Bench, "
+        "llmbar:Adversarial",
+        listing="judgebench.data.llmbar:listing",
+    )
+)
