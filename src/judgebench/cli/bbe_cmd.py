@@ -212,8 +212,10 @@ def bbe_command(
         str | None,
         typer.Option(
             "--probes",
-            help="Probes to calibrate on besides the languages and the order swap (e.g. length,format or "
-            "all): their conditions in the run (length, zh+length, template-1, ...) become neighbours.",
+            help=opt.probes_help(
+                "Probes to calibrate on besides the languages and the order swap: their conditions in "
+                "the run (length, zh+length, template-1, ...) become neighbours"
+            ),
         ),
     ] = None,
     invalid_neighbours: Annotated[
