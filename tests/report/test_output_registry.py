@@ -66,11 +66,16 @@ def test_without_the_registration_no_such_file(sim_run: Path, tmp_path: Path) ->
     result = api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
     assert result.paths.get("tsv") is None
     assert [p.name for p in result.paths.all()][:3] == ["metrics.json", "metrics.csv", "report.md"]
+    # readiness.json is one of the set (written with it, all or none), as api.report built it
+    readiness = sim_run / "readiness.json"
+    assert result.paths.get("readiness") == result.readiness_json == readiness
+    assert json.loads(readiness.read_text(encoding="utf-8")) == result.readiness.model_dump(mode="json")
 
 
 def test_a_failing_output_leaves_the_previous_set_whole(sim_run: Path) -> None:
     api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
-    before = {name: (sim_run / name).read_bytes() for name in ("metrics.json", "metrics.csv", "report.md")}
+    kept = ("metrics.json", "metrics.csv", "report.md", "readiness.json")
+    before = {name: (sim_run / name).read_bytes() for name in kept}
 
     @register_output("broken", "broken.txt", needs=[Need.ROWS])
     def _broken(inputs: OutputInputs) -> bytes:

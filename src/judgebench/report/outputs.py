@@ -18,6 +18,8 @@ from functools import cache, cached_property
 from importlib.metadata import entry_points
 from typing import Any
 
+from pydantic import BaseModel
+
 from judgebench import __version__
 from judgebench.analysis.model import Analysis
 from judgebench.errors import JudgebenchError
@@ -49,6 +51,7 @@ class Need(StrEnum):
     SECTIONS = "sections"  # the report as data: sections (with bbe.json's), their meta
     EXPLORER = "explorer"  # the item explorer's data, when the caller read it (None otherwise)
     HUMAN = "human"  # the human-label analysis (`report --human FILE`), when the caller made one
+    READINESS = "readiness"  # readiness.json's document (api builds it with the judges' stops), if given
 
 
 class ReportInputs:
@@ -58,14 +61,17 @@ class ReportInputs:
         self,
         run: RunDir,
         analysis: Analysis,
+        *,
         explorer: ExplorerData | None = None,
         human: HumanReport | None = None,
         plot_worker: PlotWorker | None = None,
+        readiness: BaseModel | None = None,
     ) -> None:
         self.run = run
         self.analysis = analysis
         self.explorer_data = explorer
         self.human = human
+        self.readiness = readiness
         self.plot_worker = plot_worker  # drawing the figures meanwhile, when the caller started one
 
     @cached_property
@@ -169,6 +175,10 @@ class OutputInputs:
     @property
     def human(self) -> HumanReport | None:
         return self._get(Need.HUMAN).human
+
+    @property
+    def readiness(self) -> BaseModel | None:
+        return self._get(Need.READINESS).readiness
 
 
 Render = Callable[[OutputInputs], dict[str, bytes]]
