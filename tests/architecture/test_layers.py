@@ -141,6 +141,15 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"allocators", "api", "data", "defaults", "errors", "importers", "progress", "records"},
     "__main__": {"cli"},
 }
+# Registries whose contents a help text lists (issue 42: `--certificate`, `--probes`): the CLI may
+# read these modules, and only these of their rooms, inside the function that builds the help
+REGISTRIES_FOR_HELP = {f"{PACKAGE}.bbe.registry", f"{PACKAGE}.probes.registry"}
+# ... and the certificate registry loads its numpy arithmetic when a certificate is built, so that
+# `bbe --help` lists the registered names without numpy
+LOADED_ON_FIRST_BUILD = {
+    (f"{PACKAGE}.bbe.registry", f"{PACKAGE}.bbe.certificates"),
+    (f"{PACKAGE}.bbe.registry", f"{PACKAGE}.bbe.mechanism"),
+}
 # A review threshold, not a cap that cuts a concern in pieces: a module is as long as its concern,
 # and one past this is looked at (split where it holds two concerns, or raise this with the reason).
 MAX_MODULE_LINES = 800
@@ -184,6 +193,7 @@ def layer_problems(imports: Iterable[Import]) -> list[str]:
         and room(imp.target) not in ALLOWED[room(imp.module)]
         # type-only imports name types; the CLI takes even those from the public API
         and (not imp.type_only or room(imp.module) == "cli")
+        and not (room(imp.module) == "cli" and imp.target in REGISTRIES_FOR_HELP)
     ]
 
 
@@ -338,15 +348,17 @@ def test_analysis_reads_no_file() -> None:
 
 
 def test_imports_sit_at_the_top() -> None:
-    """No import inside a function to dodge a cycle. The one exception: CLI commands load the library
-    when they run, so that `judgebench --help` does not pay for pandas, scipy and matplotlib."""
+    """No import inside a function to dodge a cycle. The exceptions: CLI commands load the library
+    when they run, so that `judgebench --help` does not pay for pandas, scipy and matplotlib; a help
+    text reads its registry when built; the certificate registry loads its arithmetic on a build."""
     bad = [
         f"{imp.module}:{imp.line} imports {imp.target} inside a function"
         for imp in all_imports()
         if internal(imp)
         and imp.in_function
         and not imp.type_only
-        and not (room(imp.module) == "cli" and imp.target == f"{PACKAGE}.api")
+        and not (room(imp.module) == "cli" and imp.target in {f"{PACKAGE}.api", *REGISTRIES_FOR_HELP})
+        and (imp.module, imp.target) not in LOADED_ON_FIRST_BUILD
     ]
     assert not bad, "\n".join(bad)
 

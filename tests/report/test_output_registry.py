@@ -13,7 +13,8 @@ import pytest
 from judgebench import api
 from judgebench.analysis import ReportSettings
 from judgebench.data.dataset import sample_variants_path
-from judgebench.report import write_report
+from judgebench.errors import JudgebenchError
+from judgebench.report import outputs, write_report
 from judgebench.report.outputs import OUTPUTS, Need, OutputInputs, UndeclaredNeed, register_output, unregister
 from judgebench.rundir import RunDir
 
@@ -65,11 +66,16 @@ def test_without_the_registration_no_such_file(sim_run: Path, tmp_path: Path) ->
     result = api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
     assert result.paths.get("tsv") is None
     assert [p.name for p in result.paths.all()][:3] == ["metrics.json", "metrics.csv", "report.md"]
+    # readiness.json is one of the set (written with it, all or none), as api.report built it
+    readiness = sim_run / "readiness.json"
+    assert result.paths.get("readiness") == result.readiness_json == readiness
+    assert json.loads(readiness.read_text(encoding="utf-8")) == result.readiness.model_dump(mode="json")
 
 
 def test_a_failing_output_leaves_the_previous_set_whole(sim_run: Path) -> None:
     api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
-    before = {name: (sim_run / name).read_bytes() for name in ("metrics.json", "metrics.csv", "report.md")}
+    kept = ("metrics.json", "metrics.csv", "report.md", "readiness.json")
+    before = {name: (sim_run / name).read_bytes() for name in kept}
 
     @register_output("broken", "broken.txt", needs=[Need.ROWS])
     def _broken(inputs: OutputInputs) -> bytes:
@@ -112,3 +118,62 @@ def test_what_no_output_needs_is_not_made(sim_run: Path, tmp_path: Path) -> None
     assert full.plots and (tmp_path / "full" / "plots").is_dir()
     with pytest.raises(ValueError, match="no report output named"):
         write_report(RunDir(tmp_path), analysis, leave_out=("pdf",))
+
+
+PLUGIN_MODULE = '''"""A package's output format: one module, an entry point of judgebench.outputs."""
+from judgebench.report.outputs import Need, ReportOutput
+
+
+def _render(inputs):
+    lines = ["metric\\tvalue"] + [f"{r['metric']}\\t{r['value']}" for r in inputs.rows]
+    return {"metrics_plugin.tsv": ("\\n".join(lines) + "\\n").encode("utf-8")}
+
+
+OUTPUT = ReportOutput("plugin_tsv", "metrics_plugin.tsv", _render, frozenset({Need.ROWS}))
+NOT_AN_OUTPUT = 42
+'''
+
+
+def _plugin_dist(where: Path, target: str) -> None:
+    """A fake installed distribution `toyout` (a dist-info folder on sys.path) with one entry point."""
+    (where / "toyout_formats.py").write_text(PLUGIN_MODULE, encoding="utf-8")
+    dist = where / "toyout-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyout\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[judgebench.outputs]\ntsv = {target}\n", encoding="utf-8")
+
+
+def test_a_package_adds_an_output_through_an_entry_point(
+    sim_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No edit of judgebench: a distribution declaring `judgebench.outputs` gets its file written with
+    the set; without the distribution it is not."""
+    _plugin_dist(tmp_path, "toyout_formats:OUTPUT")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outputs._plugins.cache_clear()
+    try:
+        assert "plugin_tsv" in outputs.available() and "plugin_tsv" not in OUTPUTS
+        result = api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
+        tsv = sim_run / "metrics_plugin.tsv"
+        assert result.paths.get("plugin_tsv") == tsv
+        rows = json.loads((sim_run / "metrics.json").read_text(encoding="utf-8"))
+        assert len(tsv.read_text(encoding="utf-8").splitlines()) == 1 + len(rows)
+    finally:
+        monkeypatch.undo()
+        outputs._plugins.cache_clear()
+    tsv.unlink()
+    assert "plugin_tsv" not in outputs.available()
+    result = api.report(sim_run, api.ReportRequest(settings=NO_BOOTSTRAP, html=False))
+    assert result.paths.get("plugin_tsv") is None and not tsv.exists()
+
+
+def test_a_plugin_that_is_no_output_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _plugin_dist(tmp_path, "toyout_formats:NOT_AN_OUTPUT")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outputs._plugins.cache_clear()
+    try:
+        with pytest.raises(JudgebenchError, match=r"entry point tsv = toyout_formats:NOT_AN_OUTPUT .* not a"):
+            outputs.available()
+    finally:
+        monkeypatch.undo()
+        outputs._plugins.cache_clear()

@@ -26,7 +26,7 @@ from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
-from judgebench.fileio import atomic_write_json, atomic_write_text
+from judgebench.fileio import atomic_write_text
 from judgebench.human import HumanReport
 from judgebench.jsonl_columns import selected_records
 from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
@@ -410,14 +410,19 @@ def _report(
         analysis = analysis.model_copy(update={"records": [*analysis.records, *human.records()]})
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
+        readiness = ReadinessDoc.of(analysis, stops)  # written with the set (report/writer.py)
         paths = write_report(
-            run, analysis, leave_out=leave_out, explorer=data, human=human, plot_worker=worker
+            run,
+            analysis,
+            leave_out=leave_out,
+            explorer=data,
+            human=human,
+            plot_worker=worker,
+            readiness=readiness,
         )
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
-        readiness = ReadinessDoc.of(analysis, stops)
-        atomic_write_json(run.file(READINESS_JSON), readiness.model_dump(mode="json"))
         if run.exists():
             entry = ReportStage(
                 settings=req.settings.model_dump(),

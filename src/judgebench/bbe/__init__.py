@@ -9,21 +9,5 @@ estimate and its upper confidence bound in `sensitivity`, the certificates' arit
 `scores` reads a run's judgments (through `judgment_table`), `tables` a scores table or an
 arena-hard-auto folder, `outputs` and `plot` write bbe.json, the per-unit scores and the figure. No
 model is called here: new neighbours are judged by `execution.rejudge`.
+The package loads nothing itself: `bbe --help` reads the certificate registry without numpy.
 """
-
-from __future__ import annotations
-
-from judgebench.bbe.engine import BBEParams, BBERun, run_bbe
-from judgebench.bbe.mechanism import DeltaSplit, noise_radius_factor, sigma_max
-from judgebench.records.bbe import BBEResult, Calibration
-
-__all__ = [
-    "BBEParams",
-    "BBEResult",
-    "BBERun",
-    "Calibration",
-    "DeltaSplit",
-    "noise_radius_factor",
-    "run_bbe",
-    "sigma_max",
-]

@@ -12,18 +12,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from judgebench.bbe.certificates import (
-    Certificate,
-    Evidence,
-    distinct_changes,
-    dominating_distribution,
-    exact_alpha_sup,
-    item_maxima,
-    quantile_bound,
-)
-from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit, max_sensitivity
+if TYPE_CHECKING:
+    from judgebench.bbe.certificates import Certificate, Evidence
+    from judgebench.bbe.mechanism import DeltaSplit
+
+# The kinds' names and help load without numpy (`bbe --help` lists them); their arithmetic
+# (certificates, mechanism) loads when a certificate is built.
 
 AUTO = "auto"
 # out_of_sample: the released sigma on the release's neighbours, and the certificate recalibrated on
@@ -41,6 +37,8 @@ class CertificateKind:
 
     name: ClassVar[str]
     assumptions: ClassVar[str]
+    # what `--certificate`'s help says of it beside its name (nothing more if empty)
+    summary: ClassVar[str] = ""
     verification: ClassVar[Verification] = "out_of_sample"
 
     def carries_over(self, ev: Evidence) -> bool:
@@ -79,6 +77,11 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
+def choices() -> tuple[str, ...]:
+    """What --certificate accepts: auto, then every registered name (toys and plugins included)."""
+    return (AUTO, *_REGISTRY)
+
+
 def kind_of(name: str) -> CertificateKind:
     try:
         return _REGISTRY[name]
@@ -94,6 +97,8 @@ def check_choice(name: str) -> str:
 
 
 def _estimate_split(ev: Evidence) -> float:
+    from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND
+
     return ev.split.estimate if ev.split.estimate > 0 else DEFAULT_SPLIT_BOUND[2] * ev.delta
 
 
@@ -103,6 +108,7 @@ def _measured(ev: Evidence) -> bool:
 
 class Exact(CertificateKind):
     name = "exact"
+    summary = "in-sample: the listed neighbours only"
     assumptions = (
         "T(D) is the finite list of neighbours that were all judged; the noise is Gaussian. It is the "
         "tightest calibration for that list (violation probability delta exactly) and says nothing of "
@@ -117,6 +123,8 @@ class Exact(CertificateKind):
         if not _measured(ev):
             return None
         assert ev.changes is not None
+        from judgebench.bbe.certificates import Certificate, distinct_changes, exact_alpha_sup
+
         values, weights = distinct_changes(ev.changes)
         sup = exact_alpha_sup(values, weights, ev.tau, ev.delta)
         return Certificate(
@@ -136,6 +144,8 @@ class ExactUCB(CertificateKind):
         if not _measured(ev):
             return None
         assert ev.changes is not None
+        from judgebench.bbe.certificates import Certificate, dominating_distribution, exact_alpha_sup
+
         d_e = _estimate_split(ev)
         values, weights = dominating_distribution(ev.changes, ev.groups, d_e, ev.k)
         sup = exact_alpha_sup(values, weights, ev.tau, ev.delta - d_e)
@@ -149,6 +159,8 @@ class Range(CertificateKind):
     assumptions = "A neighbour changes at most k units, each normalised score in [0, 1]: b = sqrt(k) always."
 
     def build(self, ev: Evidence) -> Certificate | None:
+        from judgebench.bbe.certificates import Certificate
+
         root_k = math.sqrt(ev.k)
         return Certificate(self.name, root_k, ev.tau / root_k, 0.0, ev.delta, 0.0, True, ev.tau, ev.d)
 
@@ -165,6 +177,9 @@ class Quantile(CertificateKind):
         if not _measured(ev):
             return None
         assert ev.changes is not None
+        from judgebench.bbe.certificates import Certificate, item_maxima, quantile_bound
+        from judgebench.bbe.mechanism import DEFAULT_SPLIT_BOUND, DeltaSplit
+
         qs = ev.split
         if qs.estimate <= 0:
             qs = DeltaSplit.from_fractions(ev.delta, DEFAULT_SPLIT_BOUND, upper_bound=True)
@@ -192,6 +207,8 @@ class Markov(CertificateKind):
         )
 
     def infeasible_detail(self, alpha: float, sensitivity: float, split: DeltaSplit, tau: float) -> str:
+        from judgebench.bbe.mechanism import max_sensitivity
+
         most = max_sensitivity(tau, alpha, split.sensitivity)
         return (
             f"; alpha*Delta/sqrt(delta_sensitivity) = {alpha:g}*{sensitivity:.4g}/"
@@ -199,6 +216,8 @@ class Markov(CertificateKind):
         )
 
     def build(self, ev: Evidence) -> Certificate | None:
+        from judgebench.bbe.certificates import Certificate
+
         b = ev.sensitivity / math.sqrt(ev.split.sensitivity)
         sup = math.inf if b <= 0 else ev.tau / b
         s = ev.split

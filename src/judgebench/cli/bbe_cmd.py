@@ -18,6 +18,17 @@ if TYPE_CHECKING:
     from judgebench.api import Centre, JitterSpec
 
 
+def _certificate_help() -> str:
+    """`--certificate`'s help from the certificate registry. Typer evaluates this module's annotations
+    each time it builds the command, so a certificate registered anywhere (a plugin, a test's toy) is
+    listed with no edit here; the registry loads without numpy."""
+    from judgebench.bbe import registry
+
+    kinds = [registry.kind_of(name) for name in registry.names()]
+    listed = ", ".join(f"{k.name} ({k.summary})" if k.summary else k.name for k in kinds)
+    return f"Bias bound, one of: auto (the tightest that carries over to new items), {listed}."
+
+
 def _fractions(text: str | None) -> tuple[float, ...] | None:
     if text is None:
         return None
@@ -134,8 +145,7 @@ def bbe_command(
         str,
         typer.Option(
             "--certificate",
-            help="Bias bound, one of: auto (the tightest that carries over to new items), exact (in-sample: "
-            "the listed neighbours only), exact_ucb, range, quantile, markov.",
+            help=_certificate_help(),
         ),
     ] = "auto",
     sensitivity: Annotated[
@@ -202,8 +212,10 @@ def bbe_command(
         str | None,
         typer.Option(
             "--probes",
-            help="Probes to calibrate on besides the languages and the order swap (e.g. length,format or "
-            "all): their conditions in the run (length, zh+length, template-1, ...) become neighbours.",
+            help=opt.probes_help(
+                "Probes to calibrate on besides the languages and the order swap: their conditions in "
+                "the run (length, zh+length, template-1, ...) become neighbours"
+            ),
         ),
     ] = None,
     invalid_neighbours: Annotated[

@@ -40,8 +40,10 @@ def judge_command(
         str | None,
         typer.Option(
             "--probes",
-            help="Probe conditions of configs/probes/ (e.g. length,format,template or all), each made "
-            "from every judged condition (length, zh+length, ...) and judged like one.",
+            help=opt.probes_help(
+                "Probe conditions of configs/probes/, each made from every judged condition (length, "
+                "zh+length, ...) and judged like one"
+            ),
         ),
     ] = None,
     no_tie_probes: Annotated[bool, typer.Option("--no-tie-probes", help="Skip the tie-probes.")] = False,

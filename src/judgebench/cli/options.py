@@ -18,6 +18,16 @@ if TYPE_CHECKING:
 
 # what --dataset takes, made from the dataset registry (data/catalog.py), never listed by hand
 DATASETS = spec_names()
+
+
+def probes_help(lead: str) -> str:
+    """`--probes`' help with the probes declared now. Typer evaluates a command module's annotations
+    (`from __future__ import annotations`) each time it builds the command, so this runs then."""
+    from judgebench.probes.registry import probes_help as declared
+
+    return declared(lead)
+
+
 RunOpt = Annotated[str, typer.Option("--run", help="Run folder that holds every stage's files.")]
 DataDirOpt = Annotated[
     str | None,

@@ -51,7 +51,7 @@ def run_command(
     probes: Annotated[
         str | None,
         typer.Option(
-            "--probes", help="Probes of configs/probes/ to judge too (e.g. length,format,template or all)."
+            "--probes", help=opt.probes_help("Probes of configs/probes/ to judge too, comma-separated")
         ),
     ] = None,
     subset: opt.SubsetOpt = None,

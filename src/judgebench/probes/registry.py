@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judgebench.errors import ConfigError, InputError
+from judgebench.errors import ConfigError, InputError, JudgebenchError
 from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.probes.transforms import TRANSFORMS, check_regex
@@ -167,3 +167,14 @@ def select_probes(names: str | Sequence[str] | None, folder: str | Path | None =
         where = folder or probes_dir()
         raise ConfigError(f"unknown probe '{missing[0]}'; declared in {where}: {', '.join(known) or 'none'}")
     return [known[n] for n in dict.fromkeys(wanted)]
+
+
+def probes_help(lead: str) -> str:
+    """`--probes`' help: `lead`, then the probes declared now (configs/probes/, or JUDGEBENCH_CONFIGS),
+    so a probe added as a file is named with no edit to the CLI. A broken probe file does not break
+    the help: it says so, and the command names the file and key when run."""
+    try:
+        known = ", ".join(load_probes())
+    except JudgebenchError as exc:
+        known = f"none readable ({exc})"
+    return f"{lead} (declared: {known or 'none'}; or all)."

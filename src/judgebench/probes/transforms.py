@@ -3,7 +3,8 @@
 Each transform maps one text to another, deterministically given (item, probe, field), and must
 keep what the text says: a probe is label-preserving by construction, like a translation. A probe
 file (configs/probes/*.toml) composes them by name with parameters, so a new probe made of these
-transforms needs no code; a new kind of transform is one function and one `TRANSFORMS` line.
+transforms needs no code; a new kind of transform is one function registered with
+`register_transform` (here, or in a module of its own that calls it once on import).
 """
 
 from __future__ import annotations
@@ -149,6 +150,19 @@ TRANSFORMS: dict[str, TransformInfo] = {
     "regex": TransformInfo(regex, summary="a regular-expression substitution"),
     "template": TransformInfo(None, summary="the same texts under another judge template"),
 }
+
+
+def register_transform(name: str, info: TransformInfo) -> TransformInfo:
+    """Add a transform probe files may name (its name must be new)."""
+    if name in TRANSFORMS:
+        raise ValueError(f"transform '{name}' is already registered")
+    TRANSFORMS[name] = info
+    return info
+
+
+def unregister_transform(name: str) -> None:
+    """Remove a transform (a test's toy)."""
+    TRANSFORMS.pop(name, None)
 
 
 def check_regex(params: Params) -> str | None:

@@ -1,10 +1,12 @@
 """The report's file outputs as a registry: a name -> the file it writes, what it reads, how it renders.
 
 Adding an output format is one `register_output` (the built-in ones are registered in `writer.py`; a
-plugin or a test registers its own the same way); `write_report` renders every registered output from
-one `ReportInputs` and writes the set together. Each part of the inputs (rows, figures, sections, the
-item explorer) is made once, and only when an output declared it needs it. The terminal summary is not
-a file: it is the sections' data (`ReportPaths.summary`) that the CLI prints.
+test registers its own the same way); another package adds one without editing judgebench through
+the entry-point group `judgebench.outputs` (`name = "pkg.module:OUTPUT"`, a `ReportOutput`).
+`write_report` renders every output from one `ReportInputs` and writes the set together. Each part of
+the inputs (rows, figures, sections, the item explorer) is made once, and only when an output
+declared it needs it. The terminal summary is not a file: it is the sections' data
+(`ReportPaths.summary`) that the CLI prints.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property
+from functools import cache, cached_property
+from importlib.metadata import entry_points
 from typing import Any
+
+from pydantic import BaseModel
 
 from judgebench import __version__
 from judgebench.analysis.model import Analysis
@@ -46,6 +51,7 @@ class Need(StrEnum):
     SECTIONS = "sections"  # the report as data: sections (with bbe.json's), their meta
     EXPLORER = "explorer"  # the item explorer's data, when the caller read it (None otherwise)
     HUMAN = "human"  # the human-label analysis (`report --human FILE`), when the caller made one
+    READINESS = "readiness"  # readiness.json's document (api builds it with the judges' stops), if given
 
 
 class ReportInputs:
@@ -55,14 +61,17 @@ class ReportInputs:
         self,
         run: RunDir,
         analysis: Analysis,
+        *,
         explorer: ExplorerData | None = None,
         human: HumanReport | None = None,
         plot_worker: PlotWorker | None = None,
+        readiness: BaseModel | None = None,
     ) -> None:
         self.run = run
         self.analysis = analysis
         self.explorer_data = explorer
         self.human = human
+        self.readiness = readiness
         self.plot_worker = plot_worker  # drawing the figures meanwhile, when the caller started one
 
     @cached_property
@@ -167,6 +176,10 @@ class OutputInputs:
     def human(self) -> HumanReport | None:
         return self._get(Need.HUMAN).human
 
+    @property
+    def readiness(self) -> BaseModel | None:
+        return self._get(Need.READINESS).readiness
+
 
 Render = Callable[[OutputInputs], dict[str, bytes]]
 
@@ -209,12 +222,37 @@ def unregister(name: str) -> None:
     OUTPUTS.pop(name, None)
 
 
+PLUGIN_GROUP = "judgebench.outputs"
+
+
+@cache
+def _plugins() -> dict[str, ReportOutput]:
+    """The outputs other packages declare in the entry-point group `judgebench.outputs` (read once):
+    each names a `ReportOutput`; a name clash or another object is an error naming the entry point."""
+    found: dict[str, ReportOutput] = {}
+    for ep in entry_points(group=PLUGIN_GROUP):
+        where = f"entry point {ep.name} = {ep.value} ({PLUGIN_GROUP})"
+        output = ep.load()
+        if not isinstance(output, ReportOutput):
+            raise JudgebenchError(f"{where} is a {type(output).__name__}, not a ReportOutput")
+        if output.name in OUTPUTS or output.name in found:
+            raise JudgebenchError(f"{where}: report output {output.name!r} is registered twice")
+        found[output.name] = output
+    return found
+
+
+def available() -> dict[str, ReportOutput]:
+    """Every output, by name: those registered here (in registration order), then the plugins'."""
+    return {**OUTPUTS, **_plugins()}
+
+
 def selected(leave_out: Collection[str] = ()) -> list[ReportOutput]:
     """The registered outputs less those left out (`--no-html` leaves out "html")."""
-    unknown = set(leave_out) - set(OUTPUTS)
+    known = available()
+    unknown = set(leave_out) - set(known)
     if unknown:
-        raise ValueError(f"no report output named {sorted(unknown)}; known: {sorted(OUTPUTS)}")
-    return [out for name, out in OUTPUTS.items() if name not in leave_out]
+        raise ValueError(f"no report output named {sorted(unknown)}; known: {sorted(known)}")
+    return [out for name, out in known.items() if name not in leave_out]
 
 
 def needs_of(leave_out: Collection[str] = ()) -> frozenset[Need]:

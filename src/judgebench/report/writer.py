@@ -9,9 +9,12 @@ metrics.json beside an old report; rerunning it regenerates all of them from the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from judgebench.analysis.model import Analysis
 from judgebench.fileio import atomic_write_many, remove_stale_temps
@@ -35,7 +38,7 @@ from judgebench.report.outputs import (
 from judgebench.report.plot_worker import PlotWorker
 from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv, metrics_json
 from judgebench.report.self_preference_section import SELF_PREFERENCE_JSON, self_preference_json
-from judgebench.rundir import METRICS_CSV, METRICS_JSON, REPORT_HTML, REPORT_MD, RunDir
+from judgebench.rundir import METRICS_CSV, METRICS_JSON, READINESS_JSON, REPORT_HTML, REPORT_MD, RunDir
 
 __all__ = ["BASE_COLUMNS", "PLOTS_DIR", "ReportPaths", "metric_rows", "metrics_csv", "write_report"]
 
@@ -94,6 +97,19 @@ def _human_json(inputs: OutputInputs) -> dict[str, bytes]:
 register(ReportOutput("human", HUMAN_JSON, _human_json, frozenset({Need.HUMAN}), owns=(HUMAN_JSON,)))
 
 
+def _readiness_json(inputs: OutputInputs) -> dict[str, bytes]:
+    """readiness.json (INTERFACE.md): the document `api.report` built (it knows the judges' stops);
+    a direct `write_report` without one writes none and leaves an earlier one alone."""
+    doc = inputs.readiness
+    if doc is None:
+        return {}
+    text = json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+    return {READINESS_JSON: text.encode("utf-8")}
+
+
+register(ReportOutput("readiness", READINESS_JSON, _readiness_json, frozenset({Need.READINESS})))
+
+
 @dataclass(frozen=True)
 class ReportPaths:
     """Where `write_report` put each output (output name -> its files, in registration order), and
@@ -143,12 +159,14 @@ def write_report(
     leave_out: Collection[str] = (),
     human: HumanReport | None = None,
     plot_worker: PlotWorker | None = None,
+    readiness: BaseModel | None = None,
 ) -> ReportPaths:
     """Write every registered output (less `leave_out`; `html=False` leaves out report.html) into the
     run folder. Nothing is printed: the CLI renders the returned sections.
 
     With `explorer` (the run's judgments, texts and audit flags), report.html gets the item explorer;
-    with `human` (`report --human FILE`), every format gets the human section and human.json is written."""
+    with `human` (`report --human FILE`), every format gets the human section and human.json is written;
+    with `readiness` (api.report's ReadinessDoc), readiness.json is written with the set."""
     chosen = selected({*leave_out, *(() if html else ("html",))})
     run.path.mkdir(parents=True, exist_ok=True)
     folders = {run.path} | {run.file(f).parent for out in chosen for f in (*out.owns, out.file)}
@@ -157,7 +175,10 @@ def write_report(
     drawing = plot_worker is not None and any(Need.FIGURES in out.needs for out in chosen)
     if drawing and plot_worker is not None:
         plot_worker.send(analysis)
-    inputs = ReportInputs(run, analysis, explorer, human, plot_worker if drawing else None)
+    worker = plot_worker if drawing else None
+    inputs = ReportInputs(
+        run, analysis, explorer=explorer, human=human, plot_worker=worker, readiness=readiness
+    )
     # what needs no figure first, then report.html (its explorer before its figures), while a worker
     # draws them; the outputs are still listed in registration order
     order = sorted(chosen, key=lambda out: (Need.FIGURES in out.needs, Need.EXPLORER not in out.needs))
