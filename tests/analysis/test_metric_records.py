@@ -12,7 +12,7 @@ from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.subsets import leaf_subsets, subset_sort_key
 from judgebench.data.llmbar import LLMBAR_SUBSETS
 from judgebench.records import Judgment, Metric, MetricRecord
-from judgebench.records.metrics import CORE_FIELDS, HUMAN_METRICS, tie_probe_metric
+from judgebench.records.metrics import CORE_FIELDS, HUMAN_METRICS, LENGTH_METRICS, tie_probe_metric
 from tests.analysis.builders import pair, probe
 
 
@@ -43,7 +43,8 @@ def test_every_emitted_metric_is_registered(records: list[MetricRecord]) -> None
     # (tests/human/test_cli.py checks each is emitted there)
     probes = {Metric.PROBE_FLIP_RATE, Metric.PROBE_DEPENDENT_SHARE}
     # the longer-answer win rate needs the items' texts: the report stage adds it (tests/importers)
-    texts = {Metric.LONGER_WIN_RATE}
+    # and so do the length artefact's records (tests/analysis/test_metrics.py checks they are emitted)
+    texts = {Metric.LONGER_WIN_RATE, *LENGTH_METRICS}
     assert emitted == {str(m) for m in Metric} - leaderboard - probes - HUMAN_METRICS - texts
 
 

@@ -27,10 +27,9 @@ def test_the_missions_command_releases(tmp_path: Path) -> None:
 
 
 def test_the_readmes_table_example_releases(tmp_path: Path) -> None:
-    """The README's `bbe --scores ... --scale 1 10 --verify 2000` line, on the bundled 1-10 table."""
-    line = next(
-        ln for ln in (REPO / "README.md").read_text().splitlines() if "--scores" in ln and "verify 2000" in ln
-    )
+    """The A-BB guide's `bbe --scores ... --scale 1 10 --verify 2000` line, on the bundled 1-10 table."""
+    guide = REPO / "docs" / "guides" / "bbe.md"
+    line = next(ln for ln in guide.read_text().splitlines() if "--scores" in ln and "verify 2000" in ln)
     args = shlex.split(line)[1:]  # drop `judgebench`
     args[args.index("--scores") + 1] = str(FACTORS)
     out = tmp_path / "bbe.json"

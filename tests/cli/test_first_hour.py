@@ -241,11 +241,12 @@ def test_4_each_verdict_that_did_not_pass_says_why_per_part(tmp_path: Path) -> N
     assert code == 0, out
     lines = out.splitlines()
     fail = next(i for i, ln in enumerate(lines) if ln.startswith("FAIL sim:selftest-always-a on zh"))
-    assert "(baseline fail, invariance pass)" in lines[fail]
-    # the failed part's reason, with its numbers, on the next line; a part that passed has none
-    assert lines[fail + 1].startswith("  baseline: en strict accuracy 50.0%")
-    assert "is not above chance 50.0%" in lines[fail + 1]
-    assert not lines[fail + 2].startswith("  invariance:")
+    # 10 items can pass no check (issue 40's minimum): the invariance part is inconclusive
+    assert "(baseline fail, invariance inconclusive)" in lines[fail]
+    # the failed part's reason, with its numbers, on the next line, then the undecided part's
+    assert lines[fail + 1].startswith("  baseline: en ")
+    assert "is above the limit" in lines[fail + 1] or "is not above chance" in lines[fail + 1]
+    assert lines[fail + 2].startswith("  invariance:")
     # an inconclusive verdict says what is undecided
     unsure = next(i for i, ln in enumerate(lines) if ln.startswith("INCONCLUSIVE sim:selftest-unbiased on"))
     assert "not clearly within the limit" in lines[unsure + 1]
@@ -262,12 +263,12 @@ def test_4_a_verdict_that_passes_prints_no_reason(tmp_path: Path) -> None:
     run = tmp_path / "run"
     code, out = invoke("run", "--run", str(run), "--model", "sim:selftest-unbiased", "--dataset", "sample")
     assert code == 0, out
-    passes = [i for i, ln in enumerate(out.splitlines()) if ln.startswith("PASS ")]
-    assert passes, out
-    for i in passes:
-        following = out.splitlines()[i + 1]
-        assert not following.startswith(("  baseline:", "  invariance:")), following
-    assert "every reason, with its numbers" not in out
+    # 30 items cannot show a +5-point position limit (issue 40): the report, at a limit they can show,
+    # prints the pass with no reason under it
+    code, out = invoke("report", "--run", str(run), "--no-html", "--max-position-increase", "0.15")
+    assert code == 0, out
+    assert "PASS" in out and "Every check within its limit." in out
+    assert "is not clearly" not in out and "is above the limit" not in out
     # point 6: one judge, nothing to rank: the A-BB section says what it shows instead
     md = " ".join((run / "report.md").read_text().split())
     assert "One judge in this run: A-BB releases its bias-bounded aggregate" in md

@@ -74,7 +74,9 @@ def test_run_on_three_languages_with_simulated_judges(snapshot: Path, tmp_path: 
     report = (run / "report.md").read_text(encoding="utf-8")
     for pair in ("en->zh", "en->ja", "en->de"):
         assert pair in report
-    assert "Readiness verdict" in report and "**FAIL**" in report
+    # the biased judge is never a pass; on a few items per language it may be inconclusive (issue 40)
+    assert "Readiness verdict" in report and ("**FAIL**" in report or "**INCONCLUSIVE**" in report)
+    assert "**PASS**" not in report
 
 
 def test_judge_dry_run_after_the_dataset_variants(snapshot: Path, tmp_path: Path) -> None:

