@@ -17,6 +17,7 @@ from judgebench import api
 from judgebench.models.cache import default_cache_path
 from judgebench.records import Judgment
 from judgebench.rundir import read_jsonl
+from tests.natural_items import natural_items
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_batch_server import OpenAIBatchServer
 
@@ -30,19 +31,7 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _dataset(path: Path, n: int = 50) -> Path:
-    rows = [
-        {
-            "id": f"Natural/{i}",
-            "subset": "Natural",
-            "instruction": f"Instruction {i}",
-            "output_1": f"first {i}",
-            "output_2": f"second {i}",
-            "label": 1 + i % 2,
-        }
-        for i in range(n)
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+    return natural_items(path, n)
 
 
 def _options(server: OpenAIBatchServer) -> api.CallOptions:

@@ -18,6 +18,7 @@ from judgebench import api
 from judgebench.api import Execution
 from judgebench.records import Judgment
 from judgebench.rundir import last_per_key, read_jsonl
+from tests.natural_items import natural_items
 from tests.servers.anthropic_batch_server import AnthropicBatchServer
 from tests.servers.openai_batch_server import OpenAIBatchServer
 
@@ -25,19 +26,7 @@ N_ITEMS = 419
 
 
 def _dataset(path: Path) -> Path:
-    rows = [
-        {
-            "id": f"Natural/{i}",
-            "subset": "Natural",
-            "instruction": f"Instruction {i}",
-            "output_1": f"first {i}",
-            "output_2": f"second {i}",
-            "label": 1 + i % 2,
-        }
-        for i in range(N_ITEMS)
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+    return natural_items(path, N_ITEMS)
 
 
 def _verdicts(run: Path) -> dict[tuple[str, ...], tuple[str | None, str | None]]:

@@ -4,7 +4,6 @@ nothing else changed."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from judgebench.models.pricing import Price, PriceTable
 from judgebench.records import Judgment
 from judgebench.rundir import read_jsonl
 from tests.models.toy_provider import ToyProvider
+from tests.natural_items import natural_items
 
 REPO = Path(__file__).resolve().parents[2]
 PRICES = PriceTable({"toy": {"m": Price(input=1.0, output=2.0)}})  # USD per 1M tokens
@@ -72,19 +72,7 @@ def test_unregistered_providers_are_unknown_again() -> None:
 
 
 def _dataset(path: Path, n: int) -> Path:
-    rows = [
-        {
-            "id": f"Natural/{i}",
-            "subset": "Natural",
-            "instruction": f"Instruction {i}",
-            "output_1": f"first {i}",
-            "output_2": f"second {i}",
-            "label": 1 + i % 2,
-        }
-        for i in range(n)
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+    return natural_items(path, n)
 
 
 def test_the_judge_stage_runs_a_new_provider(
