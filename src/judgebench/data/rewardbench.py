@@ -273,12 +273,17 @@ def _english_items(paths: Sequence[Path], config: HubDataset, english: EnglishSe
 
 
 def snapshot_folder(
-    data_dir: str | Path | None, config: HubDataset, patterns: Sequence[str], **names: Any
+    data_dir: str | Path | None,
+    config: HubDataset,
+    patterns: Sequence[str],
+    *,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[Path, str]:
     """The folder holding a table's files (a local snapshot under `data_dir`, else the download at
     the pinned revision), and the source to record."""
     if data_dir is None:
-        snap = fetch_snapshot(config.repo, config.revision, list(patterns), folder=config.local_dir, **names)
+        local = config.local_dir
+        snap = fetch_snapshot(config.repo, config.revision, list(patterns), folder=local, names=names)
         return snap.root, snap.source
     root = Path(data_dir).expanduser()
     if not root.is_dir():
