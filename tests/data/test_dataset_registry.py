@@ -23,6 +23,7 @@ from judgebench.data.hubconfig import hub_datasets
 from judgebench.errors import ConfigError, InputError
 from tests.data.rewardbench_fixture import write_parquet
 from tests.e2e.helpers import private_configs
+from tests.fake_distribution import fake_distribution
 
 runner = CliRunner()
 
@@ -217,11 +218,8 @@ def test_a_package_adds_a_dataset_through_an_entry_point(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No edit of judgebench: a distribution declaring `judgebench.datasets` makes its name a SPEC."""
-    dist = tmp_path / "toydata-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toydata\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(
-        "[judgebench.datasets]\ntoyplug = tests.data.toy_dataset_plugin:TOYPLUG\n"
+    fake_distribution(
+        tmp_path, "toydata", "judgebench.datasets", "toyplug = tests.data.toy_dataset_plugin:TOYPLUG"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     _plugins.cache_clear()

@@ -16,6 +16,7 @@ from judgebench.cli import (
     import_cmd,  # noqa: F401 - registers `judgebench import`
 )
 from judgebench.importers.registry import ENTRY_POINT_GROUP, importers
+from tests.fake_distribution import fake_distribution
 from tests.importers.shapes import judgebench_rows, write_jsonl
 
 TOY = """
@@ -30,14 +31,8 @@ IMPORTER = Importer(name="toy-log", summary="a toy format from a plugin package"
 def toy_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """An installed package (a module and its dist-info with an entry point) on sys.path."""
     site = tmp_path / "site"
-    (site / "toy_dist-0.1.dist-info").mkdir(parents=True)
+    fake_distribution(site, "toy_dist", ENTRY_POINT_GROUP, "toy-log = toy_importer:IMPORTER")
     (site / "toy_importer.py").write_text(TOY)
-    (site / "toy_dist-0.1.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: toy-dist\nVersion: 0.1\n"
-    )
-    (site / "toy_dist-0.1.dist-info" / "entry_points.txt").write_text(
-        f"[{ENTRY_POINT_GROUP}]\ntoy-log = toy_importer:IMPORTER\n"
-    )
     monkeypatch.syspath_prepend(str(site))
     yield "toy-log"
     sys.modules.pop("toy_importer", None)

@@ -18,6 +18,7 @@ from judgebench.models.registry import provider_class
 from judgebench.models.vendors import vendors
 from judgebench.paths import configs_dir
 from tests.e2e.helpers import DeterministicJudge, write_items
+from tests.fake_distribution import fake_distribution
 from tests.servers.openai_server import OpenAIServer
 
 runner = CliRunner()
@@ -89,11 +90,8 @@ def test_a_package_adds_a_provider_through_an_entry_point(
     from judgebench.models import registry
     from tests.models.toy_provider import ToyProvider
 
-    dist = tmp_path / "toyplug-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyplug\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(
-        "[judgebench.providers]\ntoyplug = tests.models.toy_provider:ToyProvider\n"
+    fake_distribution(
+        tmp_path, "toyplug", "judgebench.providers", "toyplug = tests.models.toy_provider:ToyProvider"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     registry._plugins.cache_clear()

@@ -17,6 +17,7 @@ from judgebench.errors import JudgebenchError
 from judgebench.report import outputs, write_report
 from judgebench.report.outputs import OUTPUTS, Need, OutputInputs, UndeclaredNeed, register_output, unregister
 from judgebench.rundir import RunDir
+from tests.fake_distribution import fake_distribution
 
 NO_BOOTSTRAP = {"bootstrap_samples": 0}
 
@@ -137,10 +138,7 @@ NOT_AN_OUTPUT = 42
 def _plugin_dist(where: Path, target: str) -> None:
     """A fake installed distribution `toyout` (a dist-info folder on sys.path) with one entry point."""
     (where / "toyout_formats.py").write_text(PLUGIN_MODULE, encoding="utf-8")
-    dist = where / "toyout-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyout\nVersion: 0.1\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text(f"[judgebench.outputs]\ntsv = {target}\n", encoding="utf-8")
+    fake_distribution(where, "toyout", "judgebench.outputs", f"tsv = {target}")
 
 
 def test_a_package_adds_an_output_through_an_entry_point(

@@ -4,7 +4,7 @@ Why: LLMBar publishes both the verdicts and the statistics computed from them, w
 golden fixture for the metric code and lets users compare their judges with GPT-4 / ChatGPT on the
 same items without spending a call.
 
-Format (../shared/llmbar/README.md): each result.json is the subset's dataset.json with a `results`
+Format (LLMBar's README): each result.json is the subset's dataset.json with a `results`
 list whose last element is `{"swap = False": {"completion": [text, finish], "winner": "1"|"2"|null},
 "swap = True": {...}}`; the swapped winner is already mapped back to the original numbering. So the
 verdict is the winner itself, and the letter the judge saw is reconstructed: orig 1 -> A, 2 -> B;
