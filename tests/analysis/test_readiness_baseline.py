@@ -231,3 +231,27 @@ def test_on_llmbar_the_shorter_picking_judge_fails_and_an_honest_one_passes(llmb
     assert "gold output is the longer one" in verdict.why["baseline"]
     honest_verdict = _verdict(_judged("honest", items, honest), lengths=lengths)
     assert honest_verdict.baseline == "pass", honest_verdict.reasons
+
+
+def test_a_side_of_the_split_on_too_few_items_cannot_pass() -> None:
+    """Six items with the gold output the longer, every one right: above chance on its interval would
+    be a pass on six items; under `min_items` a side can fail but never pass (as every other check).
+    The same judge with the side grown to the threshold passes."""
+    items, _ = _llmbar_shaped()
+    short_gold = [it for it in items if _gold_shorter(*it[1:])]
+    long_gold = [it for it in items if not _gold_shorter(*it[1:])]
+
+    def verdict_with(longer: int) -> ReadinessVerdict:
+        chosen = short_gold + long_gold[:longer]
+        texts = [(item, cond, one, two) for item, _, one, two in chosen for cond in CONDITIONS]
+        right = _judged("right", chosen, lambda label, one, two: label)
+        settings = ReportSettings(bootstrap_samples=0, min_items=6 if longer > 6 else 20)
+        (v,) = analyze(right, settings=settings, lengths=Lengths(output_lengths(texts))).readiness
+        return v
+
+    few = verdict_with(6)
+    side = next(r for r in few.reasons if "gold output is the longer" in r)
+    assert "only 6 items, fewer than the 20 a pass needs" in side, side
+    assert few.baseline == "inconclusive" and few.status == "inconclusive", few.reasons
+    enough = verdict_with(8)  # 8 items against a threshold of 6: the same check passes
+    assert enough.baseline == "pass", enough.reasons

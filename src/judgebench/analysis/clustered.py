@@ -244,7 +244,11 @@ def with_intervals(table: pd.DataFrame, boot: pd.DataFrame) -> pd.DataFrame:
     """The record table with its clustered intervals: beside the main interval, or as it."""
     if boot.empty:
         return table
+    own = table.pop("n_items") if "n_items" in table.columns else None
     table = table.merge(boot, on=[*KEYS, "subset", "filtered"], how="left")
+    if own is not None:  # records that count their items themselves (the length split) keep the count
+        counted = own.to_numpy(dtype=float)
+        table["n_items"] = np.where(np.isnan(counted), table.get("n_items", np.nan), counted)
     # paired differences and ECE get the clustered interval as their main (only) interval
     main = table["metric"].isin(BOOTSTRAP_MAIN) & table["boot_low"].notna()
     table.loc[main, "ci_low"] = table.loc[main, "boot_low"]

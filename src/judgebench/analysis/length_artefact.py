@@ -152,6 +152,7 @@ def _split(agg: pd.DataFrame, metric: str, cols: tuple[str, str, str], confidenc
     out = agg[CELL].copy()
     out["value"], out["metric"], out["n"], out["k"] = value, metric, n.astype(int), k.astype(int)
     out["ci_low"], out["ci_high"], out["ci_method"] = low, high, CIMethod.WILSON
+    out["n_items"] = items
     return out[n > 0]
 
 

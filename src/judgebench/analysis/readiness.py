@@ -217,10 +217,11 @@ def _length_splits(part: _Part, judge: str, table: Table, settings: ReportSettin
             continue
         low, high = _wider(rec)
         fail = high is not None and high <= settings.chance
-        ok = low is not None and low > settings.chance
+        few = _few_items(rec, settings)
+        ok = low is not None and low > settings.chance and not few
         line = f"chance {_pct(settings.chance)}" + (
             f": the judge leans to the {other} output" if fail else ""
-        )
+        ) + few
         part.check(
             f"en strict accuracy where the gold output is the {side} one (by tokens) {_pct(rec.value)} "
             f"({level} interval {_pct(low)}-{_pct(high)}, the wider of Wilson over items and the "
