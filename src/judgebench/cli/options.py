@@ -64,6 +64,23 @@ UntilSettledOpt = Annotated[
 RoundItemsOpt = Annotated[
     int, typer.Option("--round-items", min=1, help="Items per round of --until-settled (a batch each).")
 ]
+# The Study's flags (api/study.py), one declaration each: a command states only its default.
+ModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several "
+        f"(default where optional: {defaults.MODEL}, the embedded offline model).",
+    ),
+]
+ConditionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--conditions",
+        help="Comma-separated conditions of configs/conditions.toml; en is the source (judge's "
+        "default: en plus every condition the run translated).",
+    ),
+]
 TemplateOpt = Annotated[
     str | None, typer.Option("--template", help="Judge template TOML (with answer format).")
 ]
