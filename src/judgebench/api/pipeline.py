@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from judgebench import defaults
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
@@ -16,7 +16,7 @@ from judgebench.api.datasets import run_folder
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.report import ReadinessDoc, report
-from judgebench.api.study import Study, study_defaults
+from judgebench.api.study import ConditionNames, Study
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
@@ -47,13 +47,14 @@ class PipelineRequest(Study):
     until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)
     round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
 
-    _defaults = model_validator(mode="before")(study_defaults)
+    # a study run from scratch: the bundled sample and its zh and ls (the Study's fields, these defaults)
+    dataset: str | None = defaults.DATASET
+    conditions: ConditionNames = Field(default=defaults.CONDITIONS, validate_default=True)
 
     @property
     def spec(self) -> str:
-        """The dataset (the validator filled in the default)."""
-        assert self.dataset is not None
-        return self.dataset
+        """The dataset asked for (None: the bundled sample)."""
+        return self.dataset or defaults.DATASET
 
 
 class PipelineResult(BaseModel):
@@ -80,7 +81,7 @@ def _judge_estimates(run: RunDir, req: PipelineRequest, options: CallOptions) ->
     `plan` does), pending calls only. A dataset that carries every variant (M-RewardBench) is
     imported into a scratch run (no call) and planned exactly, items missing in a language and
     tie-probes included."""
-    base = req.request(JudgeRequest, dataset=None, data_dir=None, conditions=None, dry_run=True)
+    base = req.request(JudgeRequest, {"dataset": None, "data_dir": None, "conditions": None, "dry_run": True})
     if run.variants().latest():
         return judge(run, base, options=options).estimates
     study = base.model_copy(
@@ -127,13 +128,15 @@ def _bundled(req: PipelineRequest) -> bool:
 
 def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool = False) -> TranslateRequest:
     if _bundled(req):
-        return req.request(TranslateRequest, data_dir=None, variants_file=sample_variants_path())
+        return req.request(TranslateRequest, {"data_dir": None, "variants_file": sample_variants_path()})
     return req.request(
         TranslateRequest,
-        skip_bad_rows=req.skip_bad_rows,
-        translator=translator,
-        dry_run=dry_run,
-        max_cost=req.max_cost,
+        {
+            "skip_bad_rows": req.skip_bad_rows,
+            "translator": translator,
+            "dry_run": dry_run,
+            "max_cost": req.max_cost,
+        },
     )
 
 
@@ -200,13 +203,15 @@ def run_pipeline(
     clock = time.perf_counter()
     judging = req.request(
         JudgeRequest,
-        dataset=None,  # the run's, as translate recorded it
-        data_dir=None,
-        conditions=_judgeable(run, result.translate),
-        # the run's cap: the judge stage counts what translate (and any earlier command) paid
-        max_cost=req.max_cost,
-        until_settled=req.until_settled,
-        round_items=req.round_items,
+        {
+            "dataset": None,  # the run's, as translate recorded it
+            "data_dir": None,
+            "conditions": _judgeable(run, result.translate),
+            # the run's cap: the judge stage counts what translate (and any earlier command) paid
+            "max_cost": req.max_cost,
+            "until_settled": req.until_settled,
+            "round_items": req.round_items,
+        },
     )
     result.judge = judge(run, judging, options=options, execution=execution)
     result.seconds["judge"] = time.perf_counter() - clock

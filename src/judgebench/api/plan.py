@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from judgebench import defaults
 from judgebench.analysis import stats
@@ -24,7 +24,7 @@ from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
 from judgebench.api.options import CallOptions
-from judgebench.api.study import Study, study_defaults
+from judgebench.api.study import ConditionNames, Study
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.estimate import Estimate
 from judgebench.costing.output_tokens import run_figures
@@ -47,6 +47,9 @@ class PlanRequest(Study):
     """What `judgebench plan` asks for: the Study (with no dataset or conditions: the bundled sample,
     zh and ls) and the assumptions of its power and duration."""
 
+    # a study planned from scratch: the bundled sample and its zh and ls (the Study's fields, these defaults)
+    dataset: str | None = defaults.DATASET
+    conditions: ConditionNames = Field(default=defaults.CONDITIONS, validate_default=True)
     tie_probes: bool = True
     # a finished run whose judgments' recorded output tokens cost the replies (per judge and template)
     from_run: Path | None = None
@@ -62,8 +65,6 @@ class PlanRequest(Study):
     sim_seeds: int = Field(
         default=defaults.PLAN_SIM_SEEDS, ge=1
     )  # seeds per behaviour for the --until-settled figures
-
-    _defaults = model_validator(mode="before")(study_defaults)
 
 
 class Detectable(BaseModel):

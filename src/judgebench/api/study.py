@@ -9,6 +9,7 @@ flag, a list from a library user, or the manifest of a run (`Study.from_manifest
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -23,6 +24,7 @@ from judgebench.records.numbers import USER_NUMBERS
 parse_conditions = parse_names  # the one parser of a `--conditions` value, for the CLI and library users
 
 S = TypeVar("S", bound="StudyData")
+
 
 # a `--conditions` value (`en,zh,ls`) or a list, read by the one parser into names, in order, each once
 def _names(value: Any) -> list[str] | None:
@@ -53,12 +55,12 @@ class StudyData(BaseModel):
         """The named conditions other than the source (empty when none were named)."""
         return [c for c in self.conditions or [] if c != SOURCE]
 
-    def request(self, stage: type[S], **fields: Any) -> S:
+    def request(self, stage: type[S], fields: Mapping[str, Any] | None = None) -> S:
         """A stage's request for this study: the study's fields that the stage takes, then `fields`
         (the stage's own, or a study field the stage sets otherwise), validated."""
         mine = self.model_dump(include=set(Study.model_fields))
         shared = {k: v for k, v in mine.items() if k in stage.model_fields}
-        return stage.model_validate({**shared, **fields})
+        return stage.model_validate({**shared, **(fields or {})})
 
 
 class Study(StudyData):
@@ -99,14 +101,3 @@ class Study(StudyData):
             template_path=Path(p) if judged and (p := judged.template.user_path()) else None,
             probes=sorted(judged.probes) or None if judged else None,
         )
-
-
-def study_defaults(data: Any) -> Any:
-    """A study planned or run from scratch (`plan`, `run`): the bundled sample and its zh and ls
-    conditions when none are given (a pydantic "before" validator of their requests)."""
-    if isinstance(data, dict):
-        data = dict(data)
-        for name, value in (("dataset", defaults.DATASET), ("conditions", defaults.CONDITIONS)):
-            if data.get(name) is None:
-                data[name] = value
-    return data

@@ -106,7 +106,7 @@ def judge_command(
         dataset=dataset,
         data_dir=data_dir,
         template_path=Path(template) if template else None,
-        conditions=api.parse_conditions(conditions),
+        conditions=opt.conditions_of(conditions, run=run),
         probes=probes,
         tie_probes=not no_tie_probes,
         limit=limit,

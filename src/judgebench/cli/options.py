@@ -161,6 +161,16 @@ def call_options_from(params: Mapping[str, Any]) -> api.CallOptions:
     )
 
 
+def conditions_of(value: str | None, *, run: str | None = None) -> list[str] | None:
+    """A `--conditions` value read by the library's one parser; its error names the run, if any."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    try:
+        return api.parse_conditions(value)
+    except ConfigError as exc:
+        raise ConfigError(f"run {run}: {exc}" if run else str(exc)) from None
+
+
 def _log(message: str) -> None:
     err_console.print(message, highlight=False, soft_wrap=True)
 

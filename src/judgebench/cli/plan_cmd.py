@@ -40,7 +40,7 @@ def plan_command(
         float, typer.Option("--discordant", help="Assumed share of discordant units for the MDE.")
     ] = defaults.PLAN_DISCORDANT,
     rpm: opt.RpmOpt = None,
-    concurrency: opt.ConcurrencyOpt = None,
+    concurrency: opt.ConcurrencyOpt = defaults.CONCURRENCY,
     latency: Annotated[float, typer.Option("--latency", help="Assumed seconds per call.")] = (
         defaults.PLAN_LATENCY_S
     ),
