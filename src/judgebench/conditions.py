@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from judgebench.paths import configs_dir
 from judgebench.records.conditions import Condition, ConditionAudit
 
 SOURCE = "en"
-__all__ = ["SOURCE", "Condition", "ConditionAudit", "load_conditions", "select_conditions"]
+__all__ = ["SOURCE", "Condition", "ConditionAudit", "load_conditions", "parse_names", "select_conditions"]
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
@@ -51,11 +52,25 @@ def load_conditions(path: str | Path | None = None) -> dict[str, Condition]:
     return out
 
 
-def select_conditions(names: list[str] | str | None, *, path: str | Path | None = None) -> list[Condition]:
-    """The target conditions a command asked for (default zh, ls), checked against the config."""
-    if isinstance(names, str):
-        names = [n.strip() for n in names.split(",") if n.strip()]
-    names = names or defaults.CONDITIONS.split(",")
+def parse_names(value: str | Sequence[str] | None) -> list[str] | None:
+    """The condition names a `--conditions` value (`en,zh,ls`) or a list gives, in order, each once: the
+    one place a comma string of conditions is read (the Study, the dataset's languages and the CLI call
+    it). None stays None (the stage's default); a value that names no condition is an error."""
+    if value is None:
+        return None
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    names = list(dict.fromkeys(n.strip() for n in parts if n.strip()))
+    if not names:
+        raise ConfigError(f"--conditions '{value}' names no condition; e.g. --conditions en,zh,ls")
+    return names
+
+
+def select_conditions(
+    names: Sequence[str] | str | None, *, path: str | Path | None = None
+) -> list[Condition]:
+    """The target conditions a command asked for (default zh, ls), checked against the config; the
+    source (en) is not a target and is left out."""
+    names = parse_names(names) or parse_names(defaults.CONDITIONS) or []
     known = load_conditions(path)
     chosen: list[Condition] = []
     for name in names:

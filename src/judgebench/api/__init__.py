@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from judgebench.api.requests import build_request
     from judgebench.api.selective import SelectiveRequest, SelectiveResult, plan_labels, selective
     from judgebench.api.selftest import Check, SelftestResult, run_selftest
+    from judgebench.api.study import Study, parse_conditions
     from judgebench.api.translate import TranslateRequest, TranslateResult, translate
     from judgebench.bbe.engine import BBEParams, JitterSpec
     from judgebench.bbe.mechanism import Centre
@@ -118,6 +119,8 @@ _HOME: dict[str, str] = {
     "Check": ".selftest",
     "SelftestResult": ".selftest",
     "run_selftest": ".selftest",
+    "Study": ".study",
+    "parse_conditions": ".study",
     "TranslateRequest": ".translate",
     "TranslateResult": ".translate",
     "translate": ".translate",
@@ -184,6 +187,7 @@ __all__ = [
     "SelectiveResult",
     "SelftestResult",
     "SettingsOverrides",
+    "Study",
     "TranslateRequest",
     "TranslateResult",
     "TranslatorSettings",
@@ -203,6 +207,7 @@ __all__ = [
     "list_datasets",
     "load_human_labels",
     "open_dataset",
+    "parse_conditions",
     "plan_human_labels",
     "plan_labels",
     "plan_study",

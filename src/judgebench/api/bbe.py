@@ -38,7 +38,7 @@ from judgebench.errors import ConfigError
 from judgebench.execution import Execution, pending_calls, rejudge
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
-from judgebench.judge.units import is_repeat, repeat_calls, repeats_held, unit_call, unit_item
+from judgebench.judge.units import REPEAT_SEED, is_repeat, repeat_calls, repeats_held, unit_call, unit_item
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage, ProbeEntry
@@ -266,32 +266,13 @@ FRESH_KIND = "formatting"
 def _repeat_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey]]:
     """`--repeats K`: K re-asks of the identical en input of sampled units, each its own call key
     (condition `repeat-i`), so that each is a recorded call and resumes like any other."""
-    units = sample_units(ss, req.fresh_units, req.params.seed + 2_000_003)
+    units = sample_units(ss, req.fresh_units, req.params.seed + REPEAT_SEED)
     return repeat_calls(ss.name, _items(run, req), units, req.repeats or 0), units
 
 
 def recorded_repeats(run: RunDir) -> int:
     """How many re-asks per unit the run's neighbours file holds (`judge --repeats K`); 0 if none."""
     return repeats_held(run.neighbours().latest())
-
-
-def record_repeats(
-    run: RunDir, judges: Sequence[str], repeats: int, *, options: CallOptions, execution: Execution
-) -> int:
-    """`judge --repeats K`: re-ask the identical en input of sampled units K times for each judge,
-    each a recorded call the cache does not answer, into the neighbours file, where `bbe` reads them
-    as the repeat jitter it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
-    loaded = load_run(run)
-    # the re-asks do not depend on the release's tolerance: any valid parameters plan them
-    params = BBEParams(tau=defaults.TAU, delta=defaults.DELTA)
-    req = BBERequest(params=params, run=run.path, repeats=repeats)
-    planned = 0
-    with run.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
-        for ss in loaded.sets:
-            if ss.name in judges:
-                planned += len(_repeat_calls(run, ss, req)[0])
-                _with_repeats(run, ss, req, options, execution)
-    return planned
 
 
 def _with_repeats(

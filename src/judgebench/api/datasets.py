@@ -20,7 +20,7 @@ def load_run_dataset(
     data_dir: str | None,
     *,
     skip_bad_rows: bool = False,
-    conditions: Sequence[str] | str | None = None,
+    conditions: Sequence[str] | None = None,
 ) -> tuple[Dataset, DatasetEntry]:
     """The run's dataset, as given or as its manifest recorded it, plus the manifest entry to record.
 

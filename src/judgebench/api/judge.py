@@ -11,22 +11,25 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench import defaults
 from judgebench.answers import paused_gc
-from judgebench.api.bbe import record_repeats
-from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.options import CallOptions, require_keys
+from judgebench.api.datasets import load_run_dataset, open_dataset, pick_items, run_folder
+from judgebench.api.options import CallOptions
 from judgebench.api.probing import ProbePlan, bases_of, plan_probes, write_probe_variants
 from judgebench.api.resume import call_meaning, refuse_changed_meaning
+from judgebench.api.stages import Stage, run_stage
+from judgebench.api.study import Study
+from judgebench.bbe.scores import load_run
+from judgebench.bbe.sources import sample_units
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_judging
 from judgebench.costing.output_tokens import run_figures
-from judgebench.costing.spending import arm_budget, refuse_batch, seed_budget
 from judgebench.errors import ConfigError, InputError, RunDirError
-from judgebench.execution import Execution, execute_plan, pending_calls
+from judgebench.execution import Execution, execute_plan, pending_calls, rejudge
 from judgebench.execution.settling import Rounds, judge_until_settled
 from judgebench.judge.plan import PlannedCall, plan_calls, stand_in_variants
 from judgebench.judge.requests import build_request
 from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.judge.units import REPEAT_SEED, repeat_calls
 from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
@@ -40,28 +43,17 @@ from judgebench.records.manifest import (
     TemplateEntry,
     TranslateStage,
 )
-from judgebench.records.numbers import USER_NUMBERS, NonNegative
+from judgebench.records.numbers import NonNegative
 from judgebench.records.outcomes import JudgeOutcome
 from judgebench.rundir import IndexedAppender, RunDir
 
 
-class JudgeRequest(BaseModel):
-    """What `judgebench judge` asks for (INTERFACE.md); defaults are the CLI's."""
+class JudgeRequest(Study):
+    """What `judgebench judge` asks for (INTERFACE.md): the Study (dataset: only for a run with no
+    translate stage, else the run's; conditions None: en plus every condition the run translated;
+    probes: each applied to every judged condition) and how to judge it; defaults are the CLI's."""
 
-    model_config = USER_NUMBERS
-
-    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
-    # the dataset of a run with no translate stage (en only); else the run's own
-    dataset: str | None = None
-    data_dir: str | None = None
-    template_path: Path | None = None
-    # comma-separated or a list; None: en plus every condition the run translated
-    conditions: str | list[str] | None = None
-    # probes of configs/probes/ (`length,format` or `all`), each applied to every judged condition
-    probes: str | list[str] | None = None
     tie_probes: bool = True
-    limit: int | None = Field(default=None, ge=1)
-    subset: str | None = None
     dry_run: bool = False
     # USD, shared by all judges: stop scheduling paid calls before the budget would be passed
     max_cost: NonNegative | None = None
@@ -95,14 +87,7 @@ class JudgePlan(BaseModel):
     probes: ProbePlan = Field(default_factory=ProbePlan)
 
 
-def _wanted_conditions(run: RunDir, manifest: Manifest, conditions: str | list[str] | None) -> list[str]:
-    if isinstance(conditions, str):
-        wanted = [c.strip() for c in conditions.split(",") if c.strip()]
-        if not wanted:
-            raise ConfigError(
-                f"run {run.path}: --conditions '{conditions}' names no condition; e.g. --conditions en,zh,ls"
-            )
-        return wanted
+def _wanted_conditions(run: RunDir, manifest: Manifest, conditions: Sequence[str] | None) -> list[str]:
     if conditions:
         return list(conditions)
     translated = manifest.stages.translate
@@ -199,18 +184,6 @@ def _resolve_models(models: Sequence[str], options: CallOptions) -> dict[str, Ju
     return options.judges().resolve_all(models)
 
 
-def _clients(
-    judges: Mapping[str, JudgeSpec], request: JudgeRequest, options: CallOptions, execution: Execution
-) -> dict[str, ModelClient]:
-    """One client per judge, checked for batch support and armed with the shared budget. Records
-    name the judge by what the user typed (a configured name resolves to its spec)."""
-    clients = {name: options.client(judge) for name, judge in judges.items()}
-    if execution.batch:
-        refuse_batch(list(clients.values()))
-    arm_budget(list(clients.values()), request.max_cost)
-    return clients
-
-
 def _run_plan(
     run: RunDir,
     plan: Sequence[PlannedCall],
@@ -272,7 +245,7 @@ def _to_pay(
     return round(len(mine) * (1.0 - share)), share
 
 
-def _record(
+def _entry(
     run: RunDir,
     request: JudgeRequest,
     plan: JudgePlan,
@@ -282,7 +255,7 @@ def _record(
     outcomes: Mapping[str, JudgeOutcome],
     execution: Execution,
     settled: tuple[Mapping[str, SequentialStop], int] | None = None,
-) -> None:
+) -> JudgeStage:
     """The judge stage's manifest entry; `settled` = (the stops, the full design's call count) of a
     judge --until-settled run."""
     stops, full_planned = settled if settled is not None else ({}, None)
@@ -317,7 +290,7 @@ def _record(
         full_planned=full_planned,
         probes={**(previous.probes if previous else {}), **plan.probes.entries},
     )
-    run.record_stage("judge", entry)
+    return entry
 
 
 def _no_outcome() -> JudgeOutcome:
@@ -336,21 +309,22 @@ def _until_settled(
     *,
     execution: Execution,
     progress: bool | None,
-) -> JudgeResult:
+) -> tuple[JudgeResult, JudgeStage]:
     def on_round(planned: Sequence[PlannedCall], stops: Mapping[str, SequentialStop]) -> None:
         record_plan(run, planned)
         judged = plan.model_copy(update={"calls": list(planned)})
-        _record(
+        entry = _entry(
             run, req, judged, template, clients, outcomes={}, execution=execution,
             settled=(stops, len(plan.calls)),
         )  # fmt: skip
+        run.record_stage("judge", entry)
 
     outcomes, stops, planned = judge_until_settled(
         run, plan.calls, clients, template, execution=execution, progress=progress,
         rounds=Rounds(seed=req.settle_seed, items=req.round_items), on_round=on_round,
     )  # fmt: skip
     judged = plan.model_copy(update={"calls": planned})
-    _record(
+    entry = _entry(
         run, req, judged, template, clients, outcomes=outcomes, execution=execution,
         settled=(stops, len(plan.calls)),
     )  # fmt: skip
@@ -359,7 +333,7 @@ def _until_settled(
         planned=len(planned),
         notes=plan.notes,
         stops=stops,
-    )
+    ), entry
 
 
 def _dry_run(
@@ -423,26 +397,113 @@ def judge(
     if execution.import_file is not None and not Path(execution.import_file).is_file():
         raise InputError("--import-batch: not a file", path=str(execution.import_file))
     calls_made = execution.import_file is None and execution.write_requests is None
-    if calls_made and pending_calls(plan.calls, run.judgments().latest()):
-        require_keys(judges.values())  # before the run folder is touched
-    clients = _clients(judges, req, options, execution)
-    # one writer per run and stage: a second judge would pay for every call again
-    with run.lock("judge", wait=options.wait_lock):
-        run.init(dataset=plan.dataset)
-        seed_budget(list(clients.values()), run)  # --max-cost is the run's: what it paid counts
-        write_probe_variants(run, plan.probes.variants)
-        if req.until_settled:
-            progress = options.progress
-            result = _until_settled(run, req, plan, template, clients, execution=execution, progress=progress)
-        else:
-            record_plan(run, plan.calls)
-            outcomes = _run_plan(
-                run, plan.calls, clients, template, execution=execution, progress=options.progress
-            )
-            _record(run, req, plan, template, clients, outcomes=outcomes, execution=execution)
-            result = JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
-        if req.repeats:
-            result.repeats = record_repeats(
-                run, list(clients), req.repeats, options=options, execution=execution
-            )
+    paying = calls_made and bool(pending_calls(plan.calls, run.judgments().latest()))
+    stage = _Judging(req, plan, template, judges, options=options, execution=execution, paying=paying)
+    result = run_stage(run, stage, options=options, execution=execution)
+    if req.repeats:
+        result.repeats = record_repeats(
+            run, list(stage.clients), req.repeats, options=options, execution=execution
+        )
     return result
+
+
+class _Judging(Stage[JudgeResult]):
+    """The judge stage's parts for the runner (api/stages.py): its plan made, its judges resolved."""
+
+    name = "judge"
+
+    def __init__(
+        self,
+        req: JudgeRequest,
+        plan: JudgePlan,
+        template: JudgeTemplate,
+        judges: Mapping[str, JudgeSpec],
+        *,
+        options: CallOptions,
+        execution: Execution,
+        paying: bool,
+    ) -> None:
+        self.req, self.plan, self.template, self.judges = req, plan, template, judges
+        self.options, self.execution, self.paying = options, execution, paying
+        self.max_cost = req.max_cost
+        self.clients: dict[str, ModelClient] = {}
+        self.entry: JudgeStage | None = None
+
+    def keys(self) -> list[JudgeSpec]:
+        return list(self.judges.values()) if self.paying else []
+
+    def connect(self) -> list[ModelClient]:
+        # records name the judge by what the user typed (a configured name resolves to its spec)
+        self.clients = {name: self.options.client(judge) for name, judge in self.judges.items()}
+        return list(self.clients.values())
+
+    def dataset(self) -> DatasetEntry:
+        return self.plan.dataset
+
+    def execute(self, run: RunDir) -> JudgeResult:
+        write_probe_variants(run, self.plan.probes.variants)
+        req, plan, template, clients = self.req, self.plan, self.template, self.clients
+        if req.until_settled:
+            result, self.entry = _until_settled(
+                run, req, plan, template, clients, execution=self.execution, progress=self.options.progress
+            )
+            return result
+        record_plan(run, plan.calls)
+        outcomes = _run_plan(
+            run, plan.calls, clients, template, execution=self.execution, progress=self.options.progress
+        )
+        self.entry = _entry(run, req, plan, template, clients, outcomes=outcomes, execution=self.execution)
+        return JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
+
+    def record(self, run: RunDir, result: JudgeResult) -> JudgeStage | None:
+        return self.entry
+
+
+def record_repeats(
+    run: RunDir, judges: Sequence[str], repeats: int, *, options: CallOptions, execution: Execution
+) -> int:
+    """`judge --repeats K`: re-ask the identical en input of sampled units K times for each judge
+    (planned calls of the `repeat-i` kind, judge/units.py), each a recorded call the cache does not
+    answer, into the neighbours file, where `bbe` reads them as the repeat jitter it reports beside
+    the sensitivity (PROTOCOL §5). Returns the calls planned."""
+    # the units bbe draws with its default seed, so that it finds these re-asks
+    sets = [ss for ss in load_run(run).sets if ss.name in judges]
+    items = open_dataset(run, None, None).by_id()
+    units = {ss.name: sample_units(ss, defaults.PERTURB_UNITS, REPEAT_SEED) for ss in sets}
+    plan = {name: repeat_calls(name, items, drawn, repeats) for name, drawn in units.items()}
+    recorded = run.manifest().stages.judge
+    template = load_template(recorded.template.user_path() if recorded else None)
+    # a cached answer would hide the jitter
+    stage = _Repeating(plan, template, options=options.without_cache(), execution=execution)
+    return run_stage(run, stage, options=options, execution=execution)
+
+
+class _Repeating(Stage[int]):
+    """`judge --repeats`' re-asks for the runner: written to the neighbours file, bbe's (its lock)."""
+
+    name = "bbe"
+
+    def __init__(
+        self,
+        plan: Mapping[str, list[PlannedCall]],
+        template: JudgeTemplate,
+        *,
+        options: CallOptions,
+        execution: Execution,
+    ) -> None:
+        self.plan, self.template, self.options, self.execution = plan, template, options, execution
+
+    def connect(self) -> list[ModelClient]:
+        self.clients = {name: self.options.client(name) for name in self.plan}
+        return list(self.clients.values())
+
+    def execute(self, run: RunDir) -> int:
+        for name, calls in self.plan.items():
+            rejudge(
+                calls, self.clients[name], self.template, run.neighbours(), execution=self.execution,
+                progress=self.options.progress,
+            )  # fmt: skip
+        return sum(len(calls) for calls in self.plan.values())
+
+    def record(self, run: RunDir, result: int) -> None:
+        return None  # bbe records its stage when it reads them

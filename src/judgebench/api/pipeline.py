@@ -16,6 +16,7 @@ from judgebench.api.datasets import run_folder
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.report import ReadinessDoc, report
+from judgebench.api.study import ConditionNames, Study
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
@@ -25,37 +26,35 @@ from judgebench.data.dataset import narrowed_to, sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
-from judgebench.records.numbers import USER_NUMBERS, NonNegative
+from judgebench.records.numbers import NonNegative
 from judgebench.rundir import RunDir
 
 Confirm = Callable[[Sequence[Estimate]], bool]
 
 
-class PipelineRequest(BaseModel):
-    """What `judgebench run` asks for; with no field set: the bundled sample on the embedded model."""
+class PipelineRequest(Study):
+    """What `judgebench run` asks for: the Study (with no field set: the bundled sample, its zh and ls
+    conditions, on the embedded model) and how to run it."""
 
-    model_config = USER_NUMBERS
-
-    dataset: str = defaults.DATASET
-    data_dir: str | None = None
     skip_bad_rows: bool = False  # hub rows with a null or empty text: left out and counted
-    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
     translator: str | None = None  # default: the first judge
     # machine-translate the sample instead of using its bundled variants
     machine_translate: bool = False
-    conditions: str = defaults.CONDITIONS
-    # probes of configs/probes/ judged beside the languages (`length,format` or `all`; judge --probes)
-    probes: str | None = None
-    # one subset and those below it (`llmbar`: RewardBench's LLMBar part), in every stage
-    subset: str | None = None
-    limit: int | None = Field(default=None, ge=1)
     tau: float = defaults.TAU
     delta: float = defaults.DELTA
     max_cost: NonNegative | None = None
-    template_path: Path | None = None
     dry_run: bool = False
     until_settled: bool = False  # judge in rounds and stop each judge once settled (issue 18)
     round_items: int = Field(default=defaults.ROUND_ITEMS, ge=1)
+
+    # a study run from scratch: the bundled sample and its zh and ls (the Study's fields, these defaults)
+    dataset: str | None = defaults.DATASET
+    conditions: ConditionNames = Field(default=defaults.CONDITIONS, validate_default=True)
+
+    @property
+    def spec(self) -> str:
+        """The dataset asked for (None: the bundled sample)."""
+        return self.dataset or defaults.DATASET
 
 
 class PipelineResult(BaseModel):
@@ -82,18 +81,16 @@ def _judge_estimates(run: RunDir, req: PipelineRequest, options: CallOptions) ->
     `plan` does), pending calls only. A dataset that carries every variant (M-RewardBench) is
     imported into a scratch run (no call) and planned exactly, items missing in a language and
     tie-probes included."""
-    base = JudgeRequest(
-        models=req.models, subset=req.subset, limit=req.limit, dry_run=True, probes=req.probes
-    )
+    base = req.request(JudgeRequest, {"dataset": None, "data_dir": None, "conditions": None, "dry_run": True})
     if run.variants().latest():
         return judge(run, base, options=options).estimates
     study = base.model_copy(
-        update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": f"en,{req.conditions}"}
+        update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": [SOURCE, *req.targets()]}
     )
-    targets = select_conditions(req.conditions)
+    targets = select_conditions(req.targets()) if req.targets() else []
     if not _provided_by_dataset(req, targets):
         return judge(run, study, options=options).estimates
-    en_only = study.model_copy(update={"conditions": "en", "tie_probes": False})
+    en_only = study.model_copy(update={"conditions": [SOURCE], "tie_probes": False})
     done = (
         {e.model: e.already_done for e in judge(run, en_only, options=options).estimates}
         if run.path.exists()
@@ -120,7 +117,7 @@ def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> 
     """Whether the dataset carries its own variants for every target (no translation to plan)."""
     if _bundled(req) or req.machine_translate or not targets:
         return False
-    spec = narrowed_to(req.dataset, req.conditions)
+    spec = narrowed_to(req.spec, req.conditions)
     ds = load_dataset(spec, data_dir=req.data_dir, skip_bad_rows=req.skip_bad_rows)
     return all(ds.provides(c.name) for c in targets)
 
@@ -131,23 +128,15 @@ def _bundled(req: PipelineRequest) -> bool:
 
 def _translate_request(req: PipelineRequest, translator: str, *, dry_run: bool = False) -> TranslateRequest:
     if _bundled(req):
-        return TranslateRequest(
-            dataset=req.dataset,
-            variants_file=sample_variants_path(),
-            conditions=req.conditions,
-            subset=req.subset,
-            limit=req.limit,
-        )
-    return TranslateRequest(
-        dataset=req.dataset,
-        data_dir=req.data_dir,
-        skip_bad_rows=req.skip_bad_rows,
-        translator=translator,
-        conditions=req.conditions,
-        subset=req.subset,
-        limit=req.limit,
-        dry_run=dry_run,
-        max_cost=req.max_cost,
+        return req.request(TranslateRequest, {"data_dir": None, "variants_file": sample_variants_path()})
+    return req.request(
+        TranslateRequest,
+        {
+            "skip_bad_rows": req.skip_bad_rows,
+            "translator": translator,
+            "dry_run": dry_run,
+            "max_cost": req.max_cost,
+        },
     )
 
 
@@ -195,7 +184,7 @@ def run_pipeline(
     req = request or PipelineRequest()
     options = options or CallOptions()
     execution = execution or Execution()
-    run = run_folder(run_dir if run_dir else default_run_dir(req.dataset))
+    run = run_folder(run_dir if run_dir else default_run_dir(req.spec))
     translator = req.translator or req.models[0]
     judges = _resolve_models(req, translator, options)  # a bad spec: before anything is estimated
     result = PipelineResult(run_dir=run.path, estimates=_estimates(run, req, options, translator))
@@ -212,17 +201,17 @@ def run_pipeline(
     )
     result.seconds["translate"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    judging = JudgeRequest(
-        models=req.models,
-        conditions=_judgeable(run, result.translate),
-        subset=req.subset,
-        limit=req.limit,
-        template_path=req.template_path,
-        # the run's cap: the judge stage counts what translate (and any earlier command) paid
-        max_cost=req.max_cost,
-        until_settled=req.until_settled,
-        round_items=req.round_items,
-        probes=req.probes,
+    judging = req.request(
+        JudgeRequest,
+        {
+            "dataset": None,  # the run's, as translate recorded it
+            "data_dir": None,
+            "conditions": _judgeable(run, result.translate),
+            # the run's cap: the judge stage counts what translate (and any earlier command) paid
+            "max_cost": req.max_cost,
+            "until_settled": req.until_settled,
+            "round_items": req.round_items,
+        },
     )
     result.judge = judge(run, judging, options=options, execution=execution)
     result.seconds["judge"] = time.perf_counter() - clock

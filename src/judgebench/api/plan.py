@@ -24,6 +24,7 @@ from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
 from judgebench.api.options import CallOptions
+from judgebench.api.study import ConditionNames, Study
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.costing.estimate import Estimate
 from judgebench.costing.output_tokens import run_figures
@@ -32,7 +33,6 @@ from judgebench.data.dataset import load_dataset
 from judgebench.judge.plan import plan_calls, stand_in_variants
 from judgebench.models.sim import load_scenario, pair_letter
 from judgebench.records import Item
-from judgebench.records.numbers import USER_NUMBERS
 
 # The judge behaviours whose --until-settled cost `plan` states (configs/sim.toml scenarios).
 BEHAVIOURS = {
@@ -43,17 +43,14 @@ BEHAVIOURS = {
 }
 
 
-class PlanRequest(BaseModel):
-    model_config = USER_NUMBERS
+class PlanRequest(Study):
+    """What `judgebench plan` asks for: the Study (with no dataset or conditions: the bundled sample,
+    zh and ls) and the assumptions of its power and duration."""
 
-    models: list[str] = Field(default_factory=lambda: [defaults.MODEL])
-    dataset: str = defaults.DATASET
-    data_dir: str | None = None
-    conditions: str = defaults.CONDITIONS
-    subset: str | None = None
-    limit: int | None = Field(default=None, ge=1)
+    # a study planned from scratch: the bundled sample and its zh and ls (the Study's fields, these defaults)
+    dataset: str | None = defaults.DATASET
+    conditions: ConditionNames = Field(default=defaults.CONDITIONS, validate_default=True)
     tie_probes: bool = True
-    template_path: Path | None = None
     # a finished run whose judgments' recorded output tokens cost the replies (per judge and template)
     from_run: Path | None = None
     mde: float | None = Field(default=None, gt=0.0, lt=1.0)  # the target difference: items needed
@@ -196,10 +193,9 @@ def plan_study(request: PlanRequest | None = None, *, options: CallOptions | Non
     req = request or PlanRequest()
     judges = (options or CallOptions()).judges()
     resolved = judges.resolve_all(req.models)  # a bad spec first, before the dataset loads
-    ds = load_dataset(req.dataset, data_dir=req.data_dir)
+    ds = load_dataset(req.dataset or defaults.DATASET, data_dir=req.data_dir)
     items = pick_items(ds.items, req.subset, req.limit, ds.spec)
-    wanted = [c.strip() for c in req.conditions.split(",") if c.strip() and c.strip() != SOURCE]
-    targets = select_conditions(wanted) if wanted else []
+    targets = select_conditions(req.targets()) if req.targets() else []
     # the target texts are not known before translation: the en text stands in for their tokens
     variants = stand_in_variants(items, targets)
     calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -11,19 +12,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench import defaults
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
-from judgebench.api.options import CallOptions, require_keys
+from judgebench.api.options import CallOptions
+from judgebench.api.stages import Stage, run_stage
+from judgebench.api.study import StudyData
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_translation, translation_output_tokens
-from judgebench.costing.spending import arm_budget, refuse_batch, seed_budget
 from judgebench.data import Dataset
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution
+from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter
 from judgebench.records import Condition, Item, Variant
-from judgebench.records.manifest import TranslateStage
+from judgebench.records.manifest import DatasetEntry, TranslateStage
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import TranslateOutcome
 from judgebench.rundir import RunDir
@@ -37,22 +40,17 @@ from judgebench.translate.stage import (
 from judgebench.translate.translator import TranslatorSettings, planned_messages
 
 
-class TranslateRequest(BaseModel):
-    """What `judgebench translate` asks for (INTERFACE.md); defaults are the CLI's."""
+class TranslateRequest(StudyData):
+    """What `judgebench translate` asks for (INTERFACE.md): the Study's data (conditions None: zh, ls)
+    and the translator; defaults are the CLI's."""
 
     model_config = ConfigDict(**USER_NUMBERS, arbitrary_types_allowed=True)
 
-    dataset: str | None = None
-    data_dir: str | None = None
     # leave out (and count) hub rows with a null or empty text; recorded, so later stages do too
     skip_bad_rows: bool = False
     translator: str = defaults.MODEL
-    # comma-separated or a list; None: zh, ls
-    conditions: str | list[str] | None = None
     # import ready-made variants instead of calling a translator (the audit still runs)
     variants_file: Path | None = None
-    limit: int | None = Field(default=None, ge=1)
-    subset: str | None = None
     dry_run: bool = False
     settings: TranslatorSettings = Field(default_factory=TranslatorSettings)
     # USD: stop scheduling paid calls before this budget would be passed
@@ -186,13 +184,13 @@ async def _translate_live_or_batch(
         await client.aclose()
 
 
-def _record(
+def _entry(
     run: RunDir,
     request: TranslateRequest,
     result: TranslateResult,
     translator: str,
     chosen: Sequence[Condition],
-) -> None:
+) -> TranslateStage:
     """Every condition the run now holds variants for (a later `--conditions ja` adds, never
     replaces), in the configured order (zh before ls): the report names pairs zh->ls from it."""
     held = {v.condition for v in run.variants().latest().values()}
@@ -212,7 +210,7 @@ def _record(
         audit=result.audit_summary,
         settings=dict(request.settings.__dict__),
     )
-    run.record_stage("translate", entry)
+    return entry
 
 
 def translate(
@@ -265,17 +263,50 @@ def translate(
             todo, to_translate, translator_spec, len(items) - len(todo), req.settings
         )
         return result.model_copy(update={"estimate": estimate})
-    if translator_spec is not None and _untranslated(run, items, to_translate):
-        require_keys([translator_spec])  # before the run folder is touched
-    client = options.client(translator_spec) if translator_spec is not None else None
-    if client is not None:
-        if mode.batch:
-            refuse_batch([client])
-        arm_budget([client], req.max_cost)
-    with run.lock("translate", wait=options.wait_lock):  # one writer per run and stage
-        run.init(dataset=entry)
-        if client is not None:
-            seed_budget([client], run)  # --max-cost is the run's: what it paid counts
+    paying = translator_spec is not None and bool(_untranslated(run, items, to_translate))
+    stage = _Translating(
+        req, ds, entry, items, chosen, variants, result, options=options, mode=mode, spec=translator_spec,
+        provided=provided, to_translate=to_translate, paying=paying,
+    )  # fmt: skip
+    return run_stage(run, stage, options=options, execution=mode)
+
+
+@dataclass
+class _Translating(Stage[TranslateResult]):
+    """The translate stage's parts for the runner (api/stages.py): its inputs read and checked."""
+
+    req: TranslateRequest
+    ds: Dataset
+    entry: DatasetEntry
+    items: list[Item]
+    chosen: list[Condition]
+    variants: list[Variant]
+    result: TranslateResult
+    options: CallOptions
+    mode: Execution
+    spec: JudgeSpec | None  # the translator (None: imported or the dataset's own)
+    provided: list[Condition]  # conditions whose variants the dataset carries
+    to_translate: list[Condition]
+    paying: bool  # whether the translator has calls to make (its key is needed)
+    client: ModelClient | None = field(default=None, init=False)
+    translator: str = field(default="", init=False)
+    name = "translate"
+
+    def __post_init__(self) -> None:
+        self.max_cost = self.req.max_cost
+
+    def keys(self) -> list[JudgeSpec]:
+        return [self.spec] if self.spec is not None and self.paying else []
+
+    def connect(self) -> list[ModelClient]:
+        self.client = self.options.client(self.spec) if self.spec is not None else None
+        return [self.client] if self.client is not None else []
+
+    def dataset(self) -> DatasetEntry:
+        return self.entry
+
+    def execute(self, run: RunDir) -> TranslateResult:
+        req, ds, client, result, variants = self.req, self.ds, self.client, self.result, self.variants
         if client is None or variants:
             import_variants(run, variants)
         result.imported = len(variants)
@@ -283,16 +314,25 @@ def translate(
             translator = f"import:{Path(str(req.variants_file)).name}"
         else:
             translator = f"dataset:{ds.spec}"
-        if provided:
+        if self.provided:
             result.imported_from = translator
         if client is not None:
-            translator = client.name if not provided else f"{client.name} + dataset:{ds.spec}"
+            translator = client.name if not self.provided else f"{client.name} + dataset:{ds.spec}"
             result.outcome = asyncio.run(
                 _translate_live_or_batch(
-                    run, items, to_translate, client, req, mode=mode, progress=options.progress
+                    run,
+                    self.items,
+                    self.to_translate,
+                    client,
+                    req,
+                    mode=self.mode,
+                    progress=self.options.progress,
                 )
             )
-        flags, result.audit_summary = write_audit(run, ds.by_id(), chosen)
+        flags, result.audit_summary = write_audit(run, ds.by_id(), self.chosen)
         result.flags = len(flags)
-        _record(run, req, result, translator, chosen)
-    return result
+        self.translator = translator
+        return result
+
+    def record(self, run: RunDir, result: TranslateResult) -> TranslateStage:
+        return _entry(run, self.req, result, self.translator, self.chosen)

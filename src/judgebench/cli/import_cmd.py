@@ -150,7 +150,7 @@ def _guidance(run: str, model: str | None) -> None:
     spec = model or "local"
     try:
         plan = api.plan_study(
-            api.PlanRequest(models=[spec], dataset="imported", data_dir=run, conditions="zh", sim_seeds=1)
+            api.PlanRequest(models=[spec], dataset="imported", data_dir=run, conditions=["zh"], sim_seeds=1)
         )
     except JudgebenchError as exc:
         console.print(f"(no estimate of new calls: {exc})", style="dim", highlight=False, markup=False)

@@ -18,10 +18,7 @@ from judgebench.cli.exits import ExitCode
 @handle_errors
 def judge_command(
     run: opt.RunOpt,
-    model: Annotated[
-        list[str],
-        typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several."),
-    ],
+    model: opt.ModelsOpt,
     dataset: Annotated[
         str | None,
         typer.Option(
@@ -32,10 +29,7 @@ def judge_command(
     ] = None,
     data_dir: opt.DataDirOpt = None,
     template: opt.TemplateOpt = None,
-    conditions: Annotated[
-        str | None,
-        typer.Option("--conditions", help="Comma-separated conditions (default: en + translated)."),
-    ] = None,
+    conditions: opt.ConditionsOpt = None,
     probes: Annotated[
         str | None,
         typer.Option(
@@ -108,11 +102,11 @@ def judge_command(
         import_batch=import_batch,
     )
     request = api.JudgeRequest(
-        models=model,
+        models=model or [],
         dataset=dataset,
         data_dir=data_dir,
         template_path=Path(template) if template else None,
-        conditions=conditions,
+        conditions=opt.conditions_of(conditions, run=run),
         probes=probes,
         tie_probes=not no_tie_probes,
         limit=limit,

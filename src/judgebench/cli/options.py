@@ -64,6 +64,23 @@ UntilSettledOpt = Annotated[
 RoundItemsOpt = Annotated[
     int, typer.Option("--round-items", min=1, help="Items per round of --until-settled (a batch each).")
 ]
+# The Study's flags (api/study.py), one declaration each: a command states only its default.
+ModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several "
+        f"(default where optional: {defaults.MODEL}, the embedded offline model).",
+    ),
+]
+ConditionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--conditions",
+        help="Comma-separated conditions of configs/conditions.toml; en is the source (judge's "
+        "default: en plus every condition the run translated).",
+    ),
+]
 TemplateOpt = Annotated[
     str | None, typer.Option("--template", help="Judge template TOML (with answer format).")
 ]
@@ -142,6 +159,16 @@ def call_options_from(params: Mapping[str, Any]) -> api.CallOptions:
         use_cache=not params.get("no_cache", False),
         wait_lock=bool(params.get("wait_lock", False)),
     )
+
+
+def conditions_of(value: str | None, *, run: str | None = None) -> list[str] | None:
+    """A `--conditions` value read by the library's one parser; its error names the run, if any."""
+    from judgebench import api  # the library loads when a command runs: --help stays fast
+
+    try:
+        return api.parse_conditions(value)
+    except ConfigError as exc:
+        raise ConfigError(f"run {run}: {exc}" if run else str(exc)) from None
 
 
 def _log(message: str) -> None:

@@ -17,15 +17,10 @@ from judgebench.cli.app import app, console, handle_errors
 @app.command("plan")
 @handle_errors
 def plan_command(
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several."),
-    ] = None,
+    model: opt.ModelsOpt = None,
     dataset: Annotated[str, typer.Option("--dataset", help=f"Dataset: {opt.DATASETS}.")] = (defaults.DATASET),
     data_dir: opt.DataDirOpt = None,
-    conditions: Annotated[str, typer.Option("--conditions", help="Target conditions (comma-separated).")] = (
-        defaults.CONDITIONS
-    ),
+    conditions: opt.ConditionsOpt = defaults.CONDITIONS,
     subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
     template: opt.TemplateOpt = None,
@@ -45,9 +40,7 @@ def plan_command(
         float, typer.Option("--discordant", help="Assumed share of discordant units for the MDE.")
     ] = defaults.PLAN_DISCORDANT,
     rpm: opt.RpmOpt = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent calls.")] = (
-        defaults.CONCURRENCY
-    ),
+    concurrency: opt.ConcurrencyOpt = defaults.CONCURRENCY,
     latency: Annotated[float, typer.Option("--latency", help="Assumed seconds per call.")] = (
         defaults.PLAN_LATENCY_S
     ),
@@ -123,7 +116,7 @@ def plan_command(
     from judgebench import api  # the library loads when a command runs: --help stays fast
 
     if human_labels:
-        wanted = [c.strip() for c in conditions.split(",") if c.strip() and c.strip() != "en"]
+        wanted = api.Study(conditions=api.parse_conditions(conditions)).targets()
         budget = api.plan_labels(
             api.HumanBudgetRequest(
                 half_width=half_width,
@@ -152,7 +145,7 @@ def plan_command(
             models=model or [defaults.MODEL],
             dataset=dataset,
             data_dir=data_dir,
-            conditions=conditions,
+            conditions=api.parse_conditions(conditions),
             subset=subset,
             limit=limit,
             template_path=Path(template) if template else None,
@@ -161,7 +154,7 @@ def plan_command(
             mde=mde,
             discordant=discordant,
             rpm=rpm,
-            concurrency=concurrency,
+            concurrency=concurrency or defaults.CONCURRENCY,
             latency_s=latency,
             round_items=round_items,
             sim_seeds=sim_seeds,

@@ -34,10 +34,7 @@ def run_command(
     ] = defaults.DATASET,
     data_dir: opt.DataDirOpt = None,
     skip_bad_rows: opt.SkipBadRowsOpt = False,
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="Judge(s); default: the embedded offline model `local`."),
-    ] = None,
+    model: opt.ModelsOpt = None,
     translator: Annotated[
         str | None, typer.Option("--translator", help="Translator (default: the first judge).")
     ] = None,
@@ -47,7 +44,7 @@ def run_command(
             "--translate", help="Machine-translate the sample instead of using its bundled variants."
         ),
     ] = False,
-    conditions: Annotated[str, typer.Option("--conditions", help="Target conditions.")] = defaults.CONDITIONS,
+    conditions: opt.ConditionsOpt = defaults.CONDITIONS,
     probes: Annotated[
         str | None,
         typer.Option(
@@ -100,7 +97,7 @@ def run_command(
         models=model or [defaults.MODEL],
         translator=translator,
         machine_translate=translate,
-        conditions=conditions,
+        conditions=api.parse_conditions(conditions),
         probes=probes,
         subset=subset,
         limit=limit,

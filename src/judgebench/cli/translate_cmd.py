@@ -24,9 +24,7 @@ def translate_command(
     translator: Annotated[
         str, typer.Option("--translator", help="Model spec or judges.toml name.")
     ] = defaults.MODEL,
-    conditions: Annotated[
-        str, typer.Option("--conditions", help="Comma-separated target conditions.")
-    ] = defaults.CONDITIONS,
+    conditions: opt.ConditionsOpt = defaults.CONDITIONS,
     variants: Annotated[
         str | None,
         typer.Option("--variants", help="Import ready-made variants (JSONL) instead of translating."),
@@ -71,7 +69,7 @@ def translate_command(
         data_dir=data_dir,
         skip_bad_rows=skip_bad_rows,
         translator=translator,
-        conditions=conditions,
+        conditions=api.parse_conditions(conditions),
         variants_file=Path(variants) if variants else None,
         limit=limit,
         subset=subset,

@@ -184,7 +184,7 @@ def select_subset(items: list[Item], subset: str, *, shown: str) -> list[Item]:
     return picked
 
 
-def narrowed_to(spec: str, conditions: Sequence[str] | str | None) -> str:
+def narrowed_to(spec: str, conditions: Sequence[str] | None) -> str:
     """The dataset a command asked for with its conditions: a family that carries languages
     (`m-rewardbench`) with `--conditions zh,ja` is `m-rewardbench:zh,ja` (the languages asked for are
     the conditions asked for; `en` and conditions it does not carry, such as `ls`, are translated as
@@ -193,8 +193,7 @@ def narrowed_to(spec: str, conditions: Sequence[str] | str | None) -> str:
     carried = family_of(request).conditions
     if request.suffix is not None or not carried:
         return spec
-    if isinstance(conditions, str):
-        conditions = [c.strip() for c in conditions.split(",") if c.strip()]
+    # the names as parsed once (conditions.parse_names, the Study's `conditions`)
     targets = [c for c in conditions or [] if c in carried]
     if not targets:
         return spec

@@ -13,6 +13,9 @@ from judgebench.records import CallKey, Item, Perturbation, UnitKey
 from judgebench.records.families import answer_models
 
 REPEAT_PREFIX = "repeat-"
+# the repeats' units are drawn with bbe's --seed plus this (0 + this for `judge --repeats`), so that
+# `bbe` finds the re-asks `judge --repeats K` made (a draw of its own, apart from the perturbations')
+REPEAT_SEED = 2_000_003
 
 
 def unit_item(items: Mapping[str, Item], unit: UnitKey) -> Item:
