@@ -27,7 +27,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from judgebench.allocators import tune_allocators
     from judgebench.analysis import ReportSettings
     from judgebench.api.bbe import BBEOutcome, BBERequest, PerturbRequest, bbe, bbe_estimate
     from judgebench.api.compare import CompareRequest, CompareResult, compare_runs
@@ -71,7 +70,6 @@ if TYPE_CHECKING:
 # two agree, each name the very object the import would bind)
 _HOME: dict[str, str] = {
     "ReportSettings": "judgebench.analysis",
-    "tune_allocators": "judgebench.allocators",
     "BBEOutcome": ".bbe",
     "BBERequest": ".bbe",
     "PerturbRequest": ".bbe",
@@ -213,7 +211,6 @@ __all__ = [
     "selective",
     "show_dataset",
     "translate",
-    "tune_allocators",
 ]
 
 
