@@ -27,8 +27,6 @@ cli_app = importlib.import_module("judgebench.cli.app")  # the module (judgebenc
 # What `--help` must not pay for: the data and plotting stack, the statistics, the provider SDKs and
 # local model runtimes, the HTTP and hub clients, and the library API.
 HEAVY = (*DEFERRED, "pandas", "numpy", "pyarrow", "httpx", "judgebench.api")
-# what typer's help formatter imports for markup mode "markdown" and pretty tracebacks (~25 ms)
-UNUSED_BY_HELP = ("rich.markdown", "markdown_it", "rich.traceback", "rich.syntax", "pygments")
 
 _PROBE = """
 import json, sys
@@ -81,47 +79,6 @@ def test_help_loads_no_heavy_library(args: list[str], tmp_path: Path) -> None:
     assert "Usage" in shown  # the help was rendered (through typer's rich formatter)
     assert "judgebench.cli.helptext" in modules and "typer.rich_utils" in modules
     assert _heavy(modules) == []  # the library loads inside each command's function, the one lazy seam
-    # nor what typer's help formatter imports and our help never uses (Markdown, Traceback)
-    assert sorted(name for name in UNUSED_BY_HELP if _has(modules, name)) == []
-
-
-def test_typer_builds_the_real_markdown_and_traceback_when_asked() -> None:
-    """The other side of the stand-ins for rich.markdown and rich.traceback: once the CLI has loaded
-    typer's help formatter, a help page in markup mode "markdown" still renders its Markdown (the
-    real class, loaded then), a pretty traceback is rich's, and `import rich.markdown` is the module."""
-    code = """
-import sys
-import judgebench.cli
-assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
-import typer, typer.rich_utils
-from typer.testing import CliRunner
-md = typer.Typer(rich_markup_mode="markdown")
-
-@md.command()
-def hello() -> None:
-    \"\"\"Say **hello** to `you`.\"\"\"
-
-@md.command()
-def bye() -> None:
-    \"\"\"Say bye.\"\"\"
-
-print(CliRunner().invoke(md, ["hello", "--help"], env={"COLUMNS": "80"}).output)
-import rich.markdown, rich.traceback
-assert sys.modules["rich.markdown"] is rich.markdown
-assert isinstance(rich.markdown.Markdown("x"), rich.markdown.Markdown)
-try:
-    raise ValueError("boom")
-except ValueError as exc:
-    tb = typer.rich_utils.Traceback.from_exception(type(exc), exc, exc.__traceback__)
-print(type(tb) is rich.traceback.Traceback, "markdown_it" in sys.modules)
-"""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert "Say hello to you." in done.stdout and "**" not in done.stdout  # rendered, not shown as typed
-    assert done.stdout.split()[-2:] == ["True", "True"]
 
 
 def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
