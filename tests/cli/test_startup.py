@@ -1,8 +1,8 @@
 """Issue 26, startup: `judgebench --help` (and each command's) loads none of the heavy libraries.
 Checked by what a fresh interpreter has in sys.modules, never by a clock: the wall figures are
 scripts/bench_startup.py's. The CLI is thin and loads `judgebench.api` inside each command's function
-(the one lazy seam; every other import is a plain one, so the help loads pydantic and the record
-models, not the data stack)."""
+(the one lazy seam for the library); records/ and data/ name their models on first use, so that the
+consoles (records.sanitize) and the dataset registry (data.catalog) load without pydantic."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ import pytest
 import typer
 
 import judgebench
+from judgebench import records
+from judgebench.records import judgments
 from tests.architecture.test_startup_imports import DEFERRED
 
 SRC = Path(judgebench.__file__).resolve().parents[1]
@@ -78,7 +80,21 @@ def test_help_loads_no_heavy_library(args: list[str], tmp_path: Path) -> None:
     modules, shown = _loaded(args, tmp_path)
     assert "Usage" in shown  # the help was rendered (through typer's rich formatter)
     assert "judgebench.cli.helptext" in modules and "typer.rich_utils" in modules
-    assert _heavy(modules) == []  # the library loads inside each command's function, the one lazy seam
+    assert _heavy(modules) == []
+    # nor our pydantic record models (building them all cost --help ~0.06 s): the consoles need
+    # records.sanitize only
+    records_loaded = sorted(m for m in modules if m.startswith("judgebench.records."))
+    assert records_loaded == ["judgebench.records.sanitize"]
+
+
+# `import --help` lists the importer registry (plugins included), so it loads the importers and the
+# records they build; `import llmbar-results --help` names one command and stays light
+@pytest.mark.parametrize("args", [["--help"], ["report", "--help"], ["import", "llmbar-results", "--help"]])
+def test_help_loads_no_pydantic(args: list[str], tmp_path: Path) -> None:
+    """No help page loads pydantic: the CLI tells a ValidationError without importing it, and a
+    help flag not given is not coerced (typer 0.29 would build a pydantic adapter for it)."""
+    modules, _ = _loaded(args, tmp_path)
+    assert "pydantic" not in modules and "pydantic_core" not in modules
 
 
 def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
@@ -89,6 +105,17 @@ def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     modules, shown = _loaded(["data", "list"], tmp_path)
     assert "llmbar" in shown
     assert "judgebench.api" in _heavy(modules)
+
+
+def test_records_load_their_models_on_first_use() -> None:
+    """records/__init__ names its models lazily (so that records.sanitize stays light); each name
+    is the very class its submodule defines, and an unknown name is an AttributeError."""
+    assert records.Judgment is judgments.Judgment
+    for name in records.__all__:
+        assert getattr(records, name) is not None, name
+    assert set(records.__all__) <= set(dir(records))
+    with pytest.raises(AttributeError, match="NoSuchRecord"):
+        _ = records.NoSuchRecord  # type: ignore[attr-defined]
 
 
 _EVERY_HELP = [

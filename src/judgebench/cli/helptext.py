@@ -4,7 +4,8 @@ option (`--verify-kind [holdout|fresh]`); option names never cut; one example pe
 
 Typer's own `epilog` carries the examples (`annotate`). The placeholders and the uncut names are still
 set on Typer's option classes and its table (`install`): Typer's `metavar` does not reach an argument's
-type column, a range's `[x>=1]` or the table's column wrapping, so those stay hooks here."""
+type column, a range's `[x>=1]` or the table's column wrapping, so those stay hooks here; so does the
+help flag's, which keeps pydantic out of every command's --help (docs/performance.md has the figures)."""
 
 from __future__ import annotations
 
@@ -95,6 +96,18 @@ class _HelpTable(Table):
             column.no_wrap = True
 
 
+_PROCESS_VALUE = typer.core.TyperOption.process_value
+
+
+def _process_value(self: Any, ctx: Any, value: Any) -> Any:
+    """A help flag not given is left alone: typer would coerce its None through a pydantic adapter
+    built for the purpose, which costs `judgebench report --help` ~0.1 s of pydantic for a value no
+    one reads (the flag exposes none; its callback acts on a true value only)."""
+    if value is None and not self.expose_value and self.name == "help":
+        return None
+    return _PROCESS_VALUE(self, ctx, value)
+
+
 def install() -> None:
     """Once, when the CLI loads: Typer renders options through these hooks."""
     typer.rich_utils.Table = _HelpTable  # type: ignore[attr-defined]
@@ -102,6 +115,7 @@ def install() -> None:
     typer.core.TyperOption._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
     # an argument shows its name (SPEC); its Python type (<str>) says nothing more
     typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    typer.core.TyperOption.process_value = _process_value  # type: ignore[method-assign]
 
 
 # One example per command, shown under its options (lines of at most 76 characters, so that a

@@ -4,27 +4,72 @@ the user's own JSONL / JSON / CSV files, all validated into `records.Item` with 
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The registry loads with the package (stdlib only): the CLI's help is made from it without pydantic.
 from judgebench.data.catalog import DatasetFamily, DatasetRequest, Listing, families, spec_help
-from judgebench.data.dataset import (
-    LLMBAR_SPEC,
-    SAMPLE_SPEC,
-    Dataset,
-    items_checksum,
-    load_dataset,
-    sample_path,
-    sample_variants_path,
-    select_subset,
-)
-from judgebench.data.generic import load_file
-from judgebench.data.llmbar import (
-    LLMBAR_SUBSETS,
-    OTHER_SETS,
-    PUBLISHED_SHA256,
-    DatasetDownloadError,
-    LLMBarChecksumWarning,
-    llmbar_root,
-)
-from judgebench.data.validate import MAX_FIELD_BYTES, parse_label
+
+if TYPE_CHECKING:
+    from judgebench.data.dataset import (
+        LLMBAR_SPEC,
+        SAMPLE_SPEC,
+        Dataset,
+        items_checksum,
+        load_dataset,
+        sample_path,
+        sample_variants_path,
+        select_subset,
+    )
+    from judgebench.data.generic import load_file
+    from judgebench.data.llmbar import (
+        LLMBAR_SUBSETS,
+        OTHER_SETS,
+        PUBLISHED_SHA256,
+        DatasetDownloadError,
+        LLMBarChecksumWarning,
+        llmbar_root,
+    )
+    from judgebench.data.validate import MAX_FIELD_BYTES, parse_label
+
+# name -> the module that holds it, imported on first use (the record models load with it)
+_HOME = {
+    **dict.fromkeys(
+        (
+            "LLMBAR_SPEC",
+            "SAMPLE_SPEC",
+            "Dataset",
+            "items_checksum",
+            "load_dataset",
+            "sample_path",
+            "sample_variants_path",
+            "select_subset",
+        ),
+        "dataset",
+    ),
+    "load_file": "generic",
+    **dict.fromkeys(
+        (
+            "LLMBAR_SUBSETS",
+            "OTHER_SETS",
+            "PUBLISHED_SHA256",
+            "DatasetDownloadError",
+            "LLMBarChecksumWarning",
+            "llmbar_root",
+        ),
+        "llmbar",
+    ),
+    "MAX_FIELD_BYTES": "validate",
+    "parse_label": "validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'judgebench.data' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"judgebench.data.{home}"), name)
+
 
 __all__ = [
     "LLMBAR_SPEC",
