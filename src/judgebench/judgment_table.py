@@ -69,7 +69,6 @@ _SCHEMA = pa.schema(
 _REQUIRED = ("judge", "item_id", "subset", "kind", "condition", "order")
 _KINDS = {"pair", "tie_probe"}
 _WINNERS = {"A", "B", "Tie", "invalid"}
-_PACK_LIMIT = 1 << 62  # distinct call keys that still pack into one int64 per row
 
 
 @dataclass
@@ -302,23 +301,17 @@ def _sorted_codes(column: pa.ChunkedArray) -> tuple[np.ndarray[Any, np.dtype[np.
 
 
 def _last_per_key_sorted(table: pa.Table) -> pa.Array:
-    """The rows to keep, in call-key order: each key column ranked by its sorted distinct values and
-    the ranks packed into one integer per row, so one stable sort orders the rows (lines of a key
-    stay in file order) and the last row of each run of equal keys is the key's last line."""
-    packed = np.zeros(table.num_rows, dtype=np.int64)
-    room = 1
-    for name in CALL_KEY:
-        codes, values = _sorted_codes(table.column(name))  # no nulls: _check refused them
-        room *= max(1, len(values))
-        if room >= _PACK_LIMIT:  # too many distinct keys to pack: sort on the strings themselves
-            last = table.group_by(CALL_KEY, use_threads=False).aggregate([("line", "max")]).column("line_max")
-            kept = table.take(last)
-            return pc.take(last, pc.sort_indices(kept, sort_keys=[(k, "ascending") for k in CALL_KEY]))
-        packed = packed * len(values) + codes
-    order = np.argsort(packed, kind="stable")
-    ordered = packed[order]
-    last_of_run = np.append(ordered[1:] != ordered[:-1], True)
-    return pa.array(order[last_of_run])
+    """The rows to keep, in call-key order: each key column ranked by its sorted distinct values, one
+    stable sort on those ranks (lines of a key stay in file order), and the last row of each run of
+    equal keys, which is the key's last line."""
+    ranks = [_sorted_codes(table.column(name))[0] for name in CALL_KEY]  # no nulls: _check refused them
+    order = np.lexsort(ranks[::-1])  # the last key given is the primary one
+    same_as_next = np.ones(len(order), dtype=bool)
+    same_as_next[-1:] = False  # the last row ends its run
+    for rank in ranks:
+        ordered = rank[order]
+        same_as_next[:-1] &= ordered[1:] == ordered[:-1]
+    return pa.array(order[~same_as_next])
 
 
 # the columns the analysis groups and compares on: categories in sorted order (as strings sort), so

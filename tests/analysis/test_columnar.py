@@ -7,20 +7,25 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-import judgebench.judgment_table as judgment_table_module
 from judgebench import jsonl_columns
 from judgebench.analysis import ReportSettings, analyze
-from judgebench.analysis import frame as frame_module
 from judgebench.analysis.length_artefact import Lengths, output_lengths
 from judgebench.analysis.pipeline import analyze_table, never_made
 from judgebench.errors import InputError
-from judgebench.judgment_table import cache_path, judgment_table, read_judgment_table, read_plan_table
+from judgebench.judgment_table import (
+    CALL_KEY,
+    cache_path,
+    judgment_table,
+    read_judgment_table,
+    read_plan_table,
+)
 from judgebench.records import Judgment, PlannedKey
 from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
 
@@ -334,18 +339,19 @@ def test_a_record_read_back_after_the_file_was_rewritten_is_still_the_rows(tmp_p
     assert record.call_key() == expected.call_key()
 
 
-def test_keys_too_many_to_pack_are_sorted_on_their_strings_to_the_same_table(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_last_line_of_a_key_wins_and_rows_are_in_call_key_order(tmp_path: Path) -> None:
     judgments, _ = _write_run(tmp_path, items_per_subset=4)
+    lines = judgments.read_text(encoding="utf-8").splitlines()
     with open(judgments, "a", encoding="utf-8") as fh:  # superseding lines: the last one must win
-        for line in judgments.read_text(encoding="utf-8").splitlines()[:5]:
+        for line in lines[:5]:
             fh.write(json.dumps(json.loads(line) | {"verdict": "invalid", "winner": "invalid"}) + "\n")
-    packed = read_judgment_table(judgments).frame
-    cache_path(judgments).unlink()
-    monkeypatch.setattr(judgment_table_module, "_PACK_LIMIT", 2)
-    assert read_judgment_table(judgments).frame.equals(packed)
-    assert (packed["verdict"] == "invalid").sum() >= 5
+    frame = read_judgment_table(judgments).frame
+    last: dict[tuple[str, ...], int] = {}
+    for at, line in enumerate(judgments.read_text(encoding="utf-8").splitlines()):
+        rec = json.loads(line)
+        last[tuple(rec[k] for k in CALL_KEY)] = at
+    assert frame["line"].tolist() == [last[key] for key in sorted(last)]
+    assert (frame["verdict"] == "invalid").sum() >= 5
 
 
 def test_records_read_at_their_offsets_are_the_exact_readers(tmp_path: Path) -> None:
@@ -384,16 +390,17 @@ def test_records_are_read_at_their_offsets_not_by_a_scan(
     assert sorted(records) == sorted(late) and len(validated) == 3
 
 
-def test_never_made_counts_the_same_when_the_keys_are_too_many_to_pack(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The never-made count packs each call key into one integer; keys too many to pack take the
-    anti-join by merging, and both give the same count per judge."""
+def test_never_made_counts_the_planned_keys_without_a_record(tmp_path: Path) -> None:
+    """The never-made count (one integer per call key, compared with np.isin) is the plain set
+    difference of planned and present keys, per judge."""
     judgments, planned = _write_run(tmp_path)
     frame = read_judgment_table(judgments).analysis_frame()
     plan = read_plan_table(planned)
-    packed = never_made(frame, plan)
-    monkeypatch.setattr(frame_module, "PACK_LIMIT", 2)
-    merged = never_made(frame, plan)
-    assert packed is not None and merged is not None and packed.sum() > 0
-    assert packed.sort_index().to_dict() == merged.sort_index().to_dict()
+    assert plan is not None
+    counted = never_made(frame, plan)
+    keys = list(CALL_KEY)
+    present = set(frame[keys].astype(str).itertuples(index=False, name=None))
+    missing = [k for k in plan[keys].astype(str).itertuples(index=False, name=None) if k not in present]
+    expected = Counter(key[0] for key in missing)
+    assert counted is not None and counted.sum() > 0
+    assert counted.to_dict() == dict(expected)

@@ -83,8 +83,6 @@ ALLOWED: dict[str, set[str]] = {
     "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
     # peer judge logs read as items and judgments, one module per format (a registry, plugins by entry point)
     "importers": {"data", "errors", "outside", "records", "rundir"},
-    # the process's memory allocators (the standard library only: it must not import pyarrow)
-    "allocators": set(),
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
     "human": {"analysis", "data", "errors", "outside", "records"},
     # selective judging (PROTOCOL §8): confidences, thresholds, cascades; pure, like analysis/
@@ -105,7 +103,6 @@ ALLOWED: dict[str, set[str]] = {
     # the report's content model and Markdown renderer)
     "compare": {"analysis", "errors", "fileio", "records", "report"},
     "api": {
-        "allocators",
         "analysis",
         "answers",
         "batch",
@@ -134,11 +131,10 @@ ALLOWED: dict[str, set[str]] = {
         "translate",
     },
     # the CLI: the library's public API, its errors and records, its own modules, progress's
-    # clock() (durations are written one way everywhere; progress needs nothing but rich), and the
-    # process's allocators (the CLI owns its process; the standard library only, so `--help` stays light)
+    # clock() (durations are written one way everywhere; progress needs nothing but rich),
     # and the importer registry (`import`'s help lists its formats, plugins included); data: its
     # registry (data/catalog.py, no pydantic) only, so that the help lists the datasets
-    "cli": {"allocators", "api", "data", "defaults", "errors", "importers", "progress", "records"},
+    "cli": {"api", "data", "defaults", "errors", "importers", "progress", "records"},
     "__main__": {"cli"},
 }
 # Registries whose contents a help text lists (issue 42: `--certificate`, `--probes`): the CLI may

@@ -4,19 +4,18 @@ matplotlib (0.7 s) loads where a figure is drawn, scipy.stats and statsmodels (a
 statistic is computed, each provider SDK and local runtime where a call is made. Two checks: no
 module of the package imports them at module level (read from the source), and a fresh interpreter
 that imports `judgebench.api` has none of them in sys.modules (while one that computes a statistic
-or draws a figure has). Timings are scripts/bench_startup.py's, never a test's."""
+or draws a figure has). Everything else is a plain import: the one lazy seam is the CLI's, whose
+commands import the library inside their functions (tests/cli/test_startup.py). Timings are
+scripts/bench_startup.py's, never a test's."""
 
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from tests.architecture.imports import ALL, SRC, imports_of
 
@@ -36,8 +35,6 @@ DEFERRED = (
 # and what `import judgebench.api` does not load either: httpx (0.1 s, rich and pygments with it) loads
 # where something is downloaded (data/); the local model's engine, which needs it, loads with the model
 NOT_AT_API_IMPORT = (*DEFERRED, "httpx")
-# nor, until a stage is used, the data stack and the record models
-AT_FIRST_USE = ("pandas", "numpy", "pyarrow", "pydantic")
 
 
 def _is(module: str, library: str) -> bool:
@@ -91,48 +88,12 @@ def _deferred_in(modules: set[str]) -> list[str]:
 
 
 def test_importing_the_api_loads_no_slow_library() -> None:
-    """`import judgebench.api` names the stages without loading them (PEP 562): not even the data
-    stack nor pydantic; a stage loads with its first use."""
+    """`import judgebench.api` imports every stage (plain imports) and the data stack with them, but
+    none of the slow libraries, which load with a statistic, a figure or a call."""
     modules = _loaded_after("import judgebench.api")
-    assert "judgebench.api" in modules
-    assert _deferred_in(modules) == []
-    assert sorted(lib for lib in AT_FIRST_USE if any(_is(m, lib) for m in modules)) == []
-    assert not [m for m in modules if m.startswith("judgebench.api.")]
-
-
-def test_every_name_of_the_api_loads_no_slow_library() -> None:
-    """Every stage loaded (each name of `judgebench.api` looked up, as the package once imported them
-    all): still none of the slow libraries, which load with a statistic, a figure or a call."""
-    modules = _loaded_after("import judgebench.api as api\nfor name in api.__all__: getattr(api, name)")
     assert "judgebench.api.report" in modules and "judgebench.report.plots" in modules
     assert {"pandas", "pyarrow", "pydantic"} <= modules  # the other side: the probe sees a library
     assert _deferred_in(modules) == []
-
-
-def _type_checking_names() -> dict[str, tuple[str, str]]:
-    """What the `if TYPE_CHECKING:` imports of judgebench/api/__init__.py bind: name -> (module, name)."""
-    tree = ast.parse((SRC / "judgebench" / "api" / "__init__.py").read_text(encoding="utf-8"))
-    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
-    return {
-        alias.asname or alias.name: (node.module, alias.name)
-        for node in block.body
-        if isinstance(node, ast.ImportFrom) and node.module
-        for alias in node.names
-    }
-
-
-def test_the_api_names_what_the_checker_sees() -> None:
-    """Each lazily loaded name of `judgebench.api` is the very object its `if TYPE_CHECKING:` import
-    names (what mypy and an IDE see), and the two lists, `__all__` and `dir()` agree."""
-    import judgebench.api as api
-
-    seen = _type_checking_names()
-    assert set(seen) == set(api.__all__) == set(api._HOME)
-    for name, (module, attribute) in seen.items():
-        assert getattr(api, name) is getattr(importlib.import_module(module), attribute), name
-    assert set(api.__all__) <= set(dir(api))
-    with pytest.raises(AttributeError, match="no_such_stage"):
-        _ = api.no_such_stage  # type: ignore[attr-defined]
 
 
 def test_a_stage_function_keeps_its_name_over_its_module() -> None:

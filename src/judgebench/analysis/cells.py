@@ -24,13 +24,11 @@ def sum_cells(layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequen
     """Per-unit columns summed per cell (each subset group, unfiltered and filtered; `extra` keys
     split a cell further), as the long form `Layout.expand` grouped by cell would give them: the
     cells in the order they first appear in it (unfiltered, then filtered; by first row, then by
-    group), the same sums to the bit.
+    group). Counts and multiples of 1/4 sum exactly; stated confidences to rounding (1e-12).
 
     Why not that long form: it repeats every row for each of its item's groups and both tables (six
     times or more), which at a million judgments was most of the analysis's time and memory. Here each
-    row is counted once into (key, leaf, flagged) units and the groups add units up; a column whose
-    values are multiples of 1/4 sums exactly in any order, the others (stated confidences) are summed
-    per group over the same rows in the same order as the long form's (pandas' compensated sum)."""
+    row is counted once into (key, leaf, flagged) units and the groups add units up."""
     keys = ["judge", "condition", *extra]
     if rows.empty:
         return pd.DataFrame(columns=[*CELL, *extra, *cols])
@@ -46,16 +44,15 @@ def sum_cells(layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequen
     first_flat = np.full(n_units, np.iinfo(np.int64).max, dtype=np.int64)
     first_flat[uniq] = first_at
     first = first_flat.reshape(n_keys, n_leaves, 2)
-    exact = [c for c in cols if _exact_sum(rows[c])]
     unit_sums = {
         c: np.bincount(unit, weights=rows[c].to_numpy(dtype=np.float64), minlength=n_units).reshape(
             n_keys, n_leaves, 2
         )
-        for c in exact
+        for c in cols
     }
     cells: list[tuple[IntArray, int, bool]] = []  # (keys present, group, filtered)
     starts: list[IntArray] = []
-    sums: dict[str, list[FloatArray]] = {c: [] for c in exact}
+    sums: dict[str, list[FloatArray]] = {c: [] for c in cols}
     for filtered in (False, True):
         flags = slice(0, 1) if filtered else slice(0, 2)  # the filtered table keeps unflagged items
         for g in range(len(layout.groups)):
@@ -64,15 +61,12 @@ def sum_cells(layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequen
             present = np.flatnonzero(first_in < np.iinfo(np.int64).max)
             cells.append((present, g, filtered))
             starts.append(first_in[present])
-            for c in exact:
+            for c in cols:
                 sums[c].append(unit_sums[c][present][:, members, flags].sum(axis=(1, 2)))
     frame = _cell_frame(layout, rows, keys, key_codes, cells)
-    for c in exact:
+    for c in cols:
         values = np.concatenate(sums[c])
         frame[c] = values.astype(np.int64) if rows[c].dtype.kind in "iub" else values
-    for c in cols:
-        if c not in exact:
-            frame[c] = _compensated(layout, rows[c], key_codes, (leaf, flag), cells)
     # the long form's order: unfiltered first; by the row a cell first appears at, then by group
     rank = np.lexsort((frame["_g"].to_numpy(), np.concatenate(starts), frame["filtered"].to_numpy()))
     frame = frame.iloc[rank].reset_index(drop=True)
@@ -91,19 +85,6 @@ def _key_codes(rows: pd.DataFrame, keys: Sequence[str]) -> IntArray:
         combined = combined * (len(uniques) + 1) + codes
     dense, _ = pd.factorize(combined)
     return dense.astype(np.int64)
-
-
-def _exact_sum(column: pd.Series) -> bool:
-    """Integers, or multiples of 1/4 with small totals: every order of summing gives the same bits."""
-    if column.dtype.kind in "iub":
-        return True
-    values = column.to_numpy(dtype=np.float64)
-    quarters = values * 4.0
-    return (
-        bool(np.all(np.isfinite(values)))
-        and bool(np.array_equal(quarters, np.round(quarters)))
-        and (float(np.abs(quarters).sum()) < 2.0**52)
-    )
 
 
 def _cell_frame(
@@ -126,26 +107,6 @@ def _cell_frame(
         frame[name] = rows[name].to_numpy()[at]
     frame["_g"] = g
     return frame
-
-
-def _compensated(
-    layout: Layout,
-    column: pd.Series,
-    key_codes: IntArray,
-    leaf_flag: tuple[IntArray, IntArray],
-    cells: list[tuple[IntArray, int, bool]],
-) -> FloatArray:
-    """`column` summed per cell by pandas over each group's rows in row order (the long form's sums)."""
-    values = column.to_numpy(dtype=np.float64)
-    leaf, flag = leaf_flag
-    out = []
-    for present, g, filtered in cells:
-        mask = layout.group_leaves[g][leaf]
-        if filtered:
-            mask &= flag == 0
-        summed = pd.Series(values[mask]).groupby(key_codes[mask]).sum()
-        out.append(summed.reindex(present).to_numpy(dtype=np.float64))
-    return np.concatenate(out)
 
 
 def proportion(agg: pd.DataFrame, metric: str | pd.Series, k: str, n: str, confidence: float) -> pd.DataFrame:

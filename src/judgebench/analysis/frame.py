@@ -68,27 +68,22 @@ def rows_frame(rows: Iterable[tuple[Any, ...]]) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-PackedKeys = np.ndarray[Any, np.dtype[np.int64]]
-PACK_LIMIT = 1 << 62  # distinct key tuples that still pack into one int64
+KeyCodes = np.ndarray[Any, np.dtype[np.int64]]
 
 
-def packed_keys(
-    left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str]
-) -> tuple[PackedKeys | None, PackedKeys | None]:
-    """Each row's `keys` of both tables as one integer, equal exactly where the key tuples are
-    equal (an anti-join or membership test of a million rows by `np.isin`, not by merging strings);
-    (None, None) when the distinct values are too many to pack into 63 bits."""
+def key_codes(left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str]) -> tuple[KeyCodes, KeyCodes]:
+    """Each row's `keys` of both tables as one integer, equal exactly where the key tuples are equal
+    (an anti-join or membership test of a million rows by `np.isin`, not by merging strings). Key by
+    key, the tuple so far is numbered densely again, so that no number of distinct keys overflows."""
     a = np.zeros(len(left), dtype=np.int64)
     b = np.zeros(len(right), dtype=np.int64)
-    room = 1
     for key in keys:
         codes, uniques = pd.factorize(left[key])
         vocabulary = pd.Index(np.asarray(uniques, dtype=object))
-        room *= len(vocabulary) + 1
-        if room >= PACK_LIMIT:
-            return None, None
         a = a * (len(vocabulary) + 1) + codes + 1
         b = b * (len(vocabulary) + 1) + index_positions(vocabulary, right[key]) + 1  # absent: 0
+        dense, _ = pd.factorize(np.concatenate([a, b]))
+        a, b = dense[: len(a)].astype(np.int64), dense[len(a) :].astype(np.int64)
     return a, b
 
 

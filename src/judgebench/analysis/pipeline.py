@@ -34,8 +34,8 @@ from judgebench.analysis.frame import (
     UnitTables,
     condition_pairs,
     judgment_frame,
+    key_codes,
     ordered_conditions,
-    packed_keys,
     pair_flags,
 )
 from judgebench.analysis.leaderboard import Weights, leaderboard_records
@@ -127,12 +127,8 @@ def _never_made(df: pd.DataFrame, plan: pd.DataFrame) -> pd.Series:
     keys = list(CallKey._fields)
     if plan.empty:
         return pd.Series(dtype=int)
-    planned, made = packed_keys(plan, df, keys)
-    if planned is None or made is None:  # too many distinct keys to pack: the anti-join itself
-        merged = plan.merge(df[keys], on=keys, how="left", indicator=True)
-        missing = merged.loc[merged["_merge"] == "left_only", "judge"]
-    else:
-        missing = plan.loc[~np.isin(planned, made), "judge"]
+    planned, made = key_codes(plan, df, keys)
+    missing = plan.loc[~np.isin(planned, made), "judge"]
     return pd.Series(missing.to_numpy(dtype=object)).value_counts()
 
 

@@ -43,7 +43,6 @@ from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.records.self_preference import SelfPreferenceReport
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
-from judgebench.report.plot_worker import PlotWorker
 from judgebench.report.writer import ReportPaths, write_report
 from judgebench.rundir import (
     AUDIT,
@@ -389,19 +388,11 @@ def report(
     leave_out = () if req.html else ("html",)
     needs = needs_of(leave_out)
     wanted = Need.EXPLORER in needs or req.export_unstable is not None
-    # a second process draws the figures (its imports while this one reads and analyses the run)
-    worker = PlotWorker.start(run.file(JUDGMENTS)) if Need.FIGURES in needs else None
-    try:
-        with paused_gc():  # a million rows' fresh objects are no garbage (about 2 s of a 1M report)
-            return _report(run, req, leave_out, wanted, worker)
-    finally:
-        if worker is not None:
-            worker.close()
+    with paused_gc():  # a million rows' fresh objects are no garbage (about 2 s of a 1M report)
+        return _report(run, req, leave_out, wanted)
 
 
-def _report(
-    run: RunDir, req: ReportRequest, leave_out: tuple[str, ...], wanted: bool, worker: PlotWorker | None
-) -> ReportResult:
+def _report(run: RunDir, req: ReportRequest, leave_out: tuple[str, ...], wanted: bool) -> ReportResult:
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
     analysis = with_stops(_analyze(run, inputs, req.settings), stops)
@@ -417,7 +408,6 @@ def _report(
             leave_out=leave_out,
             explorer=data,
             human=human,
-            plot_worker=worker,
             readiness=readiness,
         )
         unstable = None

@@ -28,7 +28,6 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from judgebench import __version__
-from judgebench.allocators import tune_allocators
 from judgebench.cli import helptext
 from judgebench.cli.exits import ExitCode
 from judgebench.cli.progress_view import shown_progress
@@ -312,7 +311,6 @@ def for_args(args: list[str]) -> typer.Typer:
 def main() -> None:
     """The console script. Usage errors (a bad flag value) print one line, `error: ...`, and the
     hint to `--help`, exit 2, as INTERFACE.md asks of every error (click's boxed panel does not)."""
-    tune_allocators()  # this process is ours: the allocators a million-row report runs well on
     try:
         code = for_args(sys.argv[1:])(standalone_mode=False)
     except typer.Abort:  # Ctrl-C at a prompt, or a refused confirmation

@@ -1,70 +1,22 @@
 """Help pages a user can read at 80 columns: placeholders (`--run DIR`, `--limit N`), not Python
 types (`<str>`, `<int range> [x>=1]`, `<bool>` on an on/off flag); the choices of a fixed-value
-option (`--verify-kind [holdout|fresh]`); option names never cut; one example per command."""
+option (`--verify-kind [holdout|fresh]`); option names never cut; one example per command.
+
+Typer's own `epilog` carries the examples (`annotate`). The placeholders and the uncut names are still
+set on Typer's option classes and its table (`install`): Typer's `metavar` does not reach an argument's
+type column, a range's `[x>=1]` or the table's column wrapping, so those stay hooks here; so does the
+help flag's, which keeps pydantic out of every command's --help (docs/performance.md has the figures)."""
 
 from __future__ import annotations
 
 import inspect
-import sys
-from importlib import import_module
-from types import ModuleType
 from typing import Any
 
 import typer.core
+import typer.rich_utils
 from rich.table import Table
 
 from judgebench import defaults
-
-
-class _Deferred(type):
-    """A stand-in for one of rich's classes that loads the real one when it is made or asked for
-    anything (`Traceback.from_exception`): see `_load_rich_utils`."""
-
-    _home: str
-
-    def _real(cls) -> Any:
-        return getattr(import_module(cls._home), cls.__name__)
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        return cls._real()(*args, **kwargs)
-
-    def __getattr__(cls, name: str) -> Any:
-        return getattr(cls._real(), name)
-
-
-# what typer.rich_utils imports and a help page never uses: Markdown is built for a command's text
-# in markup mode "markdown" only (ours is "rich"), a Traceback for a pretty exception (turned off)
-_UNUSED_BY_HELP = {"rich.markdown": "Markdown", "rich.traceback": "Traceback"}
-
-
-def _load_rich_utils() -> ModuleType:
-    """typer.rich_utils, the help formatter, without loading rich.markdown (markdown-it and pygments
-    with it: ~20 ms of every help page) nor rich.traceback: while it loads, each of those modules is
-    a stand-in whose class loads the real one on first use, and the stand-ins leave sys.modules once
-    it has loaded (a later `import rich.markdown` is the real module). If typer imports anything
-    else of them, rich_utils loads as it is."""
-    if "typer.rich_utils" in sys.modules:
-        return sys.modules["typer.rich_utils"]
-    stand_ins: dict[str, ModuleType] = {}
-    for home, name in _UNUSED_BY_HELP.items():
-        if home not in sys.modules:
-            module = stand_ins[home] = ModuleType(home)
-            setattr(module, name, _Deferred(name, (), {"_home": home, "__module__": home}))
-    sys.modules.update(stand_ins)
-    try:
-        return import_module("typer.rich_utils")
-    except ImportError:  # a typer that takes more of them than the stand-ins hold
-        for home in stand_ins:
-            del sys.modules[home]
-        stand_ins.clear()
-        return import_module("typer.rich_utils")
-    finally:
-        for home, module in stand_ins.items():
-            if sys.modules.get(home) is module:
-                del sys.modules[home]
-
-
-rich_utils = _load_rich_utils()
 
 # placeholders by option name (INTERFACE.md's spelling); the rest by type below
 _BY_NAME = {
@@ -158,7 +110,7 @@ def _process_value(self: Any, ctx: Any, value: Any) -> Any:
 
 def install() -> None:
     """Once, when the CLI loads: Typer renders options through these hooks."""
-    rich_utils.Table = _HelpTable  # type: ignore[attr-defined]
+    typer.rich_utils.Table = _HelpTable  # type: ignore[attr-defined]
     typer.core.TyperOption.display_type_rich = placeholder  # type: ignore[method-assign,assignment]
     typer.core.TyperOption._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
     # an argument shows its name (SPEC); its Python type (<str>) says nothing more

@@ -24,11 +24,13 @@ from judgebench.report.probe_section import PROBES_FOREST, probes_forest
 if TYPE_CHECKING:  # matplotlib loads where a figure is drawn (plots.py)
     from matplotlib.figure import Figure
 
-__all__ = ["DRAW_ORDER", "FIGURE_KEYS", "PLOT_TITLES", "FigureSet", "make_plots"]
+__all__ = ["PLOT_TITLES", "make_plots"]
+
+Builder = Callable[["_Inputs"], "Figure | None"]
 
 
-class FigureSet:
-    """The figures of one analysis, drawable one at a time (so that two processes can share them)."""
+class _Inputs:
+    """What the figures of one analysis are drawn from (the metric index built once for all)."""
 
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
@@ -37,15 +39,8 @@ class FigureSet:
         self.conditions = list(analysis.conditions)
         self.subsets = analysis.subsets
 
-    def draw(self, key: str) -> bytes | None:
-        """The PNG of figure `key` (one of FIGURE_KEYS), None when it has no data."""
-        fig = _BUILDERS[key](self)
-        return png(fig) if fig is not None else None
 
-
-Builder = Callable[["FigureSet"], "Figure | None"]
-
-# every figure, in the order the report shows them, and how it is drawn from a FigureSet
+# every figure, in the order the report shows them, and how it is drawn
 _BUILDERS: dict[str, Builder] = {
     "accuracy": lambda f: accuracy_plot(f.index, f.conditions),
     "flips": lambda f: flips_plot(f.index, f.conditions, f.settings.max_flip_rate),
@@ -66,30 +61,10 @@ _BUILDERS: dict[str, Builder] = {
     ),
     PROBES_FOREST: lambda f: probes_forest(f.analysis.probe_rows, f.settings.max_flip_rate),
 }
-FIGURE_KEYS: tuple[str, ...] = tuple(_BUILDERS)
-
-
-# the order two processes take them in: the costliest first (the panels of every subset, or of every
-# target), so that the last one taken is short and neither waits long for the other
-DRAW_ORDER: tuple[str, ...] = (
-    "subset_heatmap",
-    "forest_flips_subsets",
-    "forest_position_subsets",
-    PROBES_FOREST,
-    "forest",
-    "accuracy",
-    "flips",
-    "position",
-    "tie_probe",
-)
-
-
-def in_report_order(drawn: dict[str, bytes | None]) -> dict[str, bytes]:
-    """The figures that have data, keyed as in PLOT_TITLES, in the report's order."""
-    return {key: image for key in FIGURE_KEYS if (image := drawn.get(key)) is not None}
 
 
 def make_plots(analysis: Analysis) -> dict[str, bytes]:
     """Every figure that has data, keyed as in PLOT_TITLES, each a PNG."""
-    figures = FigureSet(analysis)
-    return in_report_order({key: figures.draw(key) for key in FIGURE_KEYS})
+    inputs = _Inputs(analysis)
+    drawn = {key: build(inputs) for key, build in _BUILDERS.items()}
+    return {key: png(fig) for key, fig in drawn.items() if fig is not None}

@@ -31,7 +31,6 @@ from judgebench.report.explorer import ExplorerData
 from judgebench.report.figures import make_plots
 from judgebench.report.human_section import human_section
 from judgebench.report.model import ReportMeta, Section
-from judgebench.report.plot_worker import PlotWorker
 from judgebench.report.rows import metric_rows
 from judgebench.report.sections import build_sections, incomplete_note
 from judgebench.report.selective_section import PLOT as SELECTIVE_PLOT_KEY
@@ -64,7 +63,6 @@ class ReportInputs:
         *,
         explorer: ExplorerData | None = None,
         human: HumanReport | None = None,
-        plot_worker: PlotWorker | None = None,
         readiness: BaseModel | None = None,
     ) -> None:
         self.run = run
@@ -72,7 +70,6 @@ class ReportInputs:
         self.explorer_data = explorer
         self.human = human
         self.readiness = readiness
-        self.plot_worker = plot_worker  # drawing the figures meanwhile, when the caller started one
 
     @cached_property
     def rows(self) -> list[dict[str, Any]]:
@@ -80,12 +77,7 @@ class ReportInputs:
 
     @cached_property
     def plots(self) -> dict[str, bytes]:
-        """The report's own figures that have data, keyed as in PLOT_TITLES (shared with the worker
-        when there is one, each drawn by one of the two; else all drawn here: the same bytes)."""
-        if self.plot_worker is not None:
-            drawn = self.plot_worker.result()
-            if drawn is not None:
-                return drawn
+        """The report's own figures that have data, keyed as in PLOT_TITLES."""
         return make_plots(self.analysis)
 
     @cached_property

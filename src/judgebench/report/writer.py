@@ -35,7 +35,6 @@ from judgebench.report.outputs import (
     register_output,
     selected,
 )
-from judgebench.report.plot_worker import PlotWorker
 from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv, metrics_json
 from judgebench.report.self_preference_section import SELF_PREFERENCE_JSON, self_preference_json
 from judgebench.rundir import METRICS_CSV, METRICS_JSON, READINESS_JSON, REPORT_HTML, REPORT_MD, RunDir
@@ -158,7 +157,6 @@ def write_report(
     explorer: ExplorerData | None = None,
     leave_out: Collection[str] = (),
     human: HumanReport | None = None,
-    plot_worker: PlotWorker | None = None,
     readiness: BaseModel | None = None,
 ) -> ReportPaths:
     """Write every registered output (less `leave_out`; `html=False` leaves out report.html) into the
@@ -172,18 +170,8 @@ def write_report(
     folders = {run.path} | {run.file(f).parent for out in chosen for f in (*out.owns, out.file)}
     for folder in sorted(folders):  # what a killed report left (the caller holds the lock)
         remove_stale_temps(folder)
-    drawing = plot_worker is not None and any(Need.FIGURES in out.needs for out in chosen)
-    if drawing and plot_worker is not None:
-        plot_worker.send(analysis)
-    worker = plot_worker if drawing else None
-    inputs = ReportInputs(
-        run, analysis, explorer=explorer, human=human, plot_worker=worker, readiness=readiness
-    )
-    # what needs no figure first, then report.html (its explorer before its figures), while a worker
-    # draws them; the outputs are still listed in registration order
-    order = sorted(chosen, key=lambda out: (Need.FIGURES in out.needs, Need.EXPLORER not in out.needs))
-    made = {out.name: out.render(OutputInputs(out.name, inputs, out.needs)) for out in order}
-    rendered = {out.name: made[out.name] for out in chosen}
+    inputs = ReportInputs(run, analysis, explorer=explorer, human=human, readiness=readiness)
+    rendered = {out.name: out.render(OutputInputs(out.name, inputs, out.needs)) for out in chosen}
     atomic_write_many({run.file(rel): data for files in rendered.values() for rel, data in files.items()})
     for out in chosen:
         for rel in set(out.owns) - set(rendered[out.name]):  # an earlier report's file whose data is gone
