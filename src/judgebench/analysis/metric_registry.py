@@ -63,8 +63,9 @@ Computation = Callable[[MetricInputs], pd.DataFrame]
 class MetricSpec:
     """One metric, declared once. `denominator` and `label` are what the report's definitions and
     tables say; `section` the report section that shows it (None: a record only); `readiness` the
-    verdict part that reads it; `compare`: listed by `judgebench compare` for each run;
-    `sensitivity`/`by_subset`: in those tables; `prefix`: the name is a prefix (`tie_probe_<x>`)."""
+    verdict part that reads it; `title` its name in prose (default: the name, spaced); `compare`:
+    listed by `judgebench compare` for each run; `sensitivity`/`by_subset`: in those tables;
+    `prefix`: the name is a prefix (`tie_probe_<x>`)."""
 
     name: str
     family: str
@@ -80,6 +81,12 @@ class MetricSpec:
     by_subset: bool = False
     prefix: bool = False
     compute: Computation | None = None
+    title: str = ""
+
+    @property
+    def prose(self) -> str:
+        """The metric's name in a sentence or a table title: `strict accuracy`."""
+        return self.title or self.name.replace("_", " ")
 
     def __post_init__(self) -> None:
         if self.section is not None and self.section not in SECTIONS:
@@ -144,6 +151,7 @@ def _declare(*declared: MetricSpec) -> None:
         register(spec)
 
 
+# the main interval with the report's bootstrap on (paired differences and ECE: Wald without it)
 _W, _N, _WALD, _BOOT, _T = CIMethod.WILSON, CIMethod.NORMAL, CIMethod.WALD, CIMethod.BOOTSTRAP, CIMethod.T
 ANSWERED = "answered pair judgments with a label (an invalid answer is wrong)"
 VALID_PAIRS = "(item, order) pairs whose two verdicts are valid"
@@ -153,9 +161,9 @@ VALID_PROBES = "valid tie-probe verdicts"
 
 _declare(
     MetricSpec(Metric.STRICT_ACCURACY, "accuracy", ANSWERED, _W, "Strict %", "accuracy", "baseline",
-               compare=True, sensitivity=True, by_subset=True),
+               compare=True, sensitivity=True, by_subset=True, title="strict accuracy"),
     MetricSpec(Metric.TIE_HALF_ACCURACY, "accuracy", ANSWERED + "; a tie scores 0.5", _N, "Tie-half %",
-               "accuracy", compare=True, sensitivity=True, by_subset=True),
+               "accuracy", compare=True, sensitivity=True, by_subset=True, title="tie-half accuracy"),
     MetricSpec(Metric.POSITION_A_RATE, "answers", "valid pair judgments", _W, "Raw A %", "answers",
                "baseline", compare=True),
     MetricSpec(Metric.TIE_RATE, "answers", "valid pair judgments", _W, "Tie %", "answers", "baseline",
@@ -168,14 +176,14 @@ _declare(
                "Longer wins %", "answers"),
     MetricSpec(Metric.MEAN_CONFIDENCE, "calibration", "judgments stating a confidence", _N,
                "Mean confidence", "answers", scale="number"),
-    MetricSpec(Metric.BRIER, "calibration", "judgments stating a confidence", None, "Brier", "answers",
+    MetricSpec(Metric.BRIER, "calibration", "judgments stating a confidence", _N, "Brier", "answers",
                scale="number"),
     MetricSpec(Metric.ECE, "calibration", "judgments stating a confidence (10 bins)", _BOOT, "ECE", "answers",
                scale="number"),
     MetricSpec(Metric.FLIP_RATE, "flips", VALID_PAIRS, _W, "Flip %", "flips", "invariance", per="pair",
                compare=True, sensitivity=True, by_subset=True),
     MetricSpec(Metric.GOLD_FLIP_RATE, "flips", VALID_PAIRS + " with a label", _W, "Gold flip %", "flips",
-               per="pair", sensitivity=True),
+               per="pair", sensitivity=True, title="gold flip rate"),
     MetricSpec(Metric.FLIP_REVERSAL_RATE, "flips", VALID_PAIRS, _W, "Reversal %", "flips", per="pair"),
     MetricSpec(Metric.FLIP_TO_TIE_RATE, "flips", VALID_PAIRS, _W, "To tie %", "flips", per="pair"),
     MetricSpec(Metric.FLIP_FROM_TIE_RATE, "flips", VALID_PAIRS, _W, "From tie %", "flips", per="pair"),
@@ -183,7 +191,7 @@ _declare(
                "flips", per="pair", scale="number"),
     MetricSpec(Metric.POSITION_INCONSISTENCY, "position", VALID_ITEMS, _W, "Inconsistent %", "position",
                "baseline", compare=True, sensitivity=True, by_subset=True),
-    MetricSpec(Metric.POSITION_INCONSISTENCY_INCREASE, "position", VALID_ITEMS + " in both conditions", _WALD,
+    MetricSpec(Metric.POSITION_INCONSISTENCY_INCREASE, "position", VALID_ITEMS + " in both conditions", _BOOT,
                "Increase (pts)", "position", "invariance", per="pair", scale="points"),
     MetricSpec(Metric.POSITIONAL_MCNEMAR, "position", VALID_ITEMS + " (A won in both orders vs B)", _WALD,
                "Positional McNemar", scale="number"),
@@ -200,11 +208,12 @@ _declare(
     MetricSpec(TIE_PROBE_PREFIX, "tie_probes", VALID_PROBES, _W, "Target %", "tie_probes", prefix=True),
     MetricSpec(Metric.TIE_PROBE_EN, "tie_probes", VALID_PROBES, _W, "EN %", "tie_probes"),
     MetricSpec(Metric.TIE_PROBE_ZH, "tie_probes", VALID_PROBES, _W, "Target %", "tie_probes"),
-    MetricSpec(Metric.TIE_PROBE_TIE, "tie_probes", VALID_PROBES, _W, "Tie %", "tie_probes", sensitivity=True),
+    MetricSpec(Metric.TIE_PROBE_TIE, "tie_probes", VALID_PROBES, _W, "Tie %", "tie_probes", sensitivity=True,
+               title="tie-probe tie share"),
     MetricSpec(Metric.TIE_PROBE_INVALID_RATE, "tie_probes", "answered tie-probes", _W, "Invalid %",
                "tie_probes"),
     MetricSpec(Metric.TIE_PROBE_EN_SHARE, "tie_probes", "valid non-tie tie-probe verdicts", _W,
-               "EN of non-ties %", "tie_probes", sensitivity=True),
+               "EN of non-ties %", "tie_probes", sensitivity=True, title="tie-probe EN of non-ties"),
     MetricSpec(Metric.REWARDBENCH_SCORE, "leaderboard", ANSWERED + ", weighted by the subsets' sizes", _BOOT,
                "RewardBench score %", "leaderboard"),
     MetricSpec(Metric.REWARDBENCH_SCORE_DROP, "leaderboard", "the items both conditions hold", _BOOT,
@@ -213,10 +222,11 @@ _declare(
                "Pooled flip %", "probes", per="pair"),
     MetricSpec(Metric.PROBE_DEPENDENT_SHARE, "probes", "items judged under every instance and the base", _W,
                "Instance-dependent %", "probes", per="pair"),
-    MetricSpec(Metric.FLIP_RATE_DIFF, "comparisons", "units both judges answered validly", _WALD, "flip rate",
-               "comparisons", per="pair", scale="points"),
-    MetricSpec(Metric.POSITION_INCONSISTENCY_DIFF, "comparisons", "units both judges answered validly", _WALD,
-               "position inconsistency", "comparisons", scale="points"),
+    MetricSpec(Metric.FLIP_RATE_DIFF, "comparisons", "units both judges answered validly", _BOOT,
+               "Flip rate diff (pts)", "comparisons", per="pair", scale="points", title="flip rate"),
+    MetricSpec(Metric.POSITION_INCONSISTENCY_DIFF, "comparisons", "units both judges answered validly", _BOOT,
+               "Position inconsistency diff (pts)", "comparisons", scale="points",
+               title="position inconsistency"),
     MetricSpec(Metric.HUMAN_AGREEMENT, "human", "items with a human majority label", _W, "Agreement %",
                "human"),
     MetricSpec(Metric.COHENS_KAPPA, "human", "items with a human majority label", _BOOT, "Cohen's kappa",
