@@ -126,7 +126,7 @@ def test_a_two_file_metric_reaches_every_output(toy: MetricSpec, tmp_path: Path)
     assert TOY.replace("_", r"\_") in markdown  # the definitions table names it, with its denominator
     assert "valid pair judgments in the orig order" in markdown
 
-    compared = api.compare_runs(run_a, run_b, api.CompareRequest(out=tmp_path / "cmp"))
+    compared = api.compare_runs(run_a, run_b, api.CompareRequest(out=tmp_path / "cmp", metrics=True))
     toy_rows = [m for m in compared.doc.metrics if m.metric == TOY]
     assert {m.condition for m in toy_rows} == {"en", "zh"}
     assert all(m.value_a is not None and m.value_b is not None for m in toy_rows)

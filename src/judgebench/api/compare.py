@@ -50,6 +50,9 @@ class CompareRequest(BaseModel):
     out: Path | None = None
     # compare runs whose manifests record different datasets (ids that merely coincide), said so
     allow_different_datasets: bool = False
+    # also each declared compare metric in both runs (each run's own analysis: about the cost of a
+    # report's, many times the drift rows'; scripts/bench_compare_metrics.py)
+    metrics: bool = False
 
 
 class CompareResult(BaseModel):
@@ -170,7 +173,7 @@ def _unpaired_matches(matches: list[JudgeMatch], rows: list[Drift], gate: GateSe
     ]
 
 
-def _records(side: Side, judges: list[str], order: list[str], confidence: float) -> list[MetricRecord]:
+def metric_records(side: Side, judges: list[str], order: list[str], confidence: float) -> list[MetricRecord]:
     """The metric records of a run's matched judges (no bootstrap: compare reads values and n only)."""
     frame = side.frame[side.frame["judge"].isin(judges)]
     settings = ReportSettings(bootstrap_samples=0, confidence=confidence)
@@ -218,10 +221,12 @@ def compare_runs(
         different_datasets=different,
         drift=rows,
         metrics=metric_changes(
-            _records(a, [m.judge_a for m in matches], order, req.confidence),
-            _records(b, [m.judge_b for m in matches], order, req.confidence),
+            metric_records(a, [m.judge_a for m in matches], order, req.confidence),
+            metric_records(b, [m.judge_b for m in matches], order, req.confidence),
             matches,
-        ),
+        )
+        if req.metrics
+        else [],
         changed=len(changes),
         changed_file=CHANGED_JSONL,
         gate=gate,
