@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from judgebench.analysis import settled
 from judgebench.analysis.accuracy import pair_records
 from judgebench.analysis.adjust import adjust_and_power
 from judgebench.analysis.assemble import mean_over_judges, order_table, to_records
@@ -40,6 +42,8 @@ from judgebench.analysis.frame import (
 )
 from judgebench.analysis.leaderboard import Weights, leaderboard_records
 from judgebench.analysis.length_artefact import Lengths, length_records, length_units
+from judgebench.analysis.length_preference import longer_win_records
+from judgebench.analysis.metric_registry import MetricInputs, computed
 from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReportSettings
 from judgebench.analysis.position import (
     direction_records,
@@ -50,11 +54,15 @@ from judgebench.analysis.position import (
 )
 from judgebench.analysis.probes import length_rows, pooled_probe_records, probe_rows
 from judgebench.analysis.readiness import assess_readiness
+from judgebench.analysis.self_preference import SelfPreferenceInputs, self_preference
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
 from judgebench.defaults import CONDITIONS
-from judgebench.records import CallKey, Judgment, Metric
+from judgebench.records import CallKey, Judgment, Metric, MetricRecord
 from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.manifest import SequentialStop
+from judgebench.records.metrics import HUMAN_METRICS
+from judgebench.records.self_preference import SelfPreferenceReport
 
 DEFAULT_ORDER = tuple(CONDITIONS.split(","))  # pairs read zh->ls unless the caller says otherwise
 
@@ -105,6 +113,7 @@ def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidenc
         tie_probe_records(layout, df, confidence),
         judge_comparison_records(layout, units.judge_flips, units.judge_position, confidence),
         length_records(layout, units.lengths, confidence),
+        *(spec.compute(MetricInputs(layout, df, units, confidence)) for spec in computed() if spec.compute),
     ]
     parts = [x for x in parts if not x.empty]
     if not parts:
@@ -232,14 +241,51 @@ def analyze_table(
     """`analyze` of a judgment table (one row per call key, sorted by call key: `judgment_frame`
     of sorted judgments, or `judgment_table.read_judgment_table` of a run's file). Without a
     `condition_order`, the default conditions' order, then the others by name."""
-    settings = settings or ReportSettings()
-    flagged = set(flagged_items)
+    return analyze_inputs(
+        df,
+        AnalysisInputs(
+            flagged_items=frozenset(flagged_items),
+            settings=settings or ReportSettings(),
+            condition_order=condition_order,
+            planned=planned,
+            leaderboard=leaderboard,
+            probes=dict(probes or {}),
+            lengths=lengths or Lengths(),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class AnalysisInputs:
+    """Everything the analysis of a judgment table reads besides the table: what `analyze_table`
+    takes, and what a run folder adds (`api.report` reads it): which output of each item is longer
+    (`longer_sides`: the longer_win_rate records; None leaves them out), the self-preference check's
+    inputs, records measured outside the judgments (an imported source's own headline numbers, the
+    human-label records of `human/`), appended in that order, and where each judge of a `judge
+    --until-settled` run stopped. The Analysis returned is finished: nobody patches it afterwards."""
+
+    flagged_items: frozenset[str] = frozenset()
+    settings: ReportSettings = field(default_factory=ReportSettings)
+    condition_order: Sequence[str] | None = None
+    planned: PlanKeys | None = None
+    leaderboard: Weights | None = None
+    probes: Mapping[str, ProbeOrigin] = field(default_factory=dict)
+    lengths: Lengths = field(default_factory=Lengths)
+    longer_sides: Mapping[str, str] | None = None
+    self_preference: SelfPreferenceInputs | None = None
+    outside_records: Sequence[MetricRecord] = ()
+    stops: Mapping[str, SequentialStop] = field(default_factory=dict)
+
+
+def analyze_inputs(df: pd.DataFrame, inputs: AnalysisInputs) -> Analysis:
+    """The finished Analysis of a judgment table (as `analyze_table` takes it) and its inputs."""
+    settings, probes, lengths = inputs.settings, inputs.probes, inputs.lengths
+    flagged = set(inputs.flagged_items)
     layout = Layout(df, flagged)
-    order = DEFAULT_ORDER if condition_order is None else condition_order
+    order = DEFAULT_ORDER if inputs.condition_order is None else inputs.condition_order
     conditions = ordered_conditions(df, order)
     judges = unique(df["judge"].tolist())
 
-    lengths = lengths or Lengths()
     units = _unit_tables(df, conditions, judges, probes, lengths.outputs)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bootstrap") as beside:
         boot = start_bootstrap(layout, units, settings, beside)  # resampled while the records are made
@@ -252,20 +298,50 @@ def analyze_table(
     records = to_records(order_table(table, layout, conditions, judges, probes))
     if probes:
         records += pooled_probe_records(units.flips, probes, flagged, settings.confidence)
-    if leaderboard is not None:
-        records += leaderboard_records(df, leaderboard, settings, conditions)
-    missing = never_made(df, planned)
-    done = completeness(df, planned, missing)
+    if inputs.leaderboard is not None:
+        records += leaderboard_records(df, inputs.leaderboard, settings, conditions)
+    missing = never_made(df, inputs.planned)
+    done = completeness(df, inputs.planned, missing)
+    readiness = assess_readiness(records, settings, complete=done.complete)
+    probe_table = probe_rows(records, probes, settings)
+    if inputs.longer_sides is not None:
+        records += longer_win_records(df, inputs.longer_sides, confidence=settings.confidence)
+    outside = list(inputs.outside_records)
+    # the settled verdicts read the records the run's judgments give (the human ones are added last)
+    readiness, unfinished = settled.with_stops(
+        readiness, [*records, *(r for r in outside if r.metric not in HUMAN_METRICS)], settings, inputs.stops
+    )
     return Analysis(
-        records=records,
-        readiness=assess_readiness(records, settings, complete=done.complete),
-        judges=judge_summaries(df, planned, missing),
+        records=[*records, *outside],
+        readiness=readiness,
+        unfinished_judges=unfinished,
+        judges=judge_summaries(df, inputs.planned, missing),
         completeness=done,
         flagged_items=sorted(flagged),
         conditions=conditions,
         subsets=list(layout.groups),
         settings=settings,
-        probes=dict(probes or {}),
-        probe_rows=probe_rows(records, probes or {}, settings),
+        self_preference=_self_preference(df, inputs, conditions),
+        probes=dict(probes),
+        probe_rows=probe_table,
         length_rows=length_rows(df, lengths.categories, settings.confidence),
+    )
+
+
+def _self_preference(
+    df: pd.DataFrame, inputs: AnalysisInputs, conditions: Sequence[str]
+) -> SelfPreferenceReport | None:
+    """The self-preference check on the run's language conditions (not its probes), when asked."""
+    asked = inputs.self_preference
+    if asked is None:
+        return None
+    settings = inputs.settings
+    return self_preference(
+        df,
+        asked.item_models,
+        asked.families,
+        asked.table,
+        conditions=[c for c in conditions if c not in inputs.probes],
+        confidence=settings.confidence,
+        seed=settings.seed,
     )

@@ -22,6 +22,7 @@ increase), so zero flips on five items is not a pass. A check on fewer than `min
 
 from __future__ import annotations
 
+from judgebench.analysis.metric_registry import read_by
 from judgebench.analysis.model import (
     ALL,
     MEAN_JUDGE,
@@ -35,18 +36,8 @@ from judgebench.analysis.model import (
 from judgebench.analysis.small_n import decisive, too_few
 from judgebench.records import Metric, MetricRecord
 
-WANTED = (
-    Metric.FLIP_RATE,
-    Metric.POSITION_INCONSISTENCY_INCREASE,
-    Metric.STRICT_ACCURACY,
-    Metric.POSITION_INCONSISTENCY,
-    Metric.POSITION_A_RATE,
-    Metric.TIE_RATE,
-    Metric.INVALID_RATE,
-    Metric.MISSING_RATE,
-    Metric.ACCURACY_GOLD_SHORTER,
-    Metric.ACCURACY_GOLD_LONGER,
-)
+# what the verdict reads: the metrics declared with a readiness role (analysis/metric_registry.py)
+WANTED = frozenset([*read_by("invariance"), *read_by("baseline")])
 
 
 def _bounds(rec: MetricRecord) -> tuple[float | None, float | None, str]:

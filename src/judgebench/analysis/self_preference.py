@@ -19,6 +19,7 @@ agree with it (it holds 0 exactly when p_value is at or above the level).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -211,6 +212,16 @@ def _row(
     # defined by the test it reports: p below the level, own family favoured (then low > 0 too)
     row.flagged = row.p_value < 1.0 - confidence and row.excess > 0.0
     return row
+
+
+@dataclass(frozen=True)
+class SelfPreferenceInputs:
+    """What the check needs beyond the judgments: each item's two answers' models, each judge's
+    family (None: unknown) and the family table that maps a model to its family."""
+
+    item_models: Mapping[str, tuple[str | None, str | None]]
+    families: Mapping[str, str | None]
+    table: FamilyTable
 
 
 def self_preference(

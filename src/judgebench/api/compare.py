@@ -15,15 +15,19 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench import __version__, defaults
+from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.pipeline import analyze_table
 from judgebench.api.datasets import run_folder
 from judgebench.compare.changes import changed_mask, changed_units
 from judgebench.compare.drift import apply_gate, drift_rows
+from judgebench.compare.metric_changes import metric_changes
 from judgebench.compare.model import ChangedUnit, CompareDoc, DatasetRef, Drift, GateSettings, JudgeMatch
 from judgebench.compare.outputs import CHANGED_JSONL, write_compare
 from judgebench.compare.pairing import Side, match_judges, pair_runs
 from judgebench.compare.sections import compare_sections
 from judgebench.errors import InputError, RunDirError
 from judgebench.judgment_table import JudgmentTable, read_judgment_table
+from judgebench.records import MetricRecord
 from judgebench.records.manifest import DatasetEntry
 from judgebench.records.numbers import USER_NUMBERS, Share
 from judgebench.report.model import Section
@@ -46,6 +50,9 @@ class CompareRequest(BaseModel):
     out: Path | None = None
     # compare runs whose manifests record different datasets (ids that merely coincide), said so
     allow_different_datasets: bool = False
+    # also each declared compare metric in both runs (each run's own analysis: about the cost of a
+    # report's, many times the drift rows'; scripts/bench_compare_metrics.py)
+    metrics: bool = False
 
 
 class CompareResult(BaseModel):
@@ -166,6 +173,13 @@ def _unpaired_matches(matches: list[JudgeMatch], rows: list[Drift], gate: GateSe
     ]
 
 
+def metric_records(side: Side, judges: list[str], order: list[str], confidence: float) -> list[MetricRecord]:
+    """The metric records of a run's matched judges (no bootstrap: compare reads values and n only)."""
+    frame = side.frame[side.frame["judge"].isin(judges)]
+    settings = ReportSettings(bootstrap_samples=0, confidence=confidence)
+    return analyze_table(frame, settings=settings, condition_order=order).records
+
+
 def compare_runs(
     run_a: str | Path | RunDir, run_b: str | Path | RunDir, req: CompareRequest
 ) -> CompareResult:
@@ -176,7 +190,8 @@ def compare_runs(
     dataset_a, dataset_b, different, dataset_notes = _dataset_notes(ra, rb, req.allow_different_datasets)
     matches = match_judges(a, b, req.judge_a, req.judge_b)
     units, coverage = pair_runs(a, b, matches)
-    rows = drift_rows(units, _condition_order(ra, rb), req.confidence)
+    order = _condition_order(ra, rb)
+    rows = drift_rows(units, order, req.confidence)
     gate = GateSettings(flip_rate=req.gate, mcnemar_alpha=req.gate_mcnemar)
     reasons = _unpaired_matches(matches, rows, gate) + apply_gate(rows, gate, req.confidence)
     out = req.out if req.out is not None else rb.path / f"compare-{ra.path.resolve().name}"
@@ -205,6 +220,13 @@ def compare_runs(
         dataset_b=dataset_b,
         different_datasets=different,
         drift=rows,
+        metrics=metric_changes(
+            metric_records(a, [m.judge_a for m in matches], order, req.confidence),
+            metric_records(b, [m.judge_b for m in matches], order, req.confidence),
+            matches,
+        )
+        if req.metrics
+        else [],
         changed=len(changes),
         changed_file=CHANGED_JSONL,
         gate=gate,

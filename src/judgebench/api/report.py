@@ -11,12 +11,12 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench.analysis import Analysis, ReportSettings, settled
+from judgebench.analysis import Analysis, ReportSettings
 from judgebench.analysis.length_artefact import Lengths, output_lengths
-from judgebench.analysis.length_preference import longer_sides, longer_win_records
+from judgebench.analysis.length_preference import longer_sides
 from judgebench.analysis.model import SOURCE
-from judgebench.analysis.pipeline import analyze_table
-from judgebench.analysis.self_preference import self_preference
+from judgebench.analysis.pipeline import AnalysisInputs, analyze_inputs
+from judgebench.analysis.self_preference import SelfPreferenceInputs
 from judgebench.analysis.stats import preload as preload_statistics
 from judgebench.answers import paused_gc
 from judgebench.api.datasets import load_run_dataset, run_folder
@@ -40,7 +40,6 @@ from judgebench.records.families import answer_models
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.records.metrics import SOURCE_HEADLINE_PREFIX, MetricRecord
 from judgebench.records.readiness import ReadinessEntry, ReadinessFile
-from judgebench.records.self_preference import SelfPreferenceReport
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
@@ -114,25 +113,31 @@ def _read_inputs(run: RunDir) -> _RunInputs:
     )
 
 
-def _analyze(run: RunDir, inputs: _RunInputs, settings: ReportSettings | None) -> Analysis:
+def _analyze(
+    run: RunDir,
+    inputs: _RunInputs,
+    settings: ReportSettings | None,
+    human: HumanReport | None = None,
+    stops: Mapping[str, SequentialStop] | None = None,
+) -> Analysis:
+    """The run's finished Analysis: everything the analysis reads from the run folder is given to it."""
     frame = inputs.table.analysis_frame()
-    analysis = analyze_table(
+    return analyze_inputs(
         frame,
-        flagged_items={flag.item_id for flag in inputs.audit},
-        settings=settings,
-        # a run with no translate stage (imported results) names its pairs in the config's order
-        condition_order=inputs.order or list(load_conditions()),
-        planned=inputs.planned,
-        leaderboard=leaderboard_weights(inputs.dataset_spec),
-        probes=inputs.probes,
-        lengths=Lengths(inputs.lengths, inputs.length_categories),
-    )
-    added = longer_win_records(frame, longer_sides(inputs.items), confidence=analysis.settings.confidence)
-    return analysis.model_copy(
-        update={
-            "self_preference": _self_preference(run, inputs, frame, analysis),
-            "records": [*analysis.records, *added, *_source_headlines(run)],
-        }
+        AnalysisInputs(
+            flagged_items=frozenset(flag.item_id for flag in inputs.audit),
+            settings=settings or ReportSettings(),
+            # a run with no translate stage (imported results) names its pairs in the config's order
+            condition_order=inputs.order or list(load_conditions()),
+            planned=inputs.planned,
+            leaderboard=leaderboard_weights(inputs.dataset_spec),
+            probes=inputs.probes,
+            lengths=Lengths(inputs.lengths, inputs.length_categories),
+            longer_sides=longer_sides(inputs.items),
+            self_preference=_self_preference_inputs(run, inputs, frame),
+            outside_records=[*_source_headlines(run), *(human.records() if human is not None else [])],
+            stops=_judge_stops(run) if stops is None else stops,
+        ),
     )
 
 
@@ -158,11 +163,9 @@ def _source_headlines(run: RunDir) -> list[MetricRecord]:
     return out
 
 
-def _self_preference(
-    run: RunDir, inputs: _RunInputs, frame: pd.DataFrame, analysis: Analysis
-) -> SelfPreferenceReport:
-    """The self-preference check (issue 31) on the run's language conditions (not its probes): the
-    answers' models from the run's items, each judge's family from the spec the manifest recorded."""
+def _self_preference_inputs(run: RunDir, inputs: _RunInputs, frame: pd.DataFrame) -> SelfPreferenceInputs:
+    """The self-preference check's inputs (issue 31): the answers' models from the run's items, each
+    judge's family from the spec the manifest recorded."""
     table = load_family_table()
     judged = run.manifest().stages.judge if run.exists() else None
     specs = {name: entry.spec for name, entry in judged.judges.items()} if judged else {}
@@ -175,23 +178,14 @@ def _self_preference(
         for item in inputs.items
         if (models := answer_models(item)) != (None, None) and (item.label in (1, 2) or None not in models)
     }
-    settings = analysis.settings
-    return self_preference(
-        frame,
-        item_models,
-        families,
-        table,
-        conditions=[c for c in analysis.conditions if c not in inputs.probes],
-        confidence=settings.confidence,
-        seed=settings.seed,
-    )
+    return SelfPreferenceInputs(item_models=item_models, families=families, table=table)
 
 
 def analyze_run(run_dir: str | Path | RunDir, settings: ReportSettings | None = None) -> Analysis:
     """Every metric of a run folder: the last line per call key of judgments.jsonl, the audit flags,
     and pairs named (zh->ls) in the order the run's translate stage recorded."""
     run = run_folder(run_dir)
-    return _with_run_stops(run, _analyze(run, _read_inputs(run), settings))
+    return _analyze(run, _read_inputs(run), settings)
 
 
 def analyze_human(
@@ -208,10 +202,6 @@ def _judge_stops(run: RunDir) -> dict[str, SequentialStop]:
     """Where each judge of a `judge --until-settled` run stopped (empty for a fixed-design run)."""
     stage = run.manifest().stages.judge if run.exists() else None
     return dict(stage.stops) if stage else {}
-
-
-def _with_run_stops(run: RunDir, analysis: Analysis) -> Analysis:
-    return with_stops(analysis, _judge_stops(run))
 
 
 def _run_items(run: RunDir) -> list[Item]:
@@ -306,14 +296,6 @@ def export_unstable(data: ExplorerData, path: Path) -> int:
     return len(records)
 
 
-def with_stops(analysis: Analysis, stops: Mapping[str, SequentialStop]) -> Analysis:
-    """`judge --until-settled`: a settled judge's verdicts are the sequence's own (analysis.settled)."""
-    if not stops:
-        return analysis
-    verdicts, unfinished = settled.with_stops(analysis.readiness, analysis.records, analysis.settings, stops)
-    return analysis.model_copy(update={"readiness": verdicts, "unfinished_judges": unfinished})
-
-
 class ReadinessDoc(ReadinessFile):
     """readiness.json (INTERFACE.md; records/readiness.py), built from an analysis."""
 
@@ -395,10 +377,8 @@ def report(
 def _report(run: RunDir, req: ReportRequest, leave_out: tuple[str, ...], wanted: bool) -> ReportResult:
     inputs = _read_inputs(run)
     stops = _judge_stops(run)  # read once: for the verdicts and for readiness.json
-    analysis = with_stops(_analyze(run, inputs, req.settings), stops)
     human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write
-    if human is not None:
-        analysis = analysis.model_copy(update={"records": [*analysis.records, *human.records()]})
+    analysis = _analyze(run, inputs, req.settings, human, stops)
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
     with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
         readiness = ReadinessDoc.of(analysis, stops)  # written with the set (report/writer.py)

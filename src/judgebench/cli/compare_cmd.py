@@ -83,6 +83,15 @@ def compare_command(
             "items differ even where ids coincide); the output says so.",
         ),
     ] = False,
+    metrics: Annotated[
+        bool,
+        typer.Option(
+            "--metrics",
+            help="Also list every metric declared for compare (accuracy, flip rate, position "
+            "inconsistency, answer rates, a plugin's) in each run, from each run's own analysis "
+            "(compare.json `metrics`, compare.md); reported, not gated.",
+        ),
+    ] = False,
     confidence: Annotated[
         float,
         typer.Option("--confidence", min=0.5, max=0.999, help="Level of every interval."),
@@ -108,6 +117,7 @@ def compare_command(
         confidence=confidence,
         out=out,
         allow_different_datasets=allow_different_datasets,
+        metrics=metrics,
     )
     result = api.compare_runs(run_a, run_b, request)
     render_compare.comparison(result)

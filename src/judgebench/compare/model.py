@@ -92,6 +92,21 @@ class Drift(BaseModel):
     gate_mcnemar: GateStatus | None = None
 
 
+class MetricChange(BaseModel):
+    """A declared metric (compare=True) of one matched judge pair and condition in each run: its
+    value in run A, in run B, and B minus A (`compare.metric_changes`)."""
+
+    judge_a: str
+    judge_b: str
+    metric: str
+    condition: str
+    value_a: float | None
+    value_b: float | None
+    n_a: int | None
+    n_b: int | None
+    change: float | None
+
+
 class GateSettings(BaseModel):
     """The CI gate: fail when a flip rate is above `flip_rate` with confidence (its interval's lower
     bound is above it), or when a McNemar test rejects at `mcnemar_alpha` after adjustment."""
@@ -155,6 +170,8 @@ class CompareDoc(BaseModel):
     # the manifests record different datasets and --allow-different-datasets compared them anyway
     different_datasets: bool = False
     drift: list[Drift]
+    # each declared compare metric in both runs (subset all, unfiltered)
+    metrics: list[MetricChange] = Field(default_factory=list)
     changed: int
     changed_file: str
     gate: GateSettings

@@ -66,7 +66,13 @@ def write_compare(out: Path, doc: CompareDoc, changes: Sequence[ChangedUnit]) ->
     """Write the four files (all or none) and return their paths."""
     sections = compare_sections(doc, changes)
     files = {
-        out / COMPARE_JSON: json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n",
+        # `metrics` only when asked (`compare --metrics`): compare.json is otherwise as it was
+        out / COMPARE_JSON: json.dumps(
+            doc.model_dump(mode="json", exclude=None if doc.metrics else {"metrics"}),
+            ensure_ascii=False,
+            indent=2,
+        )
+        + "\n",
         out / COMPARE_MD: compare_markdown(doc, sections),
         out / CHANGED_JSONL: changed_jsonl(changes),
         out / CHANGED_CSV: changed_csv(changes),

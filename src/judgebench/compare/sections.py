@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judgebench.compare.model import ChangedUnit, CompareDoc, Drift, GateStatus
+from judgebench.analysis.metric_registry import label, spec_of
+from judgebench.compare.model import ChangedUnit, CompareDoc, Drift, GateStatus, MetricChange
 from judgebench.report.model import DASH, Cell, Section, Style, Table, literal
 
 # compare.md and the terminal list at most this many changed units (the JSONL and CSV hold them all)
@@ -40,7 +41,7 @@ def _gate(row: Drift) -> Cell:
     return Cell(worst, _STYLE[worst])
 
 
-def _who(row: Drift | ChangedUnit) -> str:
+def _who(row: Drift | ChangedUnit | MetricChange) -> str:
     return row.judge_a if row.judge_a == row.judge_b else f"{row.judge_a} -> {row.judge_b}"
 
 
@@ -92,6 +93,39 @@ def _probe_table(rows: Sequence[Drift], confidence: float) -> Table:
     ]
     columns = ["judge", "condition", "compared", "changed", f"flip rate [{confidence:.0%}]"]
     return Table(columns, body, title="Tie-probe verdict changes (reported, not gated)", left=2)
+
+
+def _metrics_table(rows: Sequence[MetricChange]) -> Table:
+    body = [
+        [
+            Cell(_who(r)), Cell(label(r.metric)), Cell(r.condition),
+            Cell(_value(r.metric, r.value_a)), Cell(_value(r.metric, r.value_b)),
+            Cell(DASH if r.change is None else _value(r.metric, r.change, signed=True)),
+        ]
+        for r in rows
+    ]  # fmt: skip
+    return Table(
+        ["judge", "metric", "condition", "run A", "run B", "B - A"],
+        body,
+        title="Metrics in each run",
+        caption="each run's own analysis (every item it judged, subset all, unfiltered); "
+        "the declared metrics (analysis/metric_registry.py, compare=True)",
+        left=3,
+        collapsed=len(body) > 12,
+    )
+
+
+def _value(metric: str, value: float | None, signed: bool = False) -> str:
+    """A value as its metric's scale writes it: a share in percent, points signed, a number as is."""
+    if value is None:
+        return DASH
+    spec = spec_of(metric)
+    scale = spec.scale if spec else "number"
+    if scale == "number":
+        return f"{value:+.3f}" if signed else f"{value:.3f}"
+    if signed:
+        return f"{100 * value:+.1f} pts"
+    return f"{100 * value:.1f}" + ("%" if scale == "percent" else " pts")
 
 
 def _changes_table(changes: Sequence[ChangedUnit], total: int, file: str) -> Table:
@@ -169,6 +203,8 @@ def compare_sections(doc: CompareDoc, changes: Sequence[ChangedUnit]) -> list[Se
     tables = [_pair_table(pairs, doc.confidence)] if pairs else []
     if probes:
         tables.append(_probe_table(probes, doc.confidence))
+    if doc.metrics:
+        tables.append(_metrics_table(doc.metrics))
     tables.append(_changes_table(changes, doc.changed, doc.changed_file))
     drift = Section(DRIFT_KEY, "Drift between runs", paragraphs=paragraphs, tables=tables)
     gate = _gate_section(doc)

@@ -5,6 +5,7 @@ answer distribution and calibration, tie-probes. Each is plain data (`Section`) 
 
 from __future__ import annotations
 
+from judgebench.analysis.metric_registry import in_section, spec_of
 from judgebench.analysis.model import ALL, SOURCE, Analysis, is_comparison, pair_name
 from judgebench.records import ConditionPair, Metric, MetricRecord
 from judgebench.records.metrics import tie_probe_metric
@@ -22,15 +23,8 @@ from judgebench.report.cells import (
 from judgebench.report.index import MetricIndex
 from judgebench.report.model import DASH, Cell, Section, Table
 
-COMPARISON_NAMES: dict[str, str] = {
-    Metric.FLIP_RATE_DIFF: "flip rate",
-    Metric.POSITION_INCONSISTENCY_DIFF: "position inconsistency",
-}
-FLIP_KINDS: tuple[tuple[str, str], ...] = (
-    (Metric.FLIP_REVERSAL_RATE, "Reversal %"),
-    (Metric.FLIP_TO_TIE_RATE, "To tie %"),
-    (Metric.FLIP_FROM_TIE_RATE, "From tie %"),
-)
+# the flips table's own columns; every other pair metric declared in the flips section is a column
+FLIP_OWN = frozenset({Metric.FLIP_RATE, Metric.GOLD_FLIP_RATE, Metric.MCNEMAR})
 
 
 def accuracy_section(index: MetricIndex, conditions: list[str]) -> Section:
@@ -50,35 +44,28 @@ def accuracy_section(index: MetricIndex, conditions: list[str]) -> Section:
         section.empty = "Not measured: no pair judgments with labels."
         section.plots = []
         return section
+    shown = [spec for spec in in_section("accuracy") if index.has(spec.name)]
     rows: list[list[Cell]] = []
     for judge in index.rows_judges():
         for cond in conds:
-            strict = index.get(judge, Metric.STRICT_ACCURACY, cond)
-            half = index.get(judge, Metric.TIE_HALF_ACCURACY, cond)
-            if strict is None and half is None:
+            recs = [index.get(judge, spec.name, cond) for spec in shown]
+            if all(r is None for r in recs):
                 continue
-            rows.append(
-                [
-                    judge_cell(judge),
-                    Cell(cond),
-                    n_cell(strict or half),
-                    value_cell(strict),
-                    boot_cell(strict),
-                    value_cell(half),
-                    boot_cell(half),
-                ]
-            )
-    columns = ["Judge", "Condition", "n", "Strict %", "Strict item-level", "Tie-half %",
-               "Tie-half item-level"]  # fmt: skip
-    section.tables.append(
-        Table(
-            columns,
-            rows,
-            left=2,
-            detail_columns=frozenset({"Strict item-level", "Tie-half item-level"}),
-        )
-    )
+            cells = [judge_cell(judge), Cell(cond), n_cell(next(r for r in recs if r is not None))]
+            for rec in recs:
+                cells += [value_cell(rec), boot_cell(rec)]
+            rows.append(cells)
+    item_level = [_item_level(spec.label) for spec in shown]
+    columns = ["Judge", "Condition", "n"]
+    for spec, boot in zip(shown, item_level, strict=True):
+        columns += [spec.label, boot]
+    section.tables.append(Table(columns, rows, left=2, detail_columns=frozenset(item_level)))
     return section
+
+
+def _item_level(label: str) -> str:
+    """The item-level interval's column beside a value's (`Strict %` -> `Strict item-level`)."""
+    return label.removesuffix(" %") + " item-level"
 
 
 def flips_section(index: MetricIndex, conditions: list[str], analysis: Analysis) -> Section:
@@ -103,7 +90,11 @@ def flips_section(index: MetricIndex, conditions: list[str], analysis: Analysis)
         section.plots = []
         return section
     judges = index.rows_judges()
-    kinds = [(m, label) for m, label in FLIP_KINDS if index.has(m)]
+    kinds = [
+        (spec.name, spec.label)
+        for spec in in_section("flips")
+        if spec.per == "pair" and spec.name not in FLIP_OWN and index.has(spec.name)
+    ]
     rows: list[list[Cell]] = []
     for judge in judges:
         for pair in pairs:
@@ -185,7 +176,7 @@ def comparisons_section(index: MetricIndex, conditions: list[str]) -> Section:
         rows.append(
             [
                 Cell(rec.judge, "strong"),
-                Cell(COMPARISON_NAMES.get(rec.metric, rec.metric)),
+                Cell(spec.prose if (spec := spec_of(rec.metric)) else rec.metric),
                 Cell(rec.condition),
                 n_cell(rec),
                 Cell(signed_ci(rec.value, rec.ci_low, rec.ci_high)),
@@ -275,16 +266,7 @@ def answers_section(index: MetricIndex, conditions: list[str]) -> Section:
             "of that confidence against strict correctness."
         ],
     )
-    metrics = [
-        (Metric.POSITION_A_RATE, "Raw A %", True),
-        (Metric.TIE_RATE, "Tie %", True),
-        (Metric.INVALID_RATE, "Invalid %", True),
-        (Metric.MISSING_RATE, "Missing %", True),
-        (Metric.LONGER_WIN_RATE, "Longer wins %", True),
-        (Metric.MEAN_CONFIDENCE, "Mean confidence", False),
-        (Metric.BRIER, "Brier", False),
-        (Metric.ECE, "ECE", False),
-    ]
+    metrics = [(spec.name, spec.label, spec.scale == "percent") for spec in in_section("answers")]
     present = [(m, label, is_pct) for m, label, is_pct in metrics if index.has(m)]
     conds = index.conditions(present[0][0], conditions) if present else []
     if not conds:

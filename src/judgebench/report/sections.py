@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from judgebench.analysis.metric_registry import spec_of, specs
 from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis, ReadinessVerdict
 from judgebench.records import Metric
 from judgebench.report.cells import count, judge_cell, n_cell, pct, points, value_cell
@@ -226,20 +227,9 @@ def _subsets(index: MetricIndex, conditions: list[str], analysis: Analysis) -> S
         section.empty = "Not measured: the dataset has a single subset."
         section.plots = []
         return section
-    for metric, title, cols in (
-        (Metric.STRICT_ACCURACY, "Strict accuracy %", index.conditions(Metric.STRICT_ACCURACY, conditions)),
-        (
-            Metric.TIE_HALF_ACCURACY,
-            "Tie-half accuracy %",
-            index.conditions(Metric.TIE_HALF_ACCURACY, conditions),
-        ),
-        (Metric.FLIP_RATE, "Flip rate %", index.pairs(Metric.FLIP_RATE, conditions)),
-        (
-            Metric.POSITION_INCONSISTENCY,
-            "Position inconsistency %",
-            index.conditions(Metric.POSITION_INCONSISTENCY, conditions),
-        ),
-    ):
+    for spec in (s for s in specs() if s.by_subset):
+        metric, title = spec.name, spec.prose[:1].upper() + spec.prose[1:] + " %"
+        cols = index.pairs(metric, conditions) if spec.per == "pair" else index.conditions(metric, conditions)
         if not cols:
             continue
         rows: list[list[Cell]] = []
@@ -263,17 +253,6 @@ def _subsets(index: MetricIndex, conditions: list[str], analysis: Analysis) -> S
     return section
 
 
-SENSITIVITY_METRICS: tuple[tuple[str, str], ...] = (
-    (Metric.STRICT_ACCURACY, "strict accuracy"),
-    (Metric.TIE_HALF_ACCURACY, "tie-half accuracy"),
-    (Metric.FLIP_RATE, "flip rate"),
-    (Metric.GOLD_FLIP_RATE, "gold flip rate"),
-    (Metric.POSITION_INCONSISTENCY, "position inconsistency"),
-    (Metric.TIE_PROBE_TIE, "tie-probe tie share"),
-    (Metric.TIE_PROBE_EN_SHARE, "tie-probe EN of non-ties"),
-)
-# measured per condition pair (en->zh), the others per condition
-PAIR_METRICS = frozenset({Metric.FLIP_RATE, Metric.GOLD_FLIP_RATE})
 # open in the HTML; the others are folded away
 SENSITIVITY_HEADLINE = frozenset(
     {Metric.STRICT_ACCURACY, Metric.FLIP_RATE, Metric.POSITION_INCONSISTENCY, Metric.TIE_PROBE_EN_SHARE}
@@ -304,12 +283,9 @@ def _sensitivity(index: MetricIndex, conditions: list[str], analysis: Analysis) 
     if not any(r.filtered for r in index.records):
         section.empty = "Not measured: no filtered records in this analysis."
         return section
-    for metric, label in SENSITIVITY_METRICS:
-        cols = (
-            index.pairs(metric, conditions)
-            if metric in PAIR_METRICS
-            else index.conditions(metric, conditions)
-        )
+    for spec in (s for s in specs() if s.sensitivity):
+        metric, label = spec.name, spec.prose
+        cols = index.pairs(metric, conditions) if spec.per == "pair" else index.conditions(metric, conditions)
         table = (_sensitivity_long if len(cols) > SENSITIVITY_WIDE_MAX else _sensitivity_wide)(
             index, metric, cols
         )
@@ -370,6 +346,28 @@ def _sensitivity_long(index: MetricIndex, metric: str, cols: list[str]) -> Table
     return Table(["Judge", "Condition", "all %", "filtered %", "Δ pts (n)"], rows, left=2)
 
 
+def _definitions(analysis: Analysis) -> Table:
+    """Every metric name metrics.json holds, with what it is over and its interval, as declared."""
+    declared = {spec.name: at for at, spec in enumerate(specs())}
+    names = sorted(
+        dict.fromkeys(r.metric for r in analysis.records),
+        key=lambda m: (declared.get(spec.name if (spec := spec_of(m)) else m, len(declared)), m),
+    )
+    rows = []
+    for name in names:
+        spec = spec_of(name)
+        rows.append(
+            [
+                Cell(name),
+                Cell(spec.family if spec else DASH),
+                Cell(spec.denominator if spec else DASH),
+                Cell(str(spec.interval) if spec and spec.interval else DASH),
+            ]
+        )
+    columns = ["Metric", "Family", "Over", "Interval"]
+    return Table(columns, rows, title="Every metric in metrics.json", left=4, collapsed=True)
+
+
 def _notes(analysis: Analysis) -> Section:
     s = analysis.settings
     return Section(
@@ -393,5 +391,6 @@ def _notes(analysis: Analysis) -> Section:
             f"{pct(s.max_position_increase)} points, minimum detectable effect "
             f"{pct(s.min_detectable_effect)} points.",
         ],
+        tables=[_definitions(analysis)] if analysis.records else [],
         terminal=False,
     )
