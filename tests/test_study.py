@@ -71,8 +71,7 @@ def _comma_splits_of_conditions(path: Path) -> list[int]:
     return lines
 
 
-# analysis/ (another room's, h42metrics) still splits defaults.CONDITIONS for its default pair order
-ELSEWHERE = {"analysis/pipeline.py"}
+ELSEWHERE: set[str] = set()
 
 
 def test_conditions_are_parsed_in_one_place() -> None:

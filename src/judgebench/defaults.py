@@ -11,7 +11,8 @@ from __future__ import annotations
 # what a study runs on when nothing is named: the bundled sample, the embedded offline model
 DATASET = "sample"
 MODEL = "local"
-CONDITIONS = "zh,ls"
+CONDITION_NAMES = ("zh", "ls")  # the default targets, in the order pairs are read
+CONDITIONS = ",".join(CONDITION_NAMES)  # the same as the `--conditions` value
 
 # judge --until-settled (and run, plan): items per seeded round
 ROUND_ITEMS = 20

@@ -57,14 +57,14 @@ from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.self_preference import SelfPreferenceInputs, self_preference
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
-from judgebench.defaults import CONDITIONS
+from judgebench.defaults import CONDITION_NAMES
 from judgebench.records import CallKey, Judgment, Metric, MetricRecord
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.manifest import SequentialStop
 from judgebench.records.metrics import HUMAN_METRICS
 from judgebench.records.self_preference import SelfPreferenceReport
 
-DEFAULT_ORDER = tuple(CONDITIONS.split(","))  # pairs read zh->ls unless the caller says otherwise
+DEFAULT_ORDER = CONDITION_NAMES  # pairs read zh->ls unless the caller says otherwise
 
 
 def _unit_tables(
@@ -207,7 +207,7 @@ def analyze(
 
     `flagged_items` are left out of the filtered tables; `condition_order` (the run's target
     conditions, e.g. zh, ls) names pairs zh->ls; without it, the default conditions' order (zh, ls:
-    `defaults.CONDITIONS`), then the others by name, whatever order the judgments came in. Nothing
+    `defaults.CONDITION_NAMES`), then the others by name, whatever order the judgments came in. Nothing
     is read here: a caller with a run folder passes the order it recorded.
     `leaderboard` (a RewardBench-family run) adds the leaderboard-comparable scores; `probes` (probe
     condition -> the condition it was made from, as the judge stage recorded) adds zh->zh+length."""
