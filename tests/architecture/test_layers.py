@@ -26,13 +26,16 @@ ALLOWED: dict[str, set[str]] = {
     "records": set(),
     # JSON and TOML from outside files, read strictly (repeated keys, deep nesting refused)
     "outside": {"errors"},
+    # configuration: the one loader of every configuration file (strict TOML, a typed model, one
+    # error style); a low room, below everything that reads a configuration file
+    "config": {"errors", "outside", "paths", "records"},
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
     "answers": {"errors", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
     "rundir": {"answers", "errors", "fileio", "records", "runindex", "torn"},
-    "conditions": {"defaults", "errors", "outside", "paths", "records"},
-    "data": {"errors", "fileio", "outside", "paths", "records", "rundir", "wire"},
-    "models": {"defaults", "errors", "fileio", "outside", "paths", "records", "wire"},
+    "conditions": {"config", "defaults", "errors", "outside", "paths", "records"},
+    "data": {"config", "errors", "fileio", "outside", "paths", "records", "rundir", "wire"},
+    "models": {"config", "defaults", "errors", "fileio", "outside", "paths", "records", "wire"},
     "batch": {"defaults", "errors", "fileio", "models", "outside", "records", "rundir"},
     # any JSONL file as columns by pyarrow, in pieces of whole lines with their byte offsets
     "jsonl_columns": set(),
@@ -50,9 +53,9 @@ ALLOWED: dict[str, set[str]] = {
         "records",
         "rundir",
     },
-    "judge": {"conditions", "errors", "models", "outside", "paths", "records", "rundir"},
+    "judge": {"config", "conditions", "errors", "models", "outside", "paths", "records", "rundir"},
     # probe conditions (configs/probes/): text transforms of the items, no model call
-    "probes": {"conditions", "errors", "outside", "paths", "records"},
+    "probes": {"config", "conditions", "errors", "outside", "paths", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
@@ -70,6 +73,7 @@ ALLOWED: dict[str, set[str]] = {
     "costing": {
         "answers",
         "batch",
+        "config",
         "errors",
         "judge",
         "models",

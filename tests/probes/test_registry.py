@@ -34,13 +34,13 @@ def test_the_built_in_probes() -> None:
     [
         (
             'name = "x"\n[[steps]]\ntransform = "shout"\nfields = ["outputs"]\n',
-            "steps.0",
+            "steps[0]",
             "unknown transform",
         ),
-        ('name = "x"\n[[steps]]\ntransform = "pad"\n', "steps.0", "needs `fields`"),
+        ('name = "x"\n[[steps]]\ntransform = "pad"\n', "steps[0]", "needs `fields`"),
         (
             'name = "x"\n[[steps]]\ntransform = "pad"\nfields = ["answer"]\n',
-            "steps.0.fields.0",
+            "steps[0].fields[0]",
             "Input should be",
         ),
         ('name = "X y"\n[[steps]]\ntransform = "terse"\nfields = ["chosen"]\n', None, "bad probe name"),
@@ -51,10 +51,10 @@ def test_the_built_in_probes() -> None:
         ),
         (
             'name = "x"\n[[steps]]\ntransform = "regex"\nfields = ["outputs"]\nparams = {pattern = "("}\n',
-            "steps.0",
+            "steps[0]",
             "bad pattern",
         ),
-        ('name = "x"\n[[steps]]\ntransform = "template"\n', "steps.0", "params.templates"),
+        ('name = "x"\n[[steps]]\ntransform = "template"\n', "steps[0]", "params.templates"),
         ('name = "x"\nsteps = [\n', None, "not valid TOML"),
     ],
 )
