@@ -181,3 +181,18 @@ def test_a_missing_or_unreadable_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "latin.toml").write_bytes('greeting = "caf\xe9"\n'.encode("latin-1"))
     with pytest.raises(ConfigFileError, match=r"latin\.toml: not UTF-8 text"):
         load_config(tmp_path / "latin.toml", _Toy)
+
+
+def test_a_condition_audit_threshold_out_of_range_is_named_at_load(copied_configs: Path) -> None:
+    """Before, conditions.toml's audit thresholds were range-checked only when `translate` built its
+    rules, in a message that named neither the file nor the key; now the load names both."""
+    path = copied_configs / "conditions.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("min_length_ratio = 0.10", "min_length_ratio = 1.5", 1), encoding="utf-8")
+    with pytest.raises(ConfigFileError) as caught:
+        load_conditions()
+    line = text.splitlines().index("min_length_ratio = 0.10") + 1
+    assert str(caught.value).startswith(f"{path}, line {line}, key 'conditions.zh.audit.min_length_ratio': ")
+    assert "less than or equal to 1" in str(caught.value)
+    path.write_text(text, encoding="utf-8")
+    assert load_conditions()["zh"].audit.min_length_ratio == 0.10
