@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judgebench import defaults
+from judgebench.config import defaults
 from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError
-from judgebench.paths import configs_dir
 from judgebench.records.conditions import Condition, ConditionAudit
 
 SOURCE = "en"

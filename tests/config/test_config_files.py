@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.conditions import load_conditions
 from judgebench.config.load import key_line, load_config
+from judgebench.config.paths import configs_dir
 from judgebench.costing.durations import load_rates
 from judgebench.costing.output_tokens import load_table
 from judgebench.data.hubconfig import hub_datasets
@@ -27,7 +28,6 @@ from judgebench.models.families import load_family_table
 from judgebench.models.pricing import PriceTable
 from judgebench.models.sim import load_scenario
 from judgebench.models.vendors import _vendors, vendors
-from judgebench.paths import configs_dir
 from judgebench.probes.registry import load_probes
 from tests.conftest import REPO
 

@@ -10,8 +10,8 @@ import pytest
 
 from judgebench import api
 from judgebench.api.report import analyze_run
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, InputError
-from judgebench.paths import configs_dir
 from judgebench.probes.registry import load_probes, select_probes
 from judgebench.records import Judgment, Variant
 from judgebench.rundir import last_per_key, read_jsonl

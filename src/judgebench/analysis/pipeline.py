@@ -52,7 +52,7 @@ from judgebench.analysis.probes import length_rows, pooled_probe_records, probe_
 from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
-from judgebench.defaults import CONDITIONS
+from judgebench.config.defaults import CONDITIONS
 from judgebench.records import CallKey, Judgment, Metric
 from judgebench.records.conditions import ProbeOrigin
 

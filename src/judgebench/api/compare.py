@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench import __version__, defaults
+from judgebench import __version__
 from judgebench.api.datasets import run_folder
 from judgebench.compare.changes import changed_mask, changed_units
 from judgebench.compare.drift import apply_gate, drift_rows
@@ -22,6 +22,7 @@ from judgebench.compare.model import ChangedUnit, CompareDoc, DatasetRef, Drift,
 from judgebench.compare.outputs import CHANGED_JSONL, write_compare
 from judgebench.compare.pairing import Side, match_judges, pair_runs
 from judgebench.compare.sections import compare_sections
+from judgebench.config import defaults
 from judgebench.errors import InputError, RunDirError
 from judgebench.judgment_table import JudgmentTable, read_judgment_table
 from judgebench.records.manifest import DatasetEntry

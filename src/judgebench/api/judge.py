@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench import defaults
 from judgebench.answers import paused_gc
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
@@ -17,6 +16,7 @@ from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.probing import ProbePlan, bases_of, plan_probes, write_probe_variants
 from judgebench.api.resume import call_meaning, refuse_changed_meaning
 from judgebench.conditions import SOURCE, select_conditions
+from judgebench.config import defaults
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_judging
 from judgebench.costing.output_tokens import run_figures

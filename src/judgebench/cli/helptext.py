@@ -13,7 +13,7 @@ from typing import Any
 import typer.core
 from rich.table import Table
 
-from judgebench import defaults
+from judgebench.config import defaults
 
 
 class _Deferred(type):

@@ -17,11 +17,11 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.models import traits_of
 from judgebench.models.base import ProviderSettings
 from judgebench.models.registry import ModelSpec
-from judgebench.paths import configs_dir
 from judgebench.progress import about
 from judgebench.records.numbers import USER_NUMBERS
 

@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field, field_validator
 
 from judgebench.answers import Answer
 from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
-from judgebench.paths import configs_dir
 from judgebench.records import CallKey
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.rundir import RunDir

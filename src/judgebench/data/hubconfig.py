@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from judgebench.config.load import key_line, read_config, validate_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigFileError, InputError
-from judgebench.paths import configs_dir
 
 # the names of the two tables judgebench ships; kept for callers that ask for these two by name
 REWARDBENCH_SPEC = "rewardbench"

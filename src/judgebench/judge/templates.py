@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgebench.config.load import read_config, validate_config
+from judgebench.config.paths import configs_dir
 from judgebench.models.base import Message, ModelRequest
-from judgebench.paths import configs_dir
 
 AnswerFormat = Literal["json", "letter", "patterns"]
 ReplyField = Literal["winner", "confidence", "reason"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.models.budget import Budget
 from judgebench.models.cache import ResponseCache
@@ -23,7 +24,6 @@ from judgebench.models.judge_spec import JudgeSpec, RequestDefaults
 from judgebench.models.pricing import PriceTable
 from judgebench.models.registry import ModelSpec, provider_class
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
-from judgebench.paths import configs_dir
 from judgebench.records.numbers import Temperature
 
 __all__ = ["JudgeConfig", "Judges", "JudgesFile", "build_client", "judges_path", "load_judges"]

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from judgebench.config.load import load_config
-from judgebench.paths import configs_dir
+from judgebench.config.paths import configs_dir
 from judgebench.records.families import FamilyTable
 
 FAMILIES_FILE = "model_families.toml"

@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, ConfigFileError, InputError
 from judgebench.models.base import (
     Capabilities,
@@ -31,7 +32,6 @@ from judgebench.models.base import (
 from judgebench.models.failures import PermanentError
 from judgebench.models.families import load_family_table
 from judgebench.models.sim_prompt import has_markdown, shown_responses
-from judgebench.paths import configs_dir
 from judgebench.records import Usage
 from judgebench.records.conditions import PROBE_SEP
 from judgebench.records.numbers import USER_NUMBERS, Share

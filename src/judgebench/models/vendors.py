@@ -12,8 +12,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.models.base import Capabilities, ProviderTraits
-from judgebench.paths import configs_dir
 
 
 class Vendor(BaseModel):

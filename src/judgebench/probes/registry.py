@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgebench.config.load import read_config, validate_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, InputError, JudgebenchError
-from judgebench.paths import configs_dir
 from judgebench.probes.transforms import TRANSFORMS, check_regex
 
 # which texts a step touches: the instruction, an output by number, the gold (`chosen`) or the
