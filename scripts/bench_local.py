@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from judgebench.config.paths import configs_dir
 from judgebench.models import local
 from judgebench.models.base import ModelRequest, ProviderSettings
-from judgebench.paths import configs_dir
 
 REPO = Path(__file__).resolve().parents[1]
 ITEM = {

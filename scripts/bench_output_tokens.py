@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from judgebench.config.paths import configs_dir
 from judgebench.costing.output_tokens import MEASURED_MARKER, measured_path
 from judgebench.data.dataset import load_dataset
 from judgebench.judge.parse import parse_verdict
@@ -40,7 +41,6 @@ from judgebench.models.base import ProviderSettings
 from judgebench.models.cache import ResponseCache
 from judgebench.models.client import ModelClient
 from judgebench.models.pricing import PriceTable
-from judgebench.paths import configs_dir
 from judgebench.records import Item
 
 TEMPLATES = ("judge_default", "judge_verdict_only", "judge_verdict_schema")

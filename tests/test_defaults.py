@@ -1,4 +1,4 @@
-"""Each flag's default has one home (issue 25): `judgebench.defaults`. The request models and the
+"""Each flag's default has one home (issue 25): `judgebench.config.defaults`. The request models and the
 CLI read it from there, so the CLI's default and the library's agree, and no other module writes
 the number again."""
 
@@ -14,9 +14,10 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from judgebench import api, defaults
+from judgebench import api
 from judgebench.analysis.model import ReportSettings
 from judgebench.cli import app, bbe_cmd, judge_cmd, plan_cmd, run_cmd, translate_cmd
+from judgebench.config import defaults
 from judgebench.models import ProviderSettings
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "judgebench"

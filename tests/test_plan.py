@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from judgebench import api
 from judgebench.analysis import stats
 from judgebench.cli import app
+from judgebench.config.paths import configs_dir
 from judgebench.costing.output_tokens import (
     MeasuredEntry,
     OutputTokens,
@@ -24,7 +25,6 @@ from judgebench.costing.output_tokens import (
 from judgebench.errors import InputError
 from judgebench.judge.templates import load_template
 from judgebench.models import Judges
-from judgebench.paths import configs_dir
 from judgebench.records import Judgment, Usage
 
 

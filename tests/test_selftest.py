@@ -93,7 +93,7 @@ def test_run_command_passes_template_and_cache_flags(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from judgebench.cli import app
-    from judgebench.paths import configs_dir
+    from judgebench.config.paths import configs_dir
 
     run = tmp_path / "run"
     template = configs_dir() / "templates" / "judge_llmbar.toml"

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judgebench import defaults
-from judgebench.errors import ConfigError, InputError
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
+from judgebench.config import defaults
+from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
+from judgebench.errors import ConfigError
 from judgebench.records.conditions import Condition, ConditionAudit
 
 SOURCE = "en"
@@ -25,31 +24,30 @@ def conditions_path() -> Path:
     return configs_dir() / "conditions.toml"
 
 
+class ConditionsFile(BaseModel):
+    """configs/conditions.toml: `[conditions.NAME]` tables (each a `Condition` but for its name)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conditions: dict[str, Condition] = Field(min_length=1)
+
+    @field_validator("conditions", mode="before")
+    @classmethod
+    def _named(cls, tables: Any) -> Any:
+        """Each table's name is its key: a lowercase name that is not the source's."""
+        if not isinstance(tables, dict):
+            return tables
+        for name in tables:
+            if not _NAME.match(name) or name == SOURCE:
+                raise ValueError(
+                    f"bad condition name '{name}' (lowercase letters/digits; 'en' is the source)"
+                )
+        return {n: {"name": n, **t} if isinstance(t, dict) else t for n, t in tables.items()}
+
+
 def load_conditions(path: str | Path | None = None) -> dict[str, Condition]:
     """All conditions of the file, by name. Errors name the file and the bad entry."""
-    file = Path(path) if path else conditions_path()
-    try:
-        data = toml_loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("conditions file not found", path=str(file)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", path=str(file)) from None
-    table: Any = data.get("conditions")
-    if not isinstance(table, dict) or not table:
-        raise InputError("no [conditions.NAME] tables", path=str(file))
-    out: dict[str, Condition] = {}
-    for name, body in table.items():
-        if not _NAME.match(name) or name == SOURCE:
-            raise InputError(
-                f"bad condition name '{name}' (lowercase letters/digits; 'en' is the source)", path=str(file)
-            )
-        try:
-            out[name] = Condition.model_validate({"name": name, **body})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
-            raise InputError(err["msg"], path=str(file), field=f"conditions.{name}.{loc}") from None
-    return out
+    return load_config(Path(path) if path else conditions_path(), ConditionsFile).conditions
 
 
 def parse_names(value: str | Sequence[str] | None) -> list[str] | None:

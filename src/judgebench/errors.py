@@ -45,6 +45,24 @@ class ConfigError(JudgebenchError):
     """A setting, flag or model spec that cannot work."""
 
 
+class ConfigFileError(InputError, ConfigError):
+    """A configuration file (configs/*.toml, a probe, template, judges or prices file a user hands in)
+    that cannot be used. One style for every such file: `FILE, line N, key 'TABLE.KEY': what is wrong`
+    (the line where it is known). An InputError and a ConfigError both, so every caller that caught
+    either before still catches it."""
+
+    def __init__(self, message: str, *, path: str, key: str | None = None, line: int | None = None) -> None:
+        where = [path, *([f"line {line}"] if line is not None else []), *([f"key '{key}'"] if key else [])]
+        JudgebenchError.__init__(self, f"{', '.join(where)}: {message}")
+        self.path = path
+        self.line = line
+        self.row = None
+        self.item = None
+        self.field = key
+        self.key = key
+        self.reason = message
+
+
 class RunDirError(JudgebenchError):
     """The run directory is missing a stage, belongs to another run, or escapes its folder."""
 

@@ -17,23 +17,25 @@ from tests.architecture.imports import ALL, PACKAGE, Import, all_imports, intern
 # Data flows forward: items -> variants -> calls -> judgments -> metrics -> report / bbe.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "paths": set(),
     "fileio": set(),
     "progress": set(),
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
-    "defaults": set(),  # each flag's default, stated once (request models, settings and the CLI)
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
     # JSON and TOML from outside files, read strictly (repeated keys, deep nesting refused)
     "outside": {"errors"},
+    # configuration: the one loader of every configuration file (strict TOML, a typed model, one
+    # error style), where the configs/data/cache folders are, each flag's default stated once; a low
+    # room, below everything that reads a configuration file
+    "config": {"errors", "outside", "records"},
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
     "answers": {"errors", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
     "rundir": {"answers", "errors", "fileio", "records", "runindex", "torn"},
-    "conditions": {"defaults", "errors", "outside", "paths", "records"},
-    "data": {"errors", "fileio", "outside", "paths", "records", "rundir", "wire"},
-    "models": {"defaults", "errors", "fileio", "outside", "paths", "records", "wire"},
-    "batch": {"defaults", "errors", "fileio", "models", "outside", "records", "rundir"},
+    "conditions": {"config", "errors", "outside", "records"},
+    "data": {"config", "errors", "fileio", "outside", "records", "rundir", "wire"},
+    "models": {"config", "errors", "fileio", "outside", "records", "wire"},
+    "batch": {"config", "errors", "fileio", "models", "outside", "records", "rundir"},
     # any JSONL file as columns by pyarrow, in pieces of whole lines with their byte offsets
     "jsonl_columns": set(),
     # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
@@ -41,24 +43,24 @@ ALLOWED: dict[str, set[str]] = {
     "translate": {
         "batch",
         "conditions",
+        "config",
         "errors",
         "fileio",
         "models",
         "outside",
-        "paths",
         "progress",
         "records",
         "rundir",
     },
-    "judge": {"conditions", "errors", "models", "outside", "paths", "records", "rundir"},
+    "judge": {"conditions", "config", "errors", "models", "outside", "records", "rundir"},
     # probe conditions (configs/probes/): text transforms of the items, no model call
-    "probes": {"conditions", "errors", "outside", "paths", "records"},
+    "probes": {"conditions", "config", "errors", "outside", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
         "answers",
         "batch",
-        "defaults",
+        "config",
         "errors",
         "judge",
         "models",
@@ -70,17 +72,17 @@ ALLOWED: dict[str, set[str]] = {
     "costing": {
         "answers",
         "batch",
+        "config",
         "errors",
         "judge",
         "models",
         "outside",
-        "paths",
         "progress",
         "records",
         "rundir",
         "translate",
     },
-    "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
+    "analysis": {"conditions", "config", "data", "errors", "records", "rundir"},
     # peer judge logs read as items and judgments, one module per format (a registry, plugins by entry point)
     "importers": {"data", "errors", "outside", "records", "rundir"},
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
@@ -90,7 +92,7 @@ ALLOWED: dict[str, set[str]] = {
     "bbe": {"analysis", "errors", "fileio", "judgment_table", "outside", "palette", "records", "rundir"},
     "report": {
         "analysis",
-        "defaults",
+        "config",
         "errors",
         "fileio",
         "human",
@@ -109,9 +111,9 @@ ALLOWED: dict[str, set[str]] = {
         "bbe",
         "compare",
         "conditions",
+        "config",
         "costing",
         "data",
-        "defaults",
         "errors",
         "execution",
         "fileio",
@@ -121,7 +123,6 @@ ALLOWED: dict[str, set[str]] = {
         "judge",
         "judgment_table",
         "models",
-        "paths",
         "probes",
         "progress",
         "records",
@@ -134,7 +135,7 @@ ALLOWED: dict[str, set[str]] = {
     # clock() (durations are written one way everywhere; progress needs nothing but rich),
     # and the importer registry (`import`'s help lists its formats, plugins included); data: its
     # registry (data/catalog.py, no pydantic) only, so that the help lists the datasets
-    "cli": {"api", "data", "defaults", "errors", "importers", "progress", "records"},
+    "cli": {"api", "config", "data", "errors", "importers", "progress", "records"},
     "__main__": {"cli"},
 }
 # Registries whose contents a help text lists (issue 42: `--certificate`, `--probes`): the CLI may

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from judgebench.cli import app
-from judgebench.paths import configs_dir
+from judgebench.config.paths import configs_dir
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]

@@ -186,23 +186,26 @@ def test_a_bad_table_is_named_by_file_and_field(tmp_path: Path, monkeypatch: pyt
     path = configs / "hub_datasets.toml"
     good = path.read_text(encoding="utf-8")
     for table, wanted in (
-        ('[toy]\nrepo = "a/b"\nrevision = "x"\nlocal_dir = "b"\nfile = "*.parquet"\n', "unknown key 'file'"),
-        ('[toy]\nrepo = "a/b"\nrevision = "x"\nlocal_dir = "b"\n', "missing key 'files'"),
+        (
+            '[toy]\nrepo = "a/b"\nrevision = "x"\nlocal_dir = "b"\nfile = "*.parquet"\n',
+            "key 'toy.file': unknown key",
+        ),
+        ('[toy]\nrepo = "a/b"\nrevision = "x"\nlocal_dir = "b"\n', "key 'toy.files': missing"),
         (
             '[toy]\nrepo = "a/b"\nrevision = "x"\nlocal_dir = "b"\nfiles = "*.parquet"\n'
             'languages = { fr = "fra_Latn" }\nenglish = "rewardbench"\n',
-            "{config}",
+            "key 'toy': files must hold {config}",
         ),
         (
             '[toy]\nrepo = "a/b"\nrevision = "x"\nlocal_dir = "b"\nfiles = "*.parquet"\n'
             '[toy.columns]\nquestion = "q"\n',
-            "columns.question is not a field",
+            "key 'toy.columns.question': unknown key (known here: 'id', 'prompt'",
         ),
     ):
         path.write_text(good + "\n" + table, encoding="utf-8")
         with pytest.raises(InputError) as err:
             hub_datasets()
-        assert str(path) in str(err.value) and "field 'toy'" in str(err.value) and wanted in str(err.value)
+        assert str(err.value).startswith(f"{path}, line ") and wanted in str(err.value)
     path.write_text(good, encoding="utf-8")
     assert "toy" not in hub_datasets()
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgebench.paths import configs_dir
+from judgebench.config.paths import configs_dir
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_server import chat_body, error_body
 

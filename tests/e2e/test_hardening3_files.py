@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from judgebench import api
 from judgebench.api.selftest import synthetic_items
 from judgebench.cli import app
+from judgebench.config.paths import configs_dir, data_dir
 from judgebench.judgment_table import cache_path, read_judgment_table
-from judgebench.paths import configs_dir, data_dir
 from judgebench.records import Judgment
 from judgebench.rundir import JUDGMENTS, read_jsonl
 from tests.e2e.helpers import FAST_JUDGE, DeterministicJudge, private_configs, write_items

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from judgebench import api
+from judgebench.config.paths import configs_dir
 from judgebench.data.dataset import sample_variants_path
-from judgebench.paths import configs_dir
 from judgebench.records import Judgment
 from judgebench.rundir import read_jsonl
 from tests.servers.base import Reply, SeenRequest

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from judgebench import api
 from judgebench.cli import app
-from judgebench.paths import data_dir
+from judgebench.config.paths import data_dir
 from judgebench.records.metrics import HUMAN_METRICS
 
 runner = CliRunner()

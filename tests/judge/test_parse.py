@@ -6,10 +6,10 @@ import math
 
 import pytest
 
+from judgebench.config.paths import configs_dir
 from judgebench.judge.parse import normalise_winner, parse_verdict, verdict_probabilities
 from judgebench.judge.templates import load_template
 from judgebench.models.base import TokenLogprob
-from judgebench.paths import configs_dir
 
 DEFAULT = load_template()
 LLMBAR = load_template(load_template.__globals__["configs_dir"]() / "templates" / "judge_llmbar.toml")

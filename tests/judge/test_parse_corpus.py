@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from judgebench.config.paths import configs_dir
 from judgebench.judge.parse import parse_verdict
 from judgebench.judge.templates import load_template
-from judgebench.paths import configs_dir
 
 DEFAULT = load_template()
 LLMBAR = load_template(configs_dir() / "templates" / "judge_llmbar.toml")

@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from judgebench.cli import app
+from judgebench.config.paths import configs_dir
 from judgebench.data.dataset import sample_variants_path
 from judgebench.models import Judges
-from judgebench.paths import configs_dir
 
 WATCHED = ("judges.toml", "prices.toml")
 

@@ -137,7 +137,8 @@ def test_a_resolved_judge_is_frozen_and_resolved_once_per_command(tmp_path: Path
 def test_unknown_judge_keys_name_file_and_key(tmp_path: Path) -> None:
     path = tmp_path / "judges.toml"
     path.write_text('[judges.typo]\nspec = "openai:gpt-4.1-mini"\nconcurency = 4\n')
-    with pytest.raises(ConfigError, match=r"judges\.toml: judges\.typo: unknown key 'concurency'"):
+    wanted = r"judges\.toml, line 3, key 'judges\.typo\.concurency': unknown key"
+    with pytest.raises(ConfigError, match=wanted):
         Judges.load(path=path)
     path.write_text('[judges.bad]\nspec = "nope:x"\n')
     with pytest.raises(ConfigError, match=r"judges\.bad\.spec.*unknown provider 'nope'"):

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ProviderConfigError
 from judgebench.judge.parse import parse_verdict
 from judgebench.judge.templates import load_template
@@ -33,7 +34,6 @@ from judgebench.models.client import ModelClient
 from judgebench.models.local import LocalEngine, LocalProvider, flatten_messages, resolve_model_path
 from judgebench.models.pricing import PriceTable
 from judgebench.models.registry import ModelSpec, create_provider
-from judgebench.paths import configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 PROMPTS = REPO / "configs" / "local_prompts"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from judgebench.config.paths import configs_dir
 from judgebench.judge.parse import parse_verdict
 from judgebench.judge.plan import PlannedCall, plan_calls
 from judgebench.judge.requests import build_request
@@ -24,7 +25,6 @@ from judgebench.models.client import ModelClient
 from judgebench.models.failures import PermanentError
 from judgebench.models.sim import SimProvider, SimScenario, load_scenario
 from judgebench.models.sim_prompt import has_markdown, shown_responses
-from judgebench.paths import configs_dir
 from judgebench.records import Item
 from judgebench.records.families import FamilyTable
 

@@ -13,6 +13,7 @@ import pytest
 from judgebench.batch.anthropic_batch import AnthropicBatch
 from judgebench.batch.google_batch import GoogleBatch
 from judgebench.batch.openai_batch import openai_line
+from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.judge.parse import parse_verdict
 from judgebench.judge.requests import reask_request
@@ -24,7 +25,6 @@ from judgebench.models.client import ModelClient
 from judgebench.models.google import GoogleProvider
 from judgebench.models.openai import OpenAIProvider
 from judgebench.models.pricing import PriceTable
-from judgebench.paths import configs_dir
 from judgebench.records import Judgment
 from tests.servers import anthropic_server, google_server
 from tests.servers.anthropic_server import AnthropicServer

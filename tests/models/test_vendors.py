@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from judgebench.cli import app
+from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.models import registered, traits_of
 from judgebench.models.registry import provider_class
 from judgebench.models.vendors import vendors
-from judgebench.paths import configs_dir
 from tests.e2e.helpers import DeterministicJudge, write_items
 from tests.fake_distribution import fake_distribution
 from tests.servers.openai_server import OpenAIServer

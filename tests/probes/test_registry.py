@@ -10,8 +10,8 @@ import pytest
 
 from judgebench import api
 from judgebench.api.report import analyze_run
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, InputError
-from judgebench.paths import configs_dir
 from judgebench.probes.registry import load_probes, select_probes
 from judgebench.records import Judgment, Variant
 from judgebench.rundir import last_per_key, read_jsonl
@@ -34,13 +34,13 @@ def test_the_built_in_probes() -> None:
     [
         (
             'name = "x"\n[[steps]]\ntransform = "shout"\nfields = ["outputs"]\n',
-            "steps.0",
+            "steps[0]",
             "unknown transform",
         ),
-        ('name = "x"\n[[steps]]\ntransform = "pad"\n', "steps.0", "needs `fields`"),
+        ('name = "x"\n[[steps]]\ntransform = "pad"\n', "steps[0]", "needs `fields`"),
         (
             'name = "x"\n[[steps]]\ntransform = "pad"\nfields = ["answer"]\n',
-            "steps.0.fields.0",
+            "steps[0].fields[0]",
             "Input should be",
         ),
         ('name = "X y"\n[[steps]]\ntransform = "terse"\nfields = ["chosen"]\n', None, "bad probe name"),
@@ -51,10 +51,10 @@ def test_the_built_in_probes() -> None:
         ),
         (
             'name = "x"\n[[steps]]\ntransform = "regex"\nfields = ["outputs"]\nparams = {pattern = "("}\n',
-            "steps.0",
+            "steps[0]",
             "bad pattern",
         ),
-        ('name = "x"\n[[steps]]\ntransform = "template"\n', "steps.0", "params.templates"),
+        ('name = "x"\n[[steps]]\ntransform = "template"\n', "steps[0]", "params.templates"),
         ('name = "x"\nsteps = [\n', None, "not valid TOML"),
     ],
 )

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from judgebench.cli import app
-from judgebench.paths import configs_dir
+from judgebench.config.paths import configs_dir
 from judgebench.probes.transforms import (
     Params,
     TextContext,

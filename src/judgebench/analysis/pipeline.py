@@ -57,7 +57,7 @@ from judgebench.analysis.readiness import assess_readiness
 from judgebench.analysis.self_preference import SelfPreferenceInputs, self_preference
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
-from judgebench.defaults import CONDITION_NAMES
+from judgebench.config.defaults import CONDITION_NAMES
 from judgebench.records import CallKey, Judgment, Metric, MetricRecord
 from judgebench.records.conditions import ProbeOrigin
 from judgebench.records.manifest import SequentialStop

@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from judgebench import defaults
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.options import CallOptions
 from judgebench.api.probing import probe_neighbours
@@ -32,6 +31,7 @@ from judgebench.bbe.sources import (
     with_repeats,
 )
 from judgebench.bbe.verify import VerifySpec, fresh_block
+from judgebench.config import defaults
 from judgebench.costing.estimate import Estimate, estimate_judging
 from judgebench.costing.output_tokens import run_figures
 from judgebench.errors import ConfigError

@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench import __version__, defaults
+from judgebench import __version__
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.pipeline import analyze_table
 from judgebench.api.datasets import run_folder
@@ -25,6 +25,7 @@ from judgebench.compare.model import ChangedUnit, CompareDoc, DatasetRef, Drift,
 from judgebench.compare.outputs import CHANGED_JSONL, write_compare
 from judgebench.compare.pairing import Side, match_judges, pair_runs
 from judgebench.compare.sections import compare_sections
+from judgebench.config import defaults
 from judgebench.errors import InputError, RunDirError
 from judgebench.judgment_table import JudgmentTable, read_judgment_table
 from judgebench.records import MetricRecord

@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench import defaults
 from judgebench.answers import paused_gc
 from judgebench.api.datasets import load_run_dataset, open_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions
@@ -20,6 +19,7 @@ from judgebench.api.study import Study
 from judgebench.bbe.scores import load_run
 from judgebench.bbe.sources import sample_units
 from judgebench.conditions import SOURCE, select_conditions
+from judgebench.config import defaults
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_judging
 from judgebench.costing.output_tokens import run_figures

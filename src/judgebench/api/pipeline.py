@@ -10,7 +10,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from judgebench import defaults
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
 from judgebench.api.datasets import run_folder
 from judgebench.api.judge import JudgeRequest, JudgeResult, judge
@@ -20,6 +19,7 @@ from judgebench.api.study import ConditionNames, Study
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
 from judgebench.conditions import SOURCE, Condition, select_conditions
+from judgebench.config import defaults
 from judgebench.costing.estimate import Estimate, after_judging_estimates
 from judgebench.data import load_dataset
 from judgebench.data.dataset import narrowed_to, sample_variants_path

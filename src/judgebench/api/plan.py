@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from judgebench import defaults
 from judgebench.analysis import stats
 from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.model import ReportSettings
@@ -26,6 +25,7 @@ from judgebench.api.datasets import pick_items
 from judgebench.api.options import CallOptions
 from judgebench.api.study import ConditionNames, Study
 from judgebench.conditions import SOURCE, select_conditions
+from judgebench.config import defaults
 from judgebench.costing.estimate import Estimate
 from judgebench.costing.output_tokens import run_figures
 from judgebench.costing.templates import TemplateCost, template_costs

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judgebench.conditions import SOURCE
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError
 from judgebench.judge.templates import JudgeTemplate, load_template
-from judgebench.paths import configs_dir
 from judgebench.probes.produce import make_probes
 from judgebench.probes.registry import ProbeSpec, select_probes
 from judgebench.records import Condition, Item, Variant

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgebench import defaults
 from judgebench.analysis import ReadinessVerdict, ReportSettings
 from judgebench.api.bbe import BBERequest, bbe
 from judgebench.api.datasets import run_folder
@@ -26,6 +25,7 @@ from judgebench.api.options import CallOptions
 from judgebench.api.report import ReportRequest, report
 from judgebench.api.translate import TranslateRequest, translate
 from judgebench.bbe.engine import BBEParams
+from judgebench.config import defaults
 from judgebench.data.llmbar import LLMBAR_SUBSETS
 from judgebench.models import SettingsOverrides
 from judgebench.models.sim import SimScenario, load_scenario

@@ -15,8 +15,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from judgebench import defaults
 from judgebench.conditions import SOURCE, parse_names
+from judgebench.config import defaults
 from judgebench.errors import ConfigError
 from judgebench.records.manifest import Manifest
 from judgebench.records.numbers import USER_NUMBERS

@@ -10,13 +10,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench import defaults
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions
 from judgebench.api.stages import Stage, run_stage
 from judgebench.api.study import StudyData
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
+from judgebench.config import defaults
 from judgebench.costing.durations import announce, expected, stage_time
 from judgebench.costing.estimate import Estimate, estimate_translation, translation_output_tokens
 from judgebench.data import Dataset

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from judgebench import defaults
 from judgebench.batch.backend import BatchError
 from judgebench.batch.runner import BatchOptions, execute_batch
+from judgebench.config import defaults
 from judgebench.errors import ConfigError
 from judgebench.models.base import ModelRequest, prompt_hash
 from judgebench.models.client import ModelClient

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgebench import defaults
 from judgebench.batch.backend import BatchBackend, BatchError, LineOutcome, backend_for
 from judgebench.batch.state import BatchStore, Submission, new_id
+from judgebench.config import defaults
 from judgebench.errors import JudgebenchError, ProviderConfigError
 from judgebench.models.base import ModelRequest, ModelResponse, prompt_hash
 from judgebench.models.client import ModelClient

@@ -9,10 +9,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from judgebench import defaults
 from judgebench.cli import render_compare
 from judgebench.cli.app import app, handle_errors
 from judgebench.cli.exits import ExitCode
+from judgebench.config import defaults
 
 
 class _BareGateCommand(TyperCommand):

@@ -16,7 +16,7 @@ import typer.core
 import typer.rich_utils
 from rich.table import Table
 
-from judgebench import defaults
+from judgebench.config import defaults
 
 # placeholders by option name (INTERFACE.md's spelling); the rest by type below
 _BY_NAME = {

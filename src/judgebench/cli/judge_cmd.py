@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
+from judgebench.config import defaults
 
 
 @app.command("judge")

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from judgebench import defaults
 from judgebench.cli.app import err_console
+from judgebench.config import defaults
 from judgebench.data.catalog import spec_names
 from judgebench.errors import ConfigError
 

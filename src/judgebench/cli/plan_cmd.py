@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render_plan
 from judgebench.cli.app import app, console, handle_errors
+from judgebench.config import defaults
 
 
 @app.command("plan")

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from judgebench import defaults
 from judgebench.cli import options as opt
 from judgebench.cli import render, render_run
 from judgebench.cli.app import app, err_console, handle_errors
 from judgebench.cli.exits import ExitCode
+from judgebench.config import defaults
 
 if TYPE_CHECKING:
     from judgebench.api import Estimate

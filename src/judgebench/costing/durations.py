@@ -12,17 +12,16 @@ Each figure names its source; the progress line corrects it with the rate measur
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
+from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.models import traits_of
 from judgebench.models.base import ProviderSettings
 from judgebench.models.registry import ModelSpec
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
 from judgebench.progress import about
 from judgebench.records.numbers import USER_NUMBERS
 
@@ -76,11 +75,7 @@ def table_path() -> Path:
 
 
 def load_rates(path: Path | None = None) -> RateTable:
-    path = path or table_path()
-    try:
-        return RateTable.model_validate(toml_loads(path.read_text(encoding="utf-8")))
-    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
-        raise InputError(f"cannot read the call-time table ({exc})", path=str(path)) from None
+    return load_config(path or table_path(), RateTable)
 
 
 def machine_slowdown(cores: int, load: float) -> float:

@@ -10,19 +10,18 @@ one-letter completion form, and from the file's stated assumptions; each figure 
 from __future__ import annotations
 
 import statistics
-import tomllib
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, field_validator
 
 from judgebench.answers import Answer
+from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
 from judgebench.records import CallKey
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.rundir import RunDir
@@ -53,6 +52,13 @@ class OutputTokenTable(BaseModel):
     assumed: dict[str, float]
     measured: list[MeasuredEntry] = Field(default_factory=list)
 
+    @field_validator("assumed")
+    @classmethod
+    def _default(cls, assumed: dict[str, float]) -> dict[str, float]:
+        if "default" not in assumed:
+            raise ValueError("[assumed] needs a 'default' figure")
+        return assumed
+
 
 class OutputTokens(BaseModel):
     """Output tokens per judgment for one judge and template, and where the figure comes from."""
@@ -69,20 +75,7 @@ def measured_path() -> Path:
 
 def load_table(path: Path | None = None) -> OutputTokenTable:
     """configs/output_tokens.toml (or `path`), read afresh: a --write in the same process shows."""
-    path = path or measured_path()
-    try:
-        data = toml_loads(path.read_text(encoding="utf-8"))
-        table = OutputTokenTable.model_validate(data)
-    except FileNotFoundError:
-        raise InputError("output-token table not found", path=str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", path=str(path)) from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputError(err["msg"], path=str(path), field=".".join(str(x) for x in err["loc"])) from None
-    if "default" not in table.assumed:
-        raise InputError("[assumed] needs a 'default' figure", path=str(path), field="assumed.default")
-    return table
+    return load_config(path or measured_path(), OutputTokenTable)
 
 
 def run_figures(run: RunDir | str | Path) -> dict[tuple[str, str], tuple[float, int]]:

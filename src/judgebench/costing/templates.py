@@ -7,12 +7,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from judgebench.config.paths import configs_dir
 from judgebench.costing.estimate import Estimate, estimate_judging
 from judgebench.costing.output_tokens import load_table
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import load_template
 from judgebench.models import Judges, JudgeSpec
-from judgebench.paths import configs_dir
 
 # The bundled templates whose replies `plan` costs beside the chosen one: with a reason, the verdict
 # only, the verdict held to a schema (structured output).

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgebench.config.paths import data_dir as bundled_data_dir
 from judgebench.data.catalog import DatasetRequest, family_of, resolve
 from judgebench.errors import ConfigError, InputError
-from judgebench.paths import data_dir as bundled_data_dir
 from judgebench.records import Item, Variant
 from judgebench.records.manifest import DatasetEntry
 

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from judgebench.config.paths import cache_dir
 from judgebench.errors import JudgebenchError
 from judgebench.fileio import atomic_write_text
-from judgebench.paths import cache_dir
 from judgebench.wire import allow_body, sync_hooks
 
 logger = logging.getLogger(__name__)

@@ -9,20 +9,24 @@ any of them."""
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
-from judgebench.errors import InputError
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
+
+from judgebench.config.load import key_line, read_config, validate_config
+from judgebench.config.paths import configs_dir
+from judgebench.errors import ConfigFileError, InputError
 
 # the names of the two tables judgebench ships; kept for callers that ask for these two by name
 REWARDBENCH_SPEC = "rewardbench"
 M_REWARDBENCH_SPEC = "m-rewardbench"
 
 # field -> the column that holds it, unless a table's [NAME.columns] says otherwise
+ColumnField = Literal[
+    "id", "prompt", "chosen", "rejected", "subset", "chosen_model", "rejected_model", "source"
+]
 DEFAULT_COLUMNS: dict[str, str] = {
     "id": "id",
     "prompt": "prompt",
@@ -32,21 +36,6 @@ DEFAULT_COLUMNS: dict[str, str] = {
     "chosen_model": "chosen_model",
     "rejected_model": "rejected_model",
     "source": "source",
-}
-_KEYS = {
-    "repo",
-    "revision",
-    "local_dir",
-    "files",
-    "title",
-    "description",
-    "english",
-    "id_prefix",
-    "columns",
-    "categories",
-    "languages",
-    "revisions",
-    "example_counts",
 }
 
 
@@ -116,82 +105,87 @@ def revision_env(name: str) -> str:
     return "JUDGEBENCH_HF_REVISION_" + name.upper().replace("-", "_")
 
 
-def _facts(revision: str, body: Any) -> RevisionFacts:
-    if not isinstance(body, dict):
-        raise TypeError(f"revisions.{revision} must be a table")
-    rows = body.get("rows", {})
-    if not isinstance(rows, dict):
-        raise TypeError(f"revisions.{revision}.rows must be a table of counts")
-    return RevisionFacts(
-        revision=revision,
-        note=str(body.get("note", "")),
-        lacks=tuple(str(c) for c in body.get("lacks", [])),
-        rows={str(k): int(v) for k, v in rows.items()},
-    )
+class RevisionTable(BaseModel):
+    """`[NAME.revisions.<commit>]`: what the repository's public history says about one commit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str = ""
+    lacks: list[str] = Field(default_factory=list)
+    rows: dict[str, int] = Field(default_factory=dict)
 
 
-def _table(name: str, body: dict[str, Any]) -> HubDataset:
-    unknown = sorted(set(body) - _KEYS)
-    if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r}; a table takes {', '.join(sorted(_KEYS))}")
-    columns = {str(k): str(v) for k, v in dict(body.get("columns", {})).items()}
-    if bad := sorted(set(columns) - set(DEFAULT_COLUMNS)):
-        raise ValueError(f"columns.{bad[0]} is not a field; fields: {', '.join(DEFAULT_COLUMNS)}")
-    languages = {str(k): str(v) for k, v in dict(body.get("languages", {})).items()}
-    english = str(body["english"]) if "english" in body else None
-    if languages and english is None:
-        raise ValueError("a table with languages names the table of its English items: english = NAME")
-    if languages and "{config}" not in str(body["files"]):
-        raise ValueError("files must hold {config} (a language's hub config) when there are languages")
-    return HubDataset(
-        name=name,
-        repo=str(body["repo"]),
-        revision=str(body["revision"]),
-        local_dir=str(body["local_dir"]),
-        files=str(body["files"]),
-        title=str(body.get("title", name)),
-        description=str(body.get("description", f"{body['repo']} from the Hugging Face hub")),
-        english=english,
-        id_prefix=str(body.get("id_prefix", f"{name}/")),
-        columns={**DEFAULT_COLUMNS, **columns},
-        categories={str(k): [str(s) for s in v] for k, v in dict(body.get("categories", {})).items()},
-        languages=languages,
-        revisions={str(k): _facts(str(k), v) for k, v in dict(body.get("revisions", {})).items()},
-        example_counts={str(k): int(v) for k, v in dict(body.get("example_counts", {})).items()},
-    )
+class HubTable(BaseModel):
+    """One `[NAME]` table of configs/hub_datasets.toml, as written (`HubDataset` is it resolved)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str
+    revision: str
+    local_dir: str
+    files: str
+    title: str | None = None
+    description: str | None = None
+    english: str | None = None
+    id_prefix: str | None = None
+    columns: dict[ColumnField, str] = Field(default_factory=dict)
+    categories: dict[str, list[str]] = Field(default_factory=dict)
+    languages: dict[str, str] = Field(default_factory=dict)
+    revisions: dict[str, RevisionTable] = Field(default_factory=dict)
+    example_counts: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _languages(self) -> HubTable:
+        if self.languages and self.english is None:
+            raise ValueError("a table with languages names the table of its English items: english = NAME")
+        if self.languages and "{config}" not in self.files:
+            raise ValueError("files must hold {config} (a language's hub config) when there are languages")
+        return self
+
+    def resolved(self, name: str) -> HubDataset:
+        return HubDataset(
+            name=name,
+            repo=self.repo,
+            revision=self.revision,
+            local_dir=self.local_dir,
+            files=self.files,
+            title=self.title if self.title is not None else name,
+            description=self.description or f"{self.repo} from the Hugging Face hub",
+            english=self.english,
+            id_prefix=self.id_prefix if self.id_prefix is not None else f"{name}/",
+            columns={**DEFAULT_COLUMNS, **{str(k): v for k, v in self.columns.items()}},
+            categories=dict(self.categories),
+            languages=dict(self.languages),
+            revisions={
+                commit: RevisionFacts(revision=commit, note=f.note, lacks=tuple(f.lacks), rows=dict(f.rows))
+                for commit, f in self.revisions.items()
+            },
+            example_counts=dict(self.example_counts),
+        )
+
+
+class HubDatasetsFile(RootModel[dict[str, HubTable]]):
+    """configs/hub_datasets.toml: one table per hub dataset."""
 
 
 def hub_datasets() -> dict[str, HubDataset]:
     """Every table of configs/hub_datasets.toml, in file order (JUDGEBENCH_CONFIGS moves the file);
     JUDGEBENCH_HF_REVISION_<NAME> overrides a table's revision. A bad table is named with the file."""
     file = hub_datasets_path()
-    try:
-        data = toml_loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("hub datasets config not found", path=str(file)) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"not valid TOML ({exc})", path=str(file)) from None
+    data, text = read_config(file)
+    tables = validate_config(data, HubDatasetsFile, path=file, text=text).root
     out: dict[str, HubDataset] = {}
-    for name, body in data.items():
-        if not isinstance(body, dict):
-            raise InputError(f"{name} must be a table ([{name}])", path=str(file), field=name)
-        try:
-            entry = _table(name, body)
-        except KeyError as exc:
-            raise InputError(f"bad [{name}] table (missing key {exc})", path=str(file), field=name) from None
-        except (TypeError, ValueError) as exc:
-            raise InputError(
-                f"bad [{name}] table ({type(exc).__name__}: {exc})", path=str(file), field=name
-            ) from None
+    for name, table in tables.items():
+        if table.english is not None and table.english not in tables:
+            raise ConfigFileError(
+                f"english = {table.english!r} names no table of this file",
+                path=str(file),
+                key=f"{name}.english",
+                line=key_line(text, (name, "english")),
+            )
+        entry = table.resolved(name)
         override = os.environ.get(revision_env(name), "").strip()
         out[name] = replace(entry, revision=override, overridden=True) if override else entry
-    for entry in out.values():
-        if entry.english is not None and entry.english not in out:
-            raise InputError(
-                f"[{entry.name}] names english = {entry.english!r}, which is no table here",
-                path=str(file),
-                field=f"{entry.name}.english",
-            )
     return out
 
 

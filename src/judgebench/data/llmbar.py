@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from judgebench.config.paths import cache_dir
 from judgebench.data.catalog import DatasetRequest, Listing
 from judgebench.data.dataset import Dataset, select_subset
 from judgebench.data.generic import decode_bytes, parse_json
 from judgebench.data.validate import build_items
 from judgebench.errors import InputError, JudgebenchError
-from judgebench.paths import cache_dir
 from judgebench.records import Item
 
 if TYPE_CHECKING:  # httpx (0.1 s to import) loads when something is downloaded

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from judgebench import defaults
 from judgebench.answers import Answered, AnswerSink
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
+from judgebench.config import defaults
 from judgebench.errors import ConfigError
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.requests import build_request, completion_only, reask_request, to_judgment

@@ -10,16 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from judgebench.errors import InputError
+from judgebench.config.load import read_config, validate_config
+from judgebench.config.paths import configs_dir
 from judgebench.models.base import Message, ModelRequest
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
 
 AnswerFormat = Literal["json", "letter", "patterns"]
 ReplyField = Literal["winner", "confidence", "reason"]
@@ -200,22 +198,10 @@ def default_template_path() -> Path:
 def load_template(path: str | Path | None = None) -> JudgeTemplate:
     """Load and validate a template file; errors name the file and the bad key."""
     file = Path(path) if path is not None else default_template_path()
-    try:
-        data = toml_loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("template file not found", path=str(file)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(file)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", path=str(file)) from None
+    data, text = read_config(file)
     completion_file = data.get("completion_file")
     if completion_file and not data.get("completion"):
-        completion_path = (file.parent / completion_file).resolve()
+        completion_path = (file.parent / str(completion_file)).resolve()
         if completion_path.exists():
             data["completion"] = completion_path.read_text(encoding="utf-8")
-    try:
-        return JudgeTemplate.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or None
-        raise InputError(err["msg"], path=str(file), field=loc) from None
+    return validate_config(data, JudgeTemplate, path=file, text=text)

@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from judgebench.config.paths import cache_dir
 from judgebench.models.base import ModelResponse
-from judgebench.paths import cache_dir
 
 logger = logging.getLogger(__name__)
 

@@ -9,12 +9,13 @@ spec with default settings. Flags given on the command line override the file: t
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.models.budget import Budget
 from judgebench.models.cache import ResponseCache
@@ -23,11 +24,9 @@ from judgebench.models.judge_spec import JudgeSpec, RequestDefaults
 from judgebench.models.pricing import PriceTable
 from judgebench.models.registry import ModelSpec, provider_class
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
 from judgebench.records.numbers import Temperature
 
-__all__ = ["JudgeConfig", "Judges", "build_client", "judges_path", "load_judges"]
+__all__ = ["JudgeConfig", "Judges", "JudgesFile", "build_client", "judges_path", "load_judges"]
 
 
 class JudgeConfig(SettingsOverrides):
@@ -54,36 +53,18 @@ def judges_path() -> Path:
     return configs_dir() / "judges.toml"
 
 
+class JudgesFile(BaseModel):
+    """configs/judges.toml: `[judges.NAME]` tables and nothing else."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: dict[str, JudgeConfig] = Field(default_factory=dict)
+
+
 def load_judges(path: str | Path | None = None) -> dict[str, JudgeConfig]:
     """All named judges in `path` (default `configs/judges.toml`; a missing default file is empty)."""
     file = Path(path) if path is not None else judges_path()
-    if not file.exists():
-        if path is not None:
-            raise ConfigError(f"{file}: judges file not found")
-        return {}
-    try:
-        data = toml_loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: not valid TOML ({exc})") from exc
-    unknown_top = set(data) - {"judges"}
-    if unknown_top:
-        raise ConfigError(
-            f"{file}: unknown top-level key '{sorted(unknown_top)[0]}' (expected [judges.NAME] tables)"
-        )
-    judges: dict[str, JudgeConfig] = {}
-    for name, table in (data.get("judges") or {}).items():
-        if not isinstance(table, dict):
-            raise ConfigError(f"{file}: judges.{name} must be a table")
-        try:
-            judges[name] = JudgeConfig.model_validate(table)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            key = ".".join(str(p) for p in err["loc"]) or "?"
-            if err["type"] == "extra_forbidden":
-                allowed = ", ".join(JudgeConfig.model_fields)
-                raise ConfigError(f"{file}: judges.{name}: unknown key '{key}' (allowed: {allowed})") from exc
-            raise ConfigError(f"{file}: judges.{name}.{key}: {err['msg']}") from exc
-    return judges
+    return load_config(file, JudgesFile, missing_ok=path is None).judges
 
 
 class Judges:

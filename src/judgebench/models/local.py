@@ -52,6 +52,7 @@ from typing import Any, ClassVar, TypeVar
 
 import httpx
 
+from judgebench.config.paths import cache_dir
 from judgebench.errors import ConfigError, ProviderConfigError
 from judgebench.models.base import (
     Capabilities,
@@ -69,7 +70,6 @@ from judgebench.models.failures import (
     ProviderError,
     TransientError,
 )
-from judgebench.paths import cache_dir
 from judgebench.records import Usage
 
 __all__ = [

@@ -10,18 +10,16 @@ import functools
 import math
 import os
 import re
-import tomllib
 import unicodedata
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel
 
-from judgebench.errors import ConfigError
+from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.models.base import TokenCounter
 from judgebench.models.registry import ModelSpec, traits_of
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
 from judgebench.records import Usage
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
 
@@ -72,6 +70,10 @@ class Price(BaseModel):
         return (usage.input_tokens * rate_in + usage.output_tokens * rate_out) / 1_000_000
 
 
+class PricesFile(RootModel[dict[str, dict[str, Price]]]):
+    """configs/prices.toml: `[PROVIDER."MODEL"]` tables of prices."""
+
+
 class PriceTable:
     """Prices by provider and model, with snapshot-prefix and per-provider wildcard lookup."""
 
@@ -84,26 +86,9 @@ class PriceTable:
         """Read a prices TOML (default `configs/prices.toml`); a missing default file means no prices."""
         explicit = path is not None
         file = Path(path) if path is not None else configs_dir() / "prices.toml"
-        if not file.exists():
-            if explicit:
-                raise ConfigError(f"{file}: price table not found")
+        if not explicit and not file.exists():
             return cls({}, source=None)
-        try:
-            data = toml_loads(file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{file}: not valid TOML ({exc})") from exc
-        prices: dict[str, dict[str, Price]] = {}
-        for provider, models in data.items():
-            if not isinstance(models, dict):
-                raise ConfigError(f"{file}: '{provider}' must be a table of models")
-            for model, entry in models.items():
-                if not isinstance(entry, dict):
-                    raise ConfigError(f"{file}: '{provider}.{model}' must be a table with input and output")
-                try:
-                    prices.setdefault(provider, {})[model] = Price.model_validate(entry)
-                except ValidationError as exc:
-                    problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-                    raise ConfigError(f"{file}: price of {provider}.{model}: {problems}") from exc
+        prices = load_config(file, PricesFile).root
         return cls(prices, source=str(file))
 
     def price(self, provider: str, model: str) -> Price | None:

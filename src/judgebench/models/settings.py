@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judgebench import defaults
+from judgebench.config import defaults
 from judgebench.records.numbers import USER_NUMBERS, NonNegative, Positive
 from judgebench.records.sanitize import mask_url
 

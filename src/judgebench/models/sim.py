@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, model_validator
 
-from judgebench.errors import ConfigError, InputError
+from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
+from judgebench.errors import ConfigError, ConfigFileError, InputError
 from judgebench.models.base import (
     Capabilities,
     ModelRequest,
@@ -31,8 +32,6 @@ from judgebench.models.base import (
 from judgebench.models.failures import PermanentError
 from judgebench.models.families import load_family_table
 from judgebench.models.sim_prompt import has_markdown, shown_responses
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
 from judgebench.records import Usage
 from judgebench.records.conditions import PROBE_SEP
 from judgebench.records.numbers import USER_NUMBERS, Share
@@ -106,22 +105,20 @@ class SimScenario(BaseModel):
         return self.position_bias.get(condition, self.position_bias.get("en", 0.0))
 
 
+class SimFile(BaseModel):
+    """configs/sim.toml: `[scenarios.NAME]` tables."""
+
+    model_config = USER_NUMBERS
+
+    scenarios: dict[str, SimScenario] = Field(default_factory=dict)
+
+
 def load_scenario(name: str, path: Path | None = None) -> SimScenario:
     file = path or configs_dir() / "sim.toml"
-    try:
-        data = toml_loads(file.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot read simulated-judge scenarios ({exc})", path=str(file)) from None
-    scenarios = data.get("scenarios", {})
+    scenarios = load_config(file, SimFile).scenarios
     if name not in scenarios:
-        raise InputError(f"no scenario '{name}'; defined: {', '.join(scenarios)}", path=str(file))
-    try:
-        return SimScenario.model_validate(scenarios[name])
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputError(
-            err["msg"], path=str(file), field=f"scenarios.{name}.{'.'.join(map(str, err['loc']))}"
-        ) from None
+        raise ConfigFileError(f"no scenario '{name}'; defined: {', '.join(scenarios)}", path=str(file))
+    return scenarios[name]
 
 
 def uniform(*parts: object) -> float:

@@ -5,16 +5,15 @@ and traits, built when its name is first asked for; the wire format stays the Op
 from __future__ import annotations
 
 import importlib
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from judgebench.errors import InputError
+from judgebench.config.load import load_config
+from judgebench.config.paths import configs_dir
 from judgebench.models.base import Capabilities, ProviderTraits
-from judgebench.paths import configs_dir
 
 
 class Vendor(BaseModel):
@@ -30,27 +29,17 @@ class Vendor(BaseModel):
     batch_refusal: str | None = None
 
 
+class VendorsFile(RootModel[dict[str, Vendor]]):
+    """configs/vendors.toml: one table per vendor."""
+
+
 def vendors_path() -> Path:
     return configs_dir() / "vendors.toml"
 
 
 @cache
 def _vendors(path: Path) -> dict[str, Vendor]:
-    if not path.is_file():
-        return {}
-    try:
-        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot read the vendors ({exc})", path=str(path)) from None
-    vendors: dict[str, Vendor] = {}
-    for name, table in data.items():
-        try:
-            vendors[name] = Vendor.model_validate(table)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(map(str, (name, *first["loc"])))
-            raise InputError(first["msg"], path=str(path), field=field) from None
-    return vendors
+    return load_config(path, VendorsFile, missing_ok=True).root
 
 
 def vendors() -> dict[str, Vendor]:

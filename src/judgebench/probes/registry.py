@@ -8,16 +8,15 @@ Adding a probe is adding a file (`tests/probes` adds a toy one from a temporary 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from judgebench.config.load import read_config, validate_config
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, InputError, JudgebenchError
-from judgebench.outside import toml_loads
-from judgebench.paths import configs_dir
 from judgebench.probes.transforms import TRANSFORMS, check_regex
 
 # which texts a step touches: the instruction, an output by number, the gold (`chosen`) or the
@@ -122,18 +121,9 @@ def probes_dir() -> Path:
 
 
 def _load_file(file: Path) -> ProbeSpec:
-    try:
-        data = toml_loads(file.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(file)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", path=str(file)) from None
-    try:
-        return ProbeSpec.model_validate({**data, "path": str(file)})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or None
-        raise InputError(err["msg"].removeprefix("Value error, "), path=str(file), field=loc) from None
+    data, text = read_config(file)
+    spec = validate_config(data, ProbeSpec, path=file, text=text)
+    return spec.model_copy(update={"path": str(file)})
 
 
 def load_probes(folder: str | Path | None = None) -> dict[str, ProbeSpec]:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ConditionAudit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    min_length_ratio: float = 0.10
-    min_target_script_share: float = 0.5
-    numbers_missing_min_source: int = 2
-    numbers_count_max_diff: int = 3
+    min_length_ratio: float = Field(default=0.10, ge=0, le=1)
+    min_target_script_share: float = Field(default=0.5, ge=0, le=1)
+    numbers_missing_min_source: int = Field(default=2, ge=0)
+    numbers_count_max_diff: int = Field(default=3, ge=0)
 
 
 class Condition(BaseModel):

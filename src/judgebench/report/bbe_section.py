@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from judgebench import defaults
+from judgebench.config import defaults
 from judgebench.records.bbe import BBEResult, Calibration
 from judgebench.report.cells import judge_cell, pct
 from judgebench.report.model import DASH, Cell, Section, Table, literal

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -128,33 +128,6 @@ class AuditRules:
     def scripts(self) -> tuple[str, ...]:
         """The base scripts that count as the target script."""
         return _resolve_script(self.script)
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], *, where: str = "audit rules") -> AuditRules:
-        """Builds rules from a config table, e.g. `{"kind": ..., "script": ..., **condition["audit"]}`.
-
-        Unknown keys and wrong types are errors, so a typo in conditions.toml cannot silently fall back
-        to a default threshold.
-        """
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(known)})")
-        values: dict[str, Any] = {}
-        for key, value in data.items():
-            default = getattr(cls, key)
-            if isinstance(default, bool) or isinstance(value, bool):
-                raise ConfigError(f"{where}: {key} must be a {type(default).__name__}, got {value!r}")
-            if isinstance(default, float) and isinstance(value, int | float):
-                values[key] = float(value)
-            elif isinstance(value, type(default)):
-                values[key] = value
-            else:
-                raise ConfigError(f"{where}: {key} must be a {type(default).__name__}, got {value!r}")
-        try:
-            return cls(**values)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from exc
 
 
 DEFAULT_RULES: dict[str, AuditRules] = {

@@ -14,10 +14,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from judgebench.conditions import Condition
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError
 from judgebench.models.base import Message, ModelRequest
 from judgebench.models.client import CallResult, ModelClient
-from judgebench.paths import configs_dir
 from judgebench.records import TEXT_FIELDS, Item, Variant
 
 SYSTEM_PROMPT = """You translate evaluation data for a study of LLM judges. Each item has an instruction \

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]
 # The repository root in a source checkout or editable install (pyproject's documented install).
 PROJECT_ROOT = _PACKAGE.parent.parent
 
