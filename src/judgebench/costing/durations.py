@@ -92,7 +92,7 @@ def machine_slowdown(cores: int, load: float, exponent: float = 2.0) -> float:
     load average: ((load + 1) / cores) ** exponent, at least 1. llama.cpp's threads wait on each
     other, so sharing the cores costs more than the share (exponent > 1); the exponent is measured by
     scripts/measure_call_seconds.py. The first calls' measured pace replaces it on the progress line."""
-    return max(1.0, (load + 1.0) / cores) ** exponent
+    return float(max(1.0, (load + 1.0) / cores) ** exponent)
 
 
 def _here() -> tuple[int, float]:
