@@ -258,7 +258,7 @@ def second_pass(s: Session, llmbar: Path) -> None:
     # 32.1 time: a dry run's time column and what it rests on; the line before the first call
     r = s.jb("run", "--run", str(runs / "t"), "--dry-run")
     said = "expected time: about" in r.stdout + r.stderr
-    measured = "measured 2026-12-01" in r.stdout + r.stderr
+    measured = re.search(r"measured \d{4}-\d{2}-\d{2}", r.stdout + r.stderr) is not None
     timed = s.jb("run", "--run", str(runs / "t1"), "--model", SIM, "--no-cache", "--limit", "5",
                  env={"JUDGEBENCH_PROGRESS_SECONDS": "0"})  # fmt: skip
     ahead = [ln for ln in timed.stderr.splitlines() if ", expected " in ln and " calls" in ln]
