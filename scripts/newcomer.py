@@ -1,6 +1,6 @@
 """A scripted newcomer session (issues 20 and 32): the README's commands in a fresh clone, with no API
 key and no terminal, one line per surprise of the issues saying whether it is fixed (points 1-9:
-issue 20; 10-14: issue 32's points 1-5).
+issue 20; 10-14: issue 32's points 1-5; 15-18: issue 46's items 1-4).
 
     python scripts/newcomer.py                 # sim judges: about a minute
     python scripts/newcomer.py --quickstart 3  # also the README's quick start on the embedded model,
@@ -117,6 +117,7 @@ def main() -> int:
         print(f"clone of {REPO} at {clone}; LLMBar: {llmbar}; no key, no TTY")
         run_points(s, llmbar, base)
         second_pass(s, llmbar)
+        third_pass(s, llmbar)
         if args.quickstart:
             quickstart(s, args.quickstart)
         left = [p for p in scratch.iterdir()]
@@ -257,7 +258,7 @@ def second_pass(s: Session, llmbar: Path) -> None:
     # 32.1 time: a dry run's time column and what it rests on; the line before the first call
     r = s.jb("run", "--run", str(runs / "t"), "--dry-run")
     said = "expected time: about" in r.stdout + r.stderr
-    measured = "measured 2026-12-01" in r.stdout + r.stderr
+    measured = re.search(r"measured \d{4}-\d{2}-\d{2}", r.stdout + r.stderr) is not None
     timed = s.jb("run", "--run", str(runs / "t1"), "--model", SIM, "--no-cache", "--limit", "5",
                  env={"JUDGEBENCH_PROGRESS_SECONDS": "0"})  # fmt: skip
     ahead = [ln for ln in timed.stderr.splitlines() if ", expected " in ln and " calls" in ln]
@@ -332,6 +333,57 @@ def second_pass(s: Session, llmbar: Path) -> None:
         f"without an example {missing_example or 'none'}; "
         f"fixed-value options list their choices: {choices}; --data-dir names hub snapshots: {hub}",
     )
+
+
+def third_pass(s: Session, llmbar: Path) -> None:
+    """Issue 46, items 1-4 (as points 15-18)."""
+    runs = s.clone / "runs"
+    narrow = {"COLUMNS": "80", "TERM": "dumb"}
+    # 46.1 tables at 80 columns: every number and name whole (no ellipsis)
+    models = ["openai:gpt-4.1-mini", "anthropic:claude-haiku-4-5", "sim:drift-stable"]
+    dry = s.jb("run", "--run", str(runs / "n80"), *[a for m in models for a in ("--model", m)], "--dry-run",
+               env=narrow)  # fmt: skip
+    plan = s.jb("plan", "--dataset", "sample", "--model", models[0], "--model", models[1], env=narrow)
+    texts = [dry.stdout + dry.stderr, plan.stdout + plan.stderr]
+    cut = [name for name, text in zip(("run --dry-run", "plan"), texts, strict=True) if "…" in text]
+    whole = all(m in texts[0] for m in models) and all(m in texts[1] for m in models[:2])
+    s.point(15, dry.returncode == 0 and plan.returncode == 0 and not cut and whole,
+            f"46.1 tables at 80 columns: cut {cut or 'none'}; every model name whole: {whole}")  # fmt: skip
+
+    # 46.2 unknown sim: and local: names are refused before anything is written
+    refused = []
+    for spec in ("sim:nonexistent", "local:nonexistent"):
+        where = runs / spec.replace(":", "_")
+        r = s.jb("run", "--run", str(where), "--model", spec, "--yes")
+        refused.append(r.returncode == 1 and not where.exists() and spec.split(":")[1] in r.stderr)
+    s.point(16, all(refused),
+            f"46.2 run --model sim:nonexistent / local:nonexistent: refused, nothing written: "
+            f"{refused}")  # fmt: skip
+
+    # 46.3 the embedded translator's estimate is in minutes for LLMBar's first 2 items, from its tokens
+    tr = s.jb("translate", "--run", str(runs / "tl"), "--dataset", "llmbar", "--data-dir", str(llmbar),
+              "--translator", "local", "--limit", "2", "--dry-run")  # fmt: skip
+    told = re.search(r"expected time: about (\S+)", tr.stdout + tr.stderr)
+    per_token = "s per output token" in tr.stdout + tr.stderr
+    minutes = told is not None and "m" in told[1]
+    s.point(17, tr.returncode == 0 and per_token and (minutes or llmbar.name != "llmbar"),
+            f"46.3 translate --translator local --limit 2 --dry-run: expected {told[1] if told else '?'} "
+            f"(from its output tokens: {per_token})")  # fmt: skip
+
+    # 46.4 m-rewardbench: --conditions narrows the languages; a partial snapshot is listed
+    snap = s.clone.parent / "mrb"
+    make = (f"from pathlib import Path; from tests.data.rewardbench_fixture import write_snapshot; "
+            f"write_snapshot(Path({str(snap)!r}), languages=('zh', 'ja'))")  # fmt: skip
+    path = f"{s.clone}:{s.clone / 'src'}"
+    subprocess.run([sys.executable, "-c", make], cwd=s.clone, env={**s.env, "PYTHONPATH": path}, check=True,
+                   timeout=300)  # fmt: skip
+    r = s.jb("run", "--run", str(runs / "mrb"), "--dataset", "m-rewardbench", "--data-dir", str(snap),
+             "--conditions", "zh,ja", "--model", "sim:unbiased", "--dry-run")  # fmt: skip
+    shown = s.jb("data", "show", "m-rewardbench", "--data-dir", str(snap))
+    listed = "holds 2 of its 23 languages" in shown.stdout + shown.stderr
+    s.point(18, r.returncode == 0 and "lacks" not in r.stderr and shown.returncode == 0 and listed,
+            f"46.4 m-rewardbench --conditions zh,ja on a zh+ja snapshot: exit {r.returncode}; "
+            f"data show lists the 2 languages it holds: {listed}")  # fmt: skip
 
 
 def quickstart(s: Session, limit: int) -> None:

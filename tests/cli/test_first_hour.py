@@ -80,13 +80,18 @@ def test_1_a_dry_run_says_how_long_and_what_drives_it(tmp_path: Path) -> None:
     assert here is not None, out
     entry = next(e for e in durations.load_rates().measured if e.judge == "local" and e.stage == "judge")
     factor = durations.machine_slowdown(
-        int(here.group(1)), float(here.group(2))
-    ) / durations.machine_slowdown(entry.cores, entry.load)
-    expected = 60 * entry.seconds_per_call * factor  # the load is printed to one decimal: a margin
+        int(here.group(1)), float(here.group(2)), entry.load_exponent
+    ) / durations.machine_slowdown(entry.cores, entry.load, entry.load_exponent)
+    prompt = re.search(r"s per prompt token, (\d+) a call", out)
+    assert prompt is not None, out
+    per_call = entry.seconds_per_call + entry.seconds_per_input_token * int(prompt[1])
+    per_call += entry.seconds_per_output_token * 2  # the completion form's two tokens
+    expected = 60 * per_call * factor  # the load is printed to one decimal: a margin
     assert abs(_seconds(_times(out)["judge", "local"]) - expected) <= 2 + 0.05 * expected
     assert (
-        "measured 2026-12-01 by the README quick start" in out and "here " in out and " cores at load " in out
-    )
+        "measured 2026-12-03 by scripts/measure_call_seconds.py" in out and "here " in out
+        and " cores at load " in out
+    )  # fmt: skip
 
 
 def test_1_run_dry_run_adds_the_stages(tmp_path: Path) -> None:
@@ -126,12 +131,13 @@ def test_1_the_load_model_scales_only_the_embedded_model(monkeypatch: pytest.Mon
     local = Judges.load().resolve("local")
     spec, settings = local.spec, local.settings
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr("os.getloadavg", lambda: (1.8, 1.8, 1.8))  # as measured: the measured figure
-    quiet = durations.expected("local", spec, settings, 240, "judge")
-    assert quiet.per_call == pytest.approx(0.69) and quiet.at_once == 1
+    tokens = {"input_tokens": 240 * 300, "output_tokens": 480}  # the quick start's calls, about
+    monkeypatch.setattr("os.getloadavg", lambda: (1.8, 1.8, 1.8))  # the quick start measured 0.69 s
+    quiet = durations.expected("local", spec, settings, 240, "judge", **tokens)
+    assert 0.6 < quiet.per_call < 0.9 and quiet.at_once == 1
     monkeypatch.setattr("os.getloadavg", lambda: (5.5, 5.5, 5.5))  # the README's busy case: 3.6 s a call
-    busy = durations.expected("local", spec, settings, 240, "judge")
-    assert 3.0 < busy.per_call < 4.5 and "x5.4" in busy.source
+    busy = durations.expected("local", spec, settings, 240, "judge", **tokens)
+    assert 3.0 < busy.per_call < 4.5 and "x0.3" in busy.source  # against the measurement's load 10.8
     remote = Judges.load().resolve("openai:gpt-4.1-mini")
     api_spec, api_settings = remote.spec, remote.settings
     assert durations.expected("openai:gpt-4.1-mini", api_spec, api_settings, 80, "judge").per_call == 2.0

@@ -272,3 +272,86 @@ def test_3_the_embedded_translator_is_timed_by_the_tokens_it_writes(
     assert code == 0, out
     longer = re.search(r"expected time: about (\S+) \(translate", out)
     assert longer is not None and "m" in longer[1]  # minutes, not seconds
+
+
+# 6: the embedded judge's estimate, against a small run (scripts/estimate_check.py measures the time;
+# these check what holds without a clock) -------------------------------------------------------------
+
+
+def _rates_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **values: float) -> None:
+    """configs/call_seconds.toml with the local judge's measured figures replaced by `values`."""
+    from judgebench.costing import durations
+
+    text = durations.table_path().read_text(encoding="utf-8")
+    judge = text.index('judge = "local"\nstage = "judge"')
+    head, entry = text[:judge], text[judge:]
+    for key, value in values.items():
+        entry, n = re.subn(rf"^{key} = .*$", f"{key} = {value}", entry, count=1, flags=re.M)
+        assert n == 1, key
+    path = tmp_path / "call_seconds.toml"
+    path.write_text(head + entry, encoding="utf-8")
+    monkeypatch.setattr(durations, "table_path", lambda: path)
+
+
+def test_6_the_embedded_judges_call_is_timed_by_its_prompt_tokens_and_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick start announced 8m41s and took 15m07s at load 4-5: one flat 0.69 s a call, scaled
+    ((load + 1) / cores) squared. A call's time is now its prompt and reply tokens at the measured
+    prefill and decode rates, and the load exponent is the measured one."""
+    from judgebench.costing import durations
+    from judgebench.models import Judges
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (10.8, 10.8, 10.8))  # the measurement's own load
+    local = Judges.load().resolve("local")
+    entry = next(e for e in durations.load_rates().measured if e.judge == "local" and e.stage == "judge")
+    short = durations.expected("local", local.spec, local.settings, 10, "judge", input_tokens=1000)
+    long = durations.expected("local", local.spec, local.settings, 10, "judge", input_tokens=5000)
+    assert long.per_call - short.per_call == pytest.approx(400 * entry.seconds_per_input_token)
+    assert "s per prompt token, 500 a call" in long.source
+    monkeypatch.setattr("os.getloadavg", lambda: (4.5, 4.5, 4.5))
+    busy = durations.expected("local", local.spec, local.settings, 10, "judge", input_tokens=1000)
+    factor = ((4.5 + 1) / (10.8 + 1)) ** entry.load_exponent
+    assert busy.per_call == pytest.approx(short.per_call * factor)
+    # the quick start at load 4.5: 240 calls of about 300 prompt tokens and 2 output tokens took
+    # 15m07s (3.8 s a call); the old flat figure said 2.2 s, this one says within 20% of 3.8 s
+    quick = durations.expected("local", local.spec, local.settings, 240, "judge", input_tokens=240 * 300,
+                               output_tokens=480)  # fmt: skip
+    assert abs(quick.per_call - 907 / 240) < 0.2 * 907 / 240
+
+
+def test_6_the_embedded_judges_estimate_follows_the_measured_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dry run's and the announcement's per-call seconds come from configs/call_seconds.toml (what
+    scripts/measure_call_seconds.py measured): doubling the prefill rate and the per-call figure
+    doubles the time; an uncached run counts every planned call."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (10.8, 10.8, 10.8))
+    args = ["judge", "--dataset", "sample", "--conditions", "en", "--model", "local", "--limit", "3"]
+    code, base = invoke(*args, "--run", str(tmp_path / "a"), "--dry-run")
+    assert code == 0, base
+    calls = re.search(r"judge +│ local +│ +(\d+)", base)
+    seconds = re.search(r"expected time: about (\S+)", base)
+    assert calls is not None and int(calls[1]) == 6 and seconds is not None, base  # 3 items x 2 orders
+    _rates_with(tmp_path, monkeypatch, seconds_per_call=4.76, seconds_per_input_token=0.0508,
+                seconds_per_output_token=4.46)  # fmt: skip
+    code, doubled = invoke(*args, "--run", str(tmp_path / "b"), "--dry-run")
+    again = re.search(r"expected time: about (\S+)", doubled)
+    assert again is not None, doubled
+
+    def secs(text: str) -> int:
+        m = re.fullmatch(r"(?:(\d+)m)?(\d+)s", text)
+        assert m is not None, text
+        return int(m[1] or 0) * 60 + int(m[2])
+
+    assert secs(again[1]) == pytest.approx(2 * secs(seconds[1]), abs=2)  # a judge dry run: judging only
+
+
+def test_6_run_limit_1_reports(tmp_path: Path) -> None:
+    """`run --limit 1` (scripts/estimate_check.py's small run) crashed in the report: one item's
+    longer side made a categorical of one category, which pandas refuses to compare."""
+    run = str(tmp_path / "r")
+    code, out = invoke("run", "--run", run, "--model", "sim:selftest-unbiased", "--limit", "1", "--yes")
+    assert code == 0, out

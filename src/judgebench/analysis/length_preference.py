@@ -37,7 +37,8 @@ def longer_win_records(
     calls = calls[calls["item_id"].isin(longer.keys())]
     if calls.empty:
         return []
-    won = (calls["verdict"] == calls["item_id"].map(longer)).astype(int)
+    # plain strings: categorical columns of different categories (one item: one category) cannot compare
+    won = (calls["verdict"].astype(str) == calls["item_id"].astype(str).map(longer)).astype(int)
     table = pd.DataFrame(
         {"judge": calls["judge"], "condition": calls["condition"], "subset": calls["subset"], "won": won}
     )

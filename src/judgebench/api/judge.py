@@ -21,7 +21,7 @@ from judgebench.bbe.sources import sample_units
 from judgebench.conditions import SOURCE, select_conditions
 from judgebench.config import defaults
 from judgebench.costing.durations import announce, expected, stage_time
-from judgebench.costing.estimate import Estimate, estimate_judging
+from judgebench.costing.estimate import Estimate, estimate_judging, prompt_text
 from judgebench.costing.output_tokens import run_figures
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls, rejudge
@@ -32,6 +32,7 @@ from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.judge.units import REPEAT_SEED, repeat_calls
 from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
+from judgebench.models.pricing import estimate_tokens
 from judgebench.progress import ProgressReporter
 from judgebench.records import PlannedKey
 from judgebench.records.manifest import (
@@ -197,9 +198,13 @@ def _run_plan(
     defaults = {name: client.request_defaults for name, client in clients.items()}
     pending = pending_calls(plan, run.judgments().latest())
     to_pay = {name: _to_pay(pending, name, c, template, defaults[name]) for name, c in clients.items()}
-    took = [expected(name, c.spec, c.settings, to_pay[name][0], "judge") for name, c in clients.items()]
+    took = [
+        expected(name, c.spec, c.settings, to_pay[name].calls, "judge",
+                 input_tokens=to_pay[name].input_tokens, output_tokens=to_pay[name].output_tokens)
+        for name, c in clients.items()
+    ]  # fmt: skip
     line = announce(took, f"judge {', '.join(clients)}")
-    cached = [f"{name} {share:.0%}" for name, (_, share) in to_pay.items() if share > 0]
+    cached = [f"{name} {paid.cached:.0%}" for name, paid in to_pay.items() if paid.cached > 0]
     if cached:
         line += f"; already in the response cache (a sample of the calls): {', '.join(cached)}"
     ahead = (stage_time(took), line)
@@ -227,22 +232,37 @@ def _run_plan(
 CACHE_SAMPLE = 100  # pending calls per judge looked up in the response store before announcing
 
 
+class ToPay(BaseModel):
+    """A judge's pending calls that will be paid for (and take time), their prompt and reply tokens
+    (the sample's mean per call, times the calls), and the share the response store holds."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cached: float
+
+
 def _to_pay(
     pending: Sequence[PlannedCall],
     name: str,
     client: ModelClient,
     template: JudgeTemplate,
     defaults: Mapping[str, Any],
-) -> tuple[int, float]:
-    """How many of a judge's pending calls will be paid for (and take time), and the share the
-    response store holds, from an evenly spaced sample: a fully cached rerun announced 6m17s and took
-    6 s."""
+) -> ToPay:
+    """From an evenly spaced sample of a judge's pending calls: a fully cached rerun announced 6m17s
+    and took 6 s; the embedded judge's time is in its prompt tokens."""
     mine = [c for c in pending if c.judge == name]
-    if not mine or not client.use_cache:
-        return len(mine), 0.0
+    if not mine:
+        return ToPay(calls=0, input_tokens=0, output_tokens=0, cached=0.0)
     picked = mine[:: max(1, len(mine) // CACHE_SAMPLE)][:CACHE_SAMPLE]
-    share = sum(client.holds(build_request(c, template, client, defaults)) for c in picked) / len(picked)
-    return round(len(mine) * (1.0 - share)), share
+    requests = [build_request(c, template, client, defaults) for c in picked]
+    share = sum(client.holds(r) for r in requests) / len(picked) if client.use_cache else 0.0
+    calls = round(len(mine) * (1.0 - share))
+    prompt = sum(estimate_tokens(prompt_text(r), client.spec) for r in requests) / len(requests)
+    reply = sum(r.max_tokens or 0 for r in requests) / len(requests)
+    return ToPay(
+        calls=calls, input_tokens=round(prompt * calls), output_tokens=round(reply * calls), cached=share
+    )
 
 
 def _entry(

@@ -31,11 +31,15 @@ class MeasuredRate(BaseModel):
 
     judge: str
     stage: str = "judge"
-    seconds_per_call: float = Field(ge=0)
-    # a call whose reply is long (a translation): seconds per output token on top of the call's
+    seconds_per_call: float = Field(ge=0)  # what a call takes whatever its length
+    # a model in this process (llama.cpp) reads the prompt and writes the reply token by token: per
+    # prompt token (prefill) and per output token (decode), on top of the call's
+    seconds_per_input_token: float = Field(default=0.0, ge=0)
     seconds_per_output_token: float = Field(default=0.0, ge=0)
     cores: int = Field(ge=1)
     load: float = Field(ge=0)  # the 1-minute load average while it was measured
+    # p in ((load + 1) / cores) ** p: how steeply a shared machine slows it (measured)
+    load_exponent: float = Field(default=2.0, ge=0)
     measured: str = ""
 
 
@@ -78,13 +82,12 @@ def load_rates(path: Path | None = None) -> RateTable:
     return load_config(path or table_path(), RateTable)
 
 
-def machine_slowdown(cores: int, load: float) -> float:
+def machine_slowdown(cores: int, load: float, exponent: float = 2.0) -> float:
     """How much slower a CPU-bound call runs than on an idle machine of `cores` cores at this 1-minute
-    load average. llama.cpp's threads wait on each other, so sharing the cores costs more than the
-    share: ((load + 1) / cores) squared, at least 1, fits the embedded model's two measured cases on 2
-    cores (x5 at load 5-6, x11 at load 7-8, each against load 1-2.6). A rough, stated model: the
-    first calls' measured pace replaces it on the progress line."""
-    return max(1.0, (load + 1.0) / cores) ** 2
+    load average: ((load + 1) / cores) ** exponent, at least 1. llama.cpp's threads wait on each
+    other, so sharing the cores costs more than the share (exponent > 1); the exponent is measured by
+    scripts/measure_call_seconds.py. The first calls' measured pace replaces it on the progress line."""
+    return float(max(1.0, (load + 1.0) / cores) ** exponent)
 
 
 def _here() -> tuple[int, float]:
@@ -96,24 +99,25 @@ def _here() -> tuple[int, float]:
 
 
 def seconds_per_call(
-    model: str, spec: ModelSpec, stage: str, output_tokens: float = 0.0
+    model: str, spec: ModelSpec, stage: str, output_tokens: float = 0.0, input_tokens: float = 0.0
 ) -> tuple[float, str]:
     """Seconds one call of `model` (a judges.toml name or the spec) takes, and where that comes from.
-    `output_tokens`: the tokens one reply is expected to hold, for a measurement that times them (a
-    translation's reply is as long as its source: minutes on the embedded model, not seconds)."""
+    `input_tokens`, `output_tokens`: one call's prompt and reply, for a measurement that times them
+    (a translation's reply is as long as its source: minutes on the embedded model, not seconds; a
+    judgment's prompt is most of its time)."""
     rates = load_rates()
     in_process = traits_of(spec).in_process
     for entry in rates.measured:
         if entry.stage == stage and entry.judge in (model, spec.text):
             base = entry.seconds_per_call + entry.seconds_per_output_token * output_tokens
+            base += entry.seconds_per_input_token * input_tokens
             source = f"measured {entry.measured} on {entry.cores} cores at load {entry.load:g}"
-            if entry.seconds_per_output_token:
-                per_token = entry.seconds_per_output_token
-                source += f" ({per_token:g} s per output token, {output_tokens:.0f} a call)"
+            source += _per_token(entry, input_tokens, output_tokens)
             if not in_process:
                 return base, source
             cores, load = _here()
-            factor = machine_slowdown(cores, load) / machine_slowdown(entry.cores, entry.load)
+            slower = machine_slowdown(cores, load, entry.load_exponent)
+            factor = slower / machine_slowdown(entry.cores, entry.load, entry.load_exponent)
             source += f"; here {cores} cores at load {load:.1f}"
             if abs(factor - 1.0) > 0.1:
                 source += f", x{factor:.1f}"
@@ -126,6 +130,15 @@ def seconds_per_call(
     return assumed[key], f"assumed for {what} in configs/{table_path().name}"
 
 
+def _per_token(entry: MeasuredRate, input_tokens: float, output_tokens: float) -> str:
+    parts = []
+    if entry.seconds_per_input_token:
+        parts.append(f"{entry.seconds_per_input_token:g} s per prompt token, {input_tokens:.0f} a call")
+    if entry.seconds_per_output_token:
+        parts.append(f"{entry.seconds_per_output_token:g} s per output token, {output_tokens:.0f} a call")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def expected(
     model: str,
     spec: ModelSpec,
@@ -134,10 +147,13 @@ def expected(
     stage: str,
     *,
     output_tokens: int = 0,
+    input_tokens: int = 0,
 ) -> Duration:
-    """The wall time of `calls` calls of one model (`output_tokens` in all their replies): one at a
-    time in this process, else spread over --concurrency and held to --rpm."""
-    per_call, source = seconds_per_call(model, spec, stage, output_tokens / calls if calls else 0.0)
+    """The wall time of `calls` calls of one model (`input_tokens` in all their prompts,
+    `output_tokens` in all their replies): one at a time in this process, else spread over
+    --concurrency and held to --rpm."""
+    share = 1.0 / calls if calls else 0.0
+    per_call, source = seconds_per_call(model, spec, stage, output_tokens * share, input_tokens * share)
     at_once = 1 if traits_of(spec).in_process else max(1, settings.concurrency)
     seconds = calls * per_call / at_once
     if settings.rpm:

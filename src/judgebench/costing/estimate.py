@@ -79,7 +79,13 @@ def _timed(estimate: Estimate, judge: JudgeSpec, stage: str) -> Estimate:
     """The estimate with its expected wall time at the judge's pace (its settings: flags over
     judges.toml over the defaults)."""
     took = expected(
-        judge.name, judge.spec, judge.settings, estimate.calls, stage, output_tokens=estimate.output_tokens
+        judge.name,
+        judge.spec,
+        judge.settings,
+        estimate.calls,
+        stage,
+        output_tokens=estimate.output_tokens,
+        input_tokens=estimate.input_tokens,
     )
     return estimate.model_copy(update={"seconds": took.seconds, "seconds_source": took.source})
 
@@ -139,7 +145,8 @@ def _why_calls(items: int, conditions: Sequence[Condition], pieced: Sequence[int
     return text + "; a re-ask of an unreadable answer is one call more"
 
 
-def _prompt_text(request: ModelRequest) -> str:
+def prompt_text(request: ModelRequest) -> str:
+    """The text a judge reads: the prompt, or the messages one after another (for counting tokens)."""
     return request.prompt or "\n".join(m.content for m in request.messages or [])
 
 
@@ -172,7 +179,7 @@ def estimate_judging(
                 language=call.language,
                 completion=completion,
             )
-            n, method = estimate_tokens_with_method(_prompt_text(request), judge.spec)
+            n, method = estimate_tokens_with_method(prompt_text(request), judge.spec)
             usage.input_tokens += n
         done = sum(1 for c in plan if c.judge == judge.name) - len(mine)
         estimate = _timed(
