@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from judgebench.config.paths import configs_dir
 from judgebench.models import local
 from judgebench.models.base import ModelRequest, ProviderSettings
-from judgebench.paths import configs_dir
 
 ITEM = {
     "instruction": "Write a short paragraph explaining why the sky is blue, under 80 words.",
