@@ -223,9 +223,10 @@ def run_points(s: Session, llmbar: Path, base: Path) -> None:
             f"--model gpt-4.1-mini: 'did you mean openai:gpt-4.1-mini?' + judges.toml names; --data-dir "
             f".../Dataset/LLMBar: {'pass --data-dir ' + str(llmbar) in d.stderr}")  # fmt: skip
 
-    # 8. bbe with the default alpha after run's feasible release
+    # 8. bbe asked for no shrinkage (--alpha 1, infeasible here) after run's feasible release (the
+    # default --alpha auto releases, so the infeasible case is asked for by name)
     before = (sim / "bbe.json").read_text() if (sim / "bbe.json").exists() else ""
-    r = s.jb("bbe", "--tau", "0.5", "--delta", "0.01", "--run", str(sim))
+    r = s.jb("bbe", "--tau", "0.5", "--delta", "0.01", "--alpha", "1", "--run", str(sim))
     kept = bool(before) and (sim / "bbe.json").read_text() == before
     s.point(8, r.returncode == 3 and kept and (sim / "bbe.infeasible.json").exists(),
             f"bbe --alpha 1 (infeasible, exit {r.returncode}): bbe.json kept {kept}, "
