@@ -9,7 +9,6 @@ renamed into place (`judgebench.fileio`).
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import logging
 import os
@@ -26,6 +25,7 @@ from judgebench.answers import JudgmentLog, plan_keys, read_lines
 from judgebench.errors import RunDirError
 from judgebench.fileio import atomic_write_json
 from judgebench.records import AuditFlag, CallKey, Judgment, PlannedKey, TranslationFailure, Variant
+from judgebench.records.clock import now_iso
 from judgebench.records.manifest import (
     DatasetEntry,
     HistoryEntry,
@@ -67,10 +67,6 @@ BBE_NEIGHBOURS = "bbe_neighbours.jsonl"
 def redact_command(argv: list[str]) -> list[str]:
     """The command line as recorded: credentials in URLs (user:token@, ?api-key=...) are masked."""
     return [mask_url(arg) for arg in argv]
-
-
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def safe_run_path(path: str | Path, *, base: Path | None = None) -> Path:

@@ -28,7 +28,9 @@ ALLOWED: dict[str, set[str]] = {
     "outside": {"errors"},
     "runindex": set(),  # what an append-only run file holds, kept in step with its appends
     "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
-    "answers": {"errors", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
+    # the fast readers' views of a record model (JSON types, Arrow schema), derived from its fields
+    "judgment_schema": set(),
+    "answers": {"errors", "judgment_schema", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
     "rundir": {"answers", "errors", "fileio", "records", "runindex", "torn"},
     "conditions": {"defaults", "errors", "outside", "paths", "records"},
     "data": {"errors", "fileio", "outside", "paths", "records", "rundir", "wire"},
@@ -37,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     # any JSONL file as columns by pyarrow, in pieces of whole lines with their byte offsets
     "jsonl_columns": set(),
     # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
-    "judgment_table": {"jsonl_columns", "records", "rundir"},
+    "judgment_table": {"jsonl_columns", "judgment_schema", "records", "rundir"},
     "translate": {
         "batch",
         "conditions",

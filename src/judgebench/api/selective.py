@@ -32,6 +32,7 @@ from judgebench.fileio import atomic_write_many
 from judgebench.human import known_pairs, load_human_labels
 from judgebench.judge.units import is_repeat
 from judgebench.judgment_table import read_judgment_table
+from judgebench.records.clock import now_iso
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.records.sanitize import spreadsheet_cell
 from judgebench.records.selective import CascadeResult, ConfidenceMode, SelectiveBudget, SelectiveReport
@@ -44,7 +45,7 @@ from judgebench.report.selective_section import (
     coverage_plot,
     selective_section,
 )
-from judgebench.rundir import BBE_NEIGHBOURS, JUDGMENTS, RunDir, now_iso
+from judgebench.rundir import BBE_NEIGHBOURS, JUDGMENTS, RunDir
 from judgebench.selective import (
     MIN_KEPT,
     item_confidence,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from judgebench.errors import RunDirError
 from judgebench.fileio import atomic_write_json
-from judgebench.rundir import now_iso
+from judgebench.records.clock import now_iso
 
 BATCHES_JSON = "batches.json"
 
