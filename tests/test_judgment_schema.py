@@ -9,9 +9,16 @@ import pyarrow as pa
 import pytest
 from pydantic import BaseModel, Field
 
-from judgebench import answers, judgment_table
-from judgebench.judgment_schema import arrow_schema, closed_values, json_types, nested_checks, required_fields
 from judgebench.records import Judgment
+from judgebench.store import answers_log as answers
+from judgebench.store import judgment_table
+from judgebench.store.judgment_schema import (
+    arrow_schema,
+    closed_values,
+    json_types,
+    nested_checks,
+    required_fields,
+)
 
 _NONE = type(None)
 _STR, _F64, _I64 = pa.string(), pa.float64(), pa.int64()

@@ -18,47 +18,38 @@ from tests.architecture.imports import ALL, PACKAGE, Import, all_imports, intern
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "paths": set(),
-    "fileio": set(),
     "progress": set(),
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
     "defaults": set(),  # each flag's default, stated once (request models, settings and the CLI)
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
+    # the run folder: manifest, append-only logs with torn-line repair, per-file indexes, the
+    # judgments' columnar table and its fingerprinted cache, atomic writes, locks; the judgment schema
+    # once (derived from the records). Low: records, errors and outside files only
+    "store": {"errors", "outside", "records"},
     # JSON and TOML from outside files, read strictly (repeated keys, deep nesting refused)
     "outside": {"errors"},
-    "runindex": set(),  # what an append-only run file holds, kept in step with its appends
-    "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
-    # the fast readers' views of a record model (JSON types, Arrow schema), derived from its fields
-    "judgment_schema": set(),
-    "answers": {"errors", "judgment_schema", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
-    "rundir": {"answers", "errors", "fileio", "records", "runindex", "torn"},
     "conditions": {"defaults", "errors", "outside", "paths", "records"},
-    "data": {"errors", "fileio", "outside", "paths", "records", "rundir", "wire"},
-    "models": {"defaults", "errors", "fileio", "outside", "paths", "records", "wire"},
-    "batch": {"defaults", "errors", "fileio", "models", "outside", "records", "rundir"},
-    # any JSONL file as columns by pyarrow, in pieces of whole lines with their byte offsets
-    "jsonl_columns": set(),
-    # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
-    "judgment_table": {"jsonl_columns", "judgment_schema", "records", "rundir"},
+    "data": {"errors", "outside", "paths", "records", "store", "wire"},
+    "models": {"defaults", "errors", "outside", "paths", "records", "store", "wire"},
+    "batch": {"defaults", "errors", "models", "outside", "records", "store"},
     "translate": {
         "batch",
         "conditions",
         "errors",
-        "fileio",
         "models",
         "outside",
         "paths",
         "progress",
         "records",
-        "rundir",
+        "store",
     },
-    "judge": {"conditions", "errors", "models", "outside", "paths", "records", "rundir"},
+    "judge": {"conditions", "errors", "models", "outside", "paths", "records", "store"},
     # probe conditions (configs/probes/): text transforms of the items, no model call
     "probes": {"conditions", "errors", "outside", "paths", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
     "execution": {
         "analysis",
-        "answers",
         "batch",
         "defaults",
         "errors",
@@ -66,11 +57,10 @@ ALLOWED: dict[str, set[str]] = {
         "models",
         "progress",
         "records",
-        "rundir",
+        "store",
     },
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {
-        "answers",
         "batch",
         "errors",
         "judge",
@@ -79,37 +69,26 @@ ALLOWED: dict[str, set[str]] = {
         "paths",
         "progress",
         "records",
-        "rundir",
+        "store",
         "translate",
     },
-    "analysis": {"conditions", "data", "defaults", "errors", "records", "rundir"},
+    "analysis": {"conditions", "data", "defaults", "errors", "records", "store"},
     # peer judge logs read as items and judgments, one module per format (a registry, plugins by entry point)
-    "importers": {"data", "errors", "outside", "records", "rundir"},
+    "importers": {"data", "errors", "outside", "records", "store"},
     # the process's memory allocators (the standard library only: it must not import pyarrow)
     "allocators": set(),
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
     "human": {"analysis", "data", "errors", "outside", "records"},
     # selective judging (PROTOCOL §8): confidences, thresholds, cascades; pure, like analysis/
     "selective": {"analysis", "errors", "records"},
-    "bbe": {"analysis", "errors", "fileio", "judgment_table", "outside", "palette", "records", "rundir"},
-    "report": {
-        "analysis",
-        "defaults",
-        "errors",
-        "fileio",
-        "human",
-        "judgment_table",
-        "palette",
-        "records",
-        "rundir",
-    },
+    "bbe": {"analysis", "errors", "outside", "palette", "records", "store"},
+    "report": {"analysis", "defaults", "errors", "human", "palette", "records", "store"},
     # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
     # the report's content model and Markdown renderer)
-    "compare": {"analysis", "errors", "fileio", "records", "report"},
+    "compare": {"analysis", "errors", "records", "report", "store"},
     "api": {
         "allocators",
         "analysis",
-        "answers",
         "batch",
         "bbe",
         "compare",
@@ -119,20 +98,17 @@ ALLOWED: dict[str, set[str]] = {
         "defaults",
         "errors",
         "execution",
-        "fileio",
         "human",
         "importers",
-        "jsonl_columns",
         "judge",
-        "judgment_table",
         "models",
         "paths",
         "probes",
         "progress",
         "records",
         "report",
-        "rundir",
         "selective",
+        "store",
         "translate",
     },
     # the CLI: the library's public API, its errors and records, its own modules, progress's
@@ -164,6 +140,7 @@ NEVER: dict[str, set[str]] = {
     "bbe": {"api", "execution", "judge", "models"},
     "selective": {"api", "execution", "judge", "models"},
     "models": {"api", "execution", "judge", "translate"},
+    "store": {"analysis", "api", "execution", "judge", "models"},
 }
 # The CLI renders; the library returns typed results and logs. Below the CLI no module imports a
 # terminal library or the CLI, calls print(), or touches sys.stdout / sys.stderr.

@@ -18,7 +18,7 @@ from judgebench.analysis import Analysis
 from judgebench.report import plot_worker, write_report
 from judgebench.report.figures import DRAW_ORDER, FIGURE_KEYS, FigureSet
 from judgebench.report.plot_worker import PlotWorker
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_main_2026_12"
 

@@ -10,7 +10,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench import defaults
-from judgebench.answers import paused_gc
 from judgebench.api.bbe import record_repeats
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions, require_keys
@@ -42,7 +41,8 @@ from judgebench.records.manifest import (
 )
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import IndexedAppender, RunDir
+from judgebench.store.answers_log import paused_gc
+from judgebench.store.run_folder import IndexedAppender, RunDir
 
 
 class JudgeRequest(BaseModel):

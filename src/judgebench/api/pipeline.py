@@ -26,7 +26,7 @@ from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 Confirm = Callable[[Sequence[Estimate]], bool]
 

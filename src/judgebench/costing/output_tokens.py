@@ -17,7 +17,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from judgebench.answers import Answer
 from judgebench.errors import InputError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
@@ -25,7 +24,8 @@ from judgebench.outside import toml_loads
 from judgebench.paths import configs_dir
 from judgebench.records import CallKey
 from judgebench.records.numbers import USER_NUMBERS
-from judgebench.rundir import RunDir
+from judgebench.store.answers_log import Answer
+from judgebench.store.run_folder import RunDir
 
 # The line below which scripts/bench_output_tokens.py --write rewrites configs/output_tokens.toml.
 MEASURED_MARKER = (

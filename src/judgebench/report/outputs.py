@@ -39,7 +39,7 @@ from judgebench.report.selective_section import PLOT as SELECTIVE_PLOT_KEY
 from judgebench.report.selective_section import PLOT_FILE as SELECTIVE_PLOT_FILE
 from judgebench.report.selective_section import SelectiveView, load_selective_view, report_section
 from judgebench.report.self_preference_section import self_preference_section
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 PLOTS_DIR = "plots"
 

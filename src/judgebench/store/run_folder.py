@@ -3,7 +3,7 @@
 JSONL stage files are append-only; each record is one `write` of a whole line followed by flush and
 fsync, and readers ignore a trailing partial line (what a kill -9 mid-write can leave) and take the
 last line per key. Whole-file outputs (manifest, metrics, report) are written to a temp file and
-renamed into place (`judgebench.fileio`).
+renamed into place (`judgebench.store.atomic_files`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from judgebench import __version__
-from judgebench.answers import JudgmentLog, plan_keys, read_lines
 from judgebench.errors import RunDirError
-from judgebench.fileio import atomic_write_json
 from judgebench.records import AuditFlag, CallKey, Judgment, PlannedKey, TranslationFailure, Variant
 from judgebench.records.clock import now_iso
 from judgebench.records.manifest import (
@@ -35,8 +33,10 @@ from judgebench.records.manifest import (
     migrate,
 )
 from judgebench.records.sanitize import mask_url, replace_surrogates
-from judgebench.runindex import BaseIndex, JsonlIndex, Signature, signature
-from judgebench.torn import repair_tail, repair_torn_lines, torn_seen
+from judgebench.store.answers_log import JudgmentLog, plan_keys, read_lines
+from judgebench.store.atomic_files import atomic_write_json
+from judgebench.store.file_index import BaseIndex, JsonlIndex, Signature, signature
+from judgebench.store.torn_lines import repair_tail, repair_torn_lines, torn_seen
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl

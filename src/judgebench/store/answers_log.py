@@ -29,12 +29,12 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from pydantic import ValidationError
 
 from judgebench.errors import InputError
-from judgebench.judgment_schema import closed_values, json_types, nested_checks, required_fields
 from judgebench.records import CallKey, Judgment, Kind, PlannedKey
-from judgebench.runindex import BaseIndex
-from judgebench.torn import note_torn
+from judgebench.store.file_index import BaseIndex
+from judgebench.store.judgment_schema import closed_values, json_types, nested_checks, required_fields
+from judgebench.store.torn_lines import note_torn
 
-logger = logging.getLogger("judgebench.rundir")
+logger = logging.getLogger("judgebench.store.run_folder")
 
 R = TypeVar("R")
 
@@ -158,7 +158,7 @@ class Answered(Protocol):
 
 class AnswerSink(Protocol):
     """A judgments file's index that calls are judged into (`JudgmentLog` for judgments.jsonl,
-    `rundir.LineIndex` for bbe_neighbours.jsonl): what is answered, and the appender's hooks."""
+    `run_folder.LineIndex` for bbe_neighbours.jsonl): what is answered, and the appender's hooks."""
 
     @property
     def path(self) -> Path: ...
@@ -321,7 +321,7 @@ def plan_keys(path: Path) -> dict[CallKey, CallKey]:
 class JudgmentLog(BaseIndex[Answer, CallKey]):
     """judgments.jsonl read once into `Answer`s: the last per call key (`latest`), every line in file
     order (`lines`: a figure over every answer, re-asks and superseded ones too), whole records of
-    chosen lines on demand (`records`). Appends through `rundir.IndexedAppender` join it unread."""
+    chosen lines on demand (`records`). Appends through `run_folder.IndexedAppender` join it unread."""
 
     def __init__(self, path: Path) -> None:
         self._lines: list[Answer] = []

@@ -26,12 +26,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from judgebench.jsonl_columns import Fallback as _Fallback
-from judgebench.jsonl_columns import parse_pieces
-from judgebench.judgment_schema import arrow_schema, closed_values, nested_checks, required_fields
 from judgebench.records import Judgment, PlannedKey
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.jsonl_columns import Fallback as _Fallback
+from judgebench.store.jsonl_columns import parse_pieces
+from judgebench.store.judgment_schema import arrow_schema, closed_values, nested_checks, required_fields
+from judgebench.store.run_folder import last_per_key, read_jsonl
 
 __all__ = [
     "CALL_KEY",
