@@ -16,7 +16,7 @@ from tests.report.conftest import make_judgments
 from judgebench.api.compare import metric_records
 from judgebench.compare.drift import drift_rows
 from judgebench.compare.pairing import Side, match_judges, pair_runs
-from judgebench.judgment_table import judgment_table
+from judgebench.store.judgment_table import judgment_table
 
 
 def _side(per_subset: int, seed: int) -> Side:

@@ -26,7 +26,7 @@ import numpy as np
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.records import AuditFlag, Judgment
 from judgebench.report.explorer import ExplorerData, ItemTexts
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 SUBSETS = {
     "Natural": 100,

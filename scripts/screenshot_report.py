@@ -176,7 +176,7 @@ def write_demo(out: Path, *, samples: int = 1000) -> Path:
     """Analyse the demo judgments and write the full report into `out`; returns report.html."""
     from judgebench.analysis import ReportSettings, analyze
     from judgebench.report import write_report
-    from judgebench.rundir import RunDir
+    from judgebench.store.run_folder import RunDir
 
     judgments, flagged = demo_judgments()
     analysis = analyze(judgments, flagged_items=flagged, settings=ReportSettings(bootstrap_samples=samples))

@@ -17,15 +17,16 @@ import pandas as pd
 import pytest
 from pydantic import BaseModel
 
-from judgebench import answers, api
+from judgebench import api
 from judgebench.analysis.frame import judgment_frame
 from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle
-from judgebench.answers import JudgmentLog, answer_of, read_answers
 from judgebench.errors import InputError
 from judgebench.execution.settling import _ItemRows, answers_frame
 from judgebench.records import CallKey, Judgment, PlannedKey
-from judgebench.rundir import JUDGMENTS, PLAN, IndexedAppender, RunDir, read_jsonl
+from judgebench.store import answers_log as answers
+from judgebench.store.answers_log import JudgmentLog, answer_of, read_answers
+from judgebench.store.run_folder import JUDGMENTS, PLAN, IndexedAppender, RunDir, read_jsonl
 from tests.test_reads_once import _finished_run
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run_main_2026_12"
@@ -65,7 +66,6 @@ def _exact(path: Path) -> list[answers.Answer]:
 
 def test_every_judgment_field_has_its_fast_path_types() -> None:
     assert set(answers._TYPES) == set(Judgment.model_fields)
-    assert answers._COMPLETE
 
 
 def test_answers_are_what_the_model_gives_on_either_path(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_torn_lines_are_skipped_and_salvaged_as_the_exact_reader_does(
     _write(path, [BASE, '{"judge": "j", "item_' + whole, BASE | {"item_id": "Natural/1"}])
     with path.open("a") as fh:
         fh.write('{"judge": "j", "ite')  # a torn tail
-    with caplog.at_level(logging.WARNING, logger="judgebench.rundir"):
+    with caplog.at_level(logging.WARNING, logger="judgebench.store.run_folder"):
         index = RunDir(tmp_path).judgments()
         got = index.lines()
     assert [a.item_id for a in got] == [j.item_id for j in read_jsonl(path, Judgment)]

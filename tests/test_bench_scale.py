@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-from judgebench.judgment_table import cache_path, read_judgment_table, read_plan_table
+from judgebench.store.judgment_table import cache_path, read_judgment_table, read_plan_table
 from tests.analysis.test_columnar import _write_run
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_scale.py"

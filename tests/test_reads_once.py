@@ -21,7 +21,7 @@ from judgebench import api
 from judgebench.api.judge import JudgeRequest, plan_judging
 from judgebench.execution import existing_judgments
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, JsonlAppender, RunDir
+from judgebench.store.run_folder import JUDGMENTS, JsonlAppender, RunDir
 from tests.servers.openai_server import OpenAIServer
 from tests.translate.test_translate_stage import SPEC, ScriptedTranslator, _dataset, _options
 

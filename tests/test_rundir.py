@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from judgebench.errors import InputError, RunDirError
-from judgebench.fileio import atomic_write_json
 from judgebench.records import AuditFlag
 from judgebench.records.manifest import DatasetEntry
-from judgebench.rundir import JsonlAppender, RunDir, read_jsonl, safe_run_path
+from judgebench.store.atomic_files import atomic_write_json
+from judgebench.store.run_folder import JsonlAppender, RunDir, read_jsonl, safe_run_path
 
 
 def _flag(i: int) -> AuditFlag:
@@ -50,7 +50,7 @@ def test_a_bad_line_in_the_middle_is_an_error_naming_file_and_line(tmp_path: Pat
 _WRITER = """
 import sys
 from judgebench.records import AuditFlag
-from judgebench.rundir import JsonlAppender
+from judgebench.store.run_folder import JsonlAppender
 with JsonlAppender(__import__("pathlib").Path(sys.argv[1])) as out:
     i = 0
     while True:
@@ -109,7 +109,7 @@ def test_a_run_refuses_another_dataset(tmp_path: Path) -> None:
 
 
 def test_credentials_in_a_recorded_command_line_are_masked() -> None:
-    from judgebench.rundir import redact_command
+    from judgebench.store.run_folder import redact_command
 
     argv = [
         "judgebench",

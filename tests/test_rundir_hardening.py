@@ -15,7 +15,7 @@ import pytest
 
 from judgebench.errors import RunDirError
 from judgebench.records import AuditFlag
-from judgebench.rundir import JsonlAppender, RunDir, read_jsonl
+from judgebench.store.run_folder import JsonlAppender, RunDir, read_jsonl
 
 
 def _flag(i: int, detail: str = "x") -> AuditFlag:
@@ -24,7 +24,7 @@ def _flag(i: int, detail: str = "x") -> AuditFlag:
 
 _HOLDER = """
 import sys, time
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 with RunDir(sys.argv[1]).lock("judge"):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
@@ -65,7 +65,7 @@ def test_a_torn_line_mid_file_is_skipped_with_a_warning_and_its_tail_kept(
     whole = [json.dumps(_flag(i).model_dump()) for i in range(4)]
     # writer 1 killed mid-line; writer 2 appended record 1 right after the half line
     path.write_text(whole[0] + "\n" + whole[2][:30] + whole[1] + "\n" + whole[3] + "\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="judgebench.rundir"):
+    with caplog.at_level(logging.WARNING, logger="judgebench.store.run_folder"):
         ids = [f.item_id for f in read_jsonl(path, AuditFlag)]
     assert ids == ["Natural/0", "Natural/1", "Natural/3"]
     assert any("1 torn line(s) (line 2)" in r.getMessage() for r in caplog.records)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from judgebench.records import AuditFlag
-from judgebench.rundir import JsonlAppender, read_jsonl
-from judgebench.torn import TORN_SUFFIX
+from judgebench.store.run_folder import JsonlAppender, read_jsonl
+from judgebench.store.torn_lines import TORN_SUFFIX
 
 
 def _flag(i: int) -> str:
@@ -41,7 +41,7 @@ def test_the_next_writer_repairs_a_torn_line_and_keeps_the_fragment(
     with pytest.raises(json.JSONDecodeError):  # before: invalid JSONL for any other reader, for ever
         _every_line_parses(path)
     assert [f.item_id for f in read_jsonl(path, AuditFlag)] == ["Natural/0", "Natural/1", "Natural/3"]
-    with caplog.at_level(logging.WARNING, logger="judgebench.rundir"), JsonlAppender(path) as out:
+    with caplog.at_level(logging.WARNING, logger="judgebench.store.run_folder"), JsonlAppender(path) as out:
         out.append(AuditFlag.model_validate_json(_flag(4)))
     assert _every_line_parses(path)
     assert [f.item_id for f in read_jsonl(path, AuditFlag)] == [

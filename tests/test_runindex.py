@@ -7,7 +7,7 @@ from pathlib import Path
 
 from judgebench.records import CallKey, Judgment, Variant
 from judgebench.records.manifest import HistoryEntry, ReportStage
-from judgebench.rundir import JUDGMENTS, IndexedAppender, JsonlAppender, RunDir
+from judgebench.store.run_folder import JUDGMENTS, IndexedAppender, JsonlAppender, RunDir
 
 
 def _j(item: str, verdict: str | None = "1") -> Judgment:

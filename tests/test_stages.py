@@ -13,7 +13,7 @@ from judgebench.api.stages import Stage, run_stage
 from judgebench.errors import ProviderConfigError, RunDirError
 from judgebench.models import JudgeSpec
 from judgebench.records.manifest import DatasetEntry, StageEntry, TranslateStage
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 ENTRY = TranslateStage(translator="import:test", conditions=[], last_conditions=["zh"])
 

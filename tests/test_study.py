@@ -14,7 +14,7 @@ from judgebench.api.study import Study
 from judgebench.conditions import parse_names
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 SRC = Path(api.__file__).resolve().parents[1]
 CLI = SRC / "cli"

@@ -14,20 +14,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from judgebench import jsonl_columns
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.length_artefact import Lengths, output_lengths
 from judgebench.analysis.pipeline import analyze_table, never_made
 from judgebench.errors import InputError
-from judgebench.judgment_table import (
+from judgebench.records import Judgment, PlannedKey
+from judgebench.store import jsonl_columns
+from judgebench.store.judgment_table import (
     CALL_KEY,
     cache_path,
     judgment_table,
     read_judgment_table,
     read_plan_table,
 )
-from judgebench.records import Judgment, PlannedKey
-from judgebench.rundir import JsonlAppender, last_per_key, read_jsonl
+from judgebench.store.run_folder import JsonlAppender, last_per_key, read_jsonl
 
 SUBSETS = ("Natural", "Adversarial/Neighbor", "Adversarial/GPTInst")
 SETTINGS = ReportSettings(bootstrap_samples=200, seed=7)

@@ -9,7 +9,7 @@ from pathlib import Path
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.api import analyze_run
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, JsonlAppender, RunDir
+from judgebench.store.run_folder import JUDGMENTS, JsonlAppender, RunDir
 from tests.analysis.builders import pair
 
 NO_BOOTSTRAP = ReportSettings(bootstrap_samples=0)

@@ -20,7 +20,7 @@ from judgebench.cli import (
 from judgebench.data import LLMBAR_SUBSETS
 from judgebench.errors import InputError, RunDirError
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, RunDir, read_jsonl
+from judgebench.store.run_folder import JUDGMENTS, RunDir, read_jsonl
 
 LLMBAR = Path(__file__).resolve().parents[2] / ".." / "shared" / "llmbar"
 EVALUATORS = ["GPT-4/Vanilla", "GPT-4/Vanilla_NoRules", "ChatGPT/Vanilla", "ChatGPT/Vanilla_NoRules"]

@@ -28,7 +28,7 @@ from judgebench.analysis.length_artefact import Lengths, count_tokens, output_le
 from judgebench.analysis.subsets import subset_groups
 from judgebench.api import analyze_run
 from judgebench.records import AuditFlag, Judgment, MetricRecord
-from judgebench.rundir import AUDIT, JUDGMENTS, JsonlAppender, RunDir
+from judgebench.store.run_folder import AUDIT, JUDGMENTS, JsonlAppender, RunDir
 from tests.analysis.builders import pair, probe
 
 LABELS = {"Natural/0": 1, "Natural/1": 2, "Adversarial/Neighbor/0": 1, "Adversarial/GPTInst/0": 2}

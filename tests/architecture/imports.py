@@ -85,7 +85,7 @@ def all_imports() -> list[Import]:
 
 
 def room(module: str) -> str:
-    """The top-level room of a module: judgebench.api.judge -> api, judgebench.rundir -> rundir."""
+    """The top-level room of a module: judgebench.api.judge -> api, judgebench.store.run_folder -> store."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 

@@ -17,60 +17,42 @@ from tests.architecture.imports import ALL, PACKAGE, Import, all_imports, intern
 # Data flows forward: items -> variants -> calls -> judgments -> metrics -> report / bbe.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "fileio": set(),
     "progress": set(),
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
     "records": set(),
+    # the run folder: manifest, append-only logs with torn-line repair, per-file indexes, the
+    # judgments' columnar table and its fingerprinted cache, atomic writes, locks; the judgment schema
+    # once (derived from the records). Low: records, errors and outside files only
+    "store": {"errors", "outside", "records"},
     # JSON and TOML from outside files, read strictly (repeated keys, deep nesting refused)
     "outside": {"errors"},
     # configuration: the one loader of every configuration file (strict TOML, a typed model, one
     # error style), where the configs/data/cache folders are, each flag's default stated once; a low
     # room, below everything that reads a configuration file
     "config": {"errors", "outside", "records"},
-    "runindex": set(),  # what an append-only run file holds, kept in step with its appends
-    "torn": {"fileio", "runindex"},  # torn lines of run files: noted by readers, repaired by writers
-    "answers": {"errors", "records", "runindex", "torn"},  # judgments.jsonl light: an Answer a line
-    "rundir": {"answers", "errors", "fileio", "records", "runindex", "torn"},
     "conditions": {"config", "errors", "outside", "records"},
-    "data": {"config", "errors", "fileio", "outside", "records", "rundir", "wire"},
-    "models": {"config", "errors", "fileio", "outside", "records", "wire"},
-    "batch": {"config", "errors", "fileio", "models", "outside", "records", "rundir"},
-    # any JSONL file as columns by pyarrow, in pieces of whole lines with their byte offsets
-    "jsonl_columns": set(),
-    # judgments.jsonl as columns (pyarrow's reader, the exact reader behind it)
-    "judgment_table": {"jsonl_columns", "records", "rundir"},
+    "data": {"config", "errors", "outside", "records", "store", "wire"},
+    "models": {"config", "errors", "outside", "records", "store", "wire"},
+    "batch": {"config", "errors", "models", "outside", "records", "store"},
     "translate": {
         "batch",
         "conditions",
         "config",
         "errors",
-        "fileio",
         "models",
         "outside",
         "progress",
         "records",
-        "rundir",
+        "store",
     },
-    "judge": {"conditions", "config", "errors", "models", "outside", "records", "rundir"},
+    "judge": {"conditions", "config", "errors", "models", "outside", "records", "store"},
     # probe conditions (configs/probes/): text transforms of the items, no model call
     "probes": {"conditions", "config", "errors", "outside", "records"},
     # the one way planned judge calls are made; `--until-settled` asks analysis when to stop
-    "execution": {
-        "analysis",
-        "answers",
-        "batch",
-        "config",
-        "errors",
-        "judge",
-        "models",
-        "progress",
-        "records",
-        "rundir",
-    },
+    "execution": {"analysis", "batch", "config", "errors", "judge", "models", "progress", "records", "store"},
     # what calls will cost before they are made (estimates, reply tokens, budget and batch checks)
     "costing": {
-        "answers",
         "batch",
         "config",
         "errors",
@@ -79,34 +61,23 @@ ALLOWED: dict[str, set[str]] = {
         "outside",
         "progress",
         "records",
-        "rundir",
+        "store",
         "translate",
     },
-    "analysis": {"conditions", "config", "data", "errors", "records", "rundir"},
+    "analysis": {"conditions", "config", "data", "errors", "records", "store"},
     # peer judge logs read as items and judgments, one module per format (a registry, plugins by entry point)
-    "importers": {"data", "errors", "outside", "records", "rundir"},
+    "importers": {"data", "errors", "outside", "records", "store"},
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
     "human": {"analysis", "data", "errors", "outside", "records"},
     # selective judging (PROTOCOL §8): confidences, thresholds, cascades; pure, like analysis/
     "selective": {"analysis", "errors", "records"},
-    "bbe": {"analysis", "errors", "fileio", "judgment_table", "outside", "palette", "records", "rundir"},
-    "report": {
-        "analysis",
-        "config",
-        "errors",
-        "fileio",
-        "human",
-        "judgment_table",
-        "palette",
-        "records",
-        "rundir",
-    },
+    "bbe": {"analysis", "errors", "outside", "palette", "records", "store"},
+    "report": {"analysis", "config", "errors", "human", "palette", "records", "store"},
     # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
     # the report's content model and Markdown renderer)
-    "compare": {"analysis", "errors", "fileio", "records", "report"},
+    "compare": {"analysis", "errors", "records", "report", "store"},
     "api": {
         "analysis",
-        "answers",
         "batch",
         "bbe",
         "compare",
@@ -116,19 +87,16 @@ ALLOWED: dict[str, set[str]] = {
         "data",
         "errors",
         "execution",
-        "fileio",
         "human",
         "importers",
-        "jsonl_columns",
         "judge",
-        "judgment_table",
         "models",
         "probes",
         "progress",
         "records",
         "report",
-        "rundir",
         "selective",
+        "store",
         "translate",
     },
     # the CLI: the library's public API, its errors and records, its own modules, progress's
@@ -159,6 +127,7 @@ NEVER: dict[str, set[str]] = {
     "bbe": {"api", "execution", "judge", "models"},
     "selective": {"api", "execution", "judge", "models"},
     "models": {"api", "execution", "judge", "translate"},
+    "store": {"analysis", "api", "execution", "judge", "models"},
 }
 # The CLI renders; the library returns typed results and logs. Below the CLI no module imports a
 # terminal library or the CLI, calls print(), or touches sys.stdout / sys.stderr.

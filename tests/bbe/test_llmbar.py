@@ -13,7 +13,7 @@ from judgebench.analysis import ReportSettings
 from judgebench.api import analyze_run, import_llmbar_results
 from judgebench.bbe.engine import BBEParams
 from judgebench.bbe.sources import bbe_from_run
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 LLMBAR = Path(__file__).resolve().parents[2] / ".." / "shared" / "llmbar"
 

@@ -18,7 +18,7 @@ from judgebench.bbe.certificates import Certificate, Evidence
 from judgebench.bbe.registry import CertificateKind, names, register, unregister
 from judgebench.cli import app
 from judgebench.report import write_report
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from tests.bbe.helpers import write_run
 
 TAU, DELTA = 0.5, 0.01

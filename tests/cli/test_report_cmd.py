@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from judgebench.cli import app
 from judgebench.records import AuditFlag, Judgment
-from judgebench.rundir import JsonlAppender
+from judgebench.store.run_folder import JsonlAppender
 
 runner = CliRunner()
 

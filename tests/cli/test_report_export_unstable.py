@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from judgebench.cli import app
 from judgebench.records import AuditFlag, Judgment, Variant
-from judgebench.rundir import JsonlAppender
+from judgebench.store.run_folder import JsonlAppender
 
 runner = CliRunner()
 JUDGE = "openai:gpt-4.1-mini"

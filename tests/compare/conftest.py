@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgebench.compare.pairing import Side
-from judgebench.judgment_table import judgment_table
 from judgebench.models.sim import SimScenario, pair_letter
 from judgebench.records import Judgment
+from judgebench.store.judgment_table import judgment_table
 
 ORDERS = ("orig", "swap")
 

@@ -31,7 +31,7 @@ from judgebench import api
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import SCHEMA_VERSION
 from judgebench.records.metrics import LENGTH_METRICS
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_main_2026_12"
 KEY = ("judge", "metric", "condition", "subset", "filtered")

@@ -14,7 +14,7 @@ import pytest
 from judgebench import api
 from judgebench.records.manifest import SCHEMA_VERSION
 from judgebench.records.metrics import LENGTH_METRICS
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_v0_1_0"
 KEY = ("judge", "metric", "condition", "subset", "filtered")

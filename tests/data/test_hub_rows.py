@@ -12,7 +12,7 @@ from judgebench.data import load_dataset
 from judgebench.data.dataset import items_checksum
 from judgebench.errors import InputError
 from judgebench.records.manifest import DatasetEntry
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from tests.data.rewardbench_fixture import (
     FIXTURE_IDS,
     english_rows,

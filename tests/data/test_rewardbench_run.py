@@ -15,7 +15,7 @@ from judgebench.api.report import analyze_run
 from judgebench.data.rewardbench import language_configs
 from judgebench.errors import ConfigError, InputError
 from judgebench.records import Metric
-from judgebench.rundir import AUDIT, VARIANTS, RunDir
+from judgebench.store.run_folder import AUDIT, VARIANTS, RunDir
 from tests.data.rewardbench_fixture import (
     FIXTURE_IDS,
     FIXTURE_NOT_IN_JA,

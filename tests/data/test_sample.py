@@ -9,7 +9,7 @@ import pytest
 from judgebench.data import LLMBAR_SUBSETS, load_dataset, sample_path, sample_variants_path
 from judgebench.errors import InputError
 from judgebench.records import Variant
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 
 
 def test_sample_paths_live_in_the_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

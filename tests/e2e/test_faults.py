@@ -9,7 +9,7 @@ import pytest
 
 from judgebench import api
 from judgebench.records import Judgment
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 from tests.e2e.helpers import (
     DeterministicJudge,
     FaultPlan,

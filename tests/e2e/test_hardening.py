@@ -20,7 +20,7 @@ from judgebench.cli import app
 from judgebench.cli.exits import ExitCode
 from judgebench.models.cache import ResponseCache
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, read_jsonl
+from judgebench.store.run_folder import JUDGMENTS, read_jsonl
 from tests.e2e.helpers import FAST_JUDGE, DeterministicJudge, private_configs, write_items
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_server import OpenAIServer, chat_body, error_body

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from judgebench.cli import app
 from judgebench.models.client import KEY_REJECTIONS_TO_STOP
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, read_jsonl
+from judgebench.store.run_folder import JUDGMENTS, read_jsonl
 from tests.e2e.helpers import FAST_JUDGE, DeterministicJudge, private_configs, write_items
 from tests.servers.base import reject_key
 from tests.servers.openai_server import OpenAIServer

@@ -21,9 +21,9 @@ from judgebench import api
 from judgebench.api.selftest import synthetic_items
 from judgebench.cli import app
 from judgebench.config.paths import configs_dir, data_dir
-from judgebench.judgment_table import cache_path, read_judgment_table
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, read_jsonl
+from judgebench.store.judgment_table import cache_path, read_judgment_table
+from judgebench.store.run_folder import JUDGMENTS, read_jsonl
 from tests.e2e.helpers import FAST_JUDGE, DeterministicJudge, private_configs, write_items
 from tests.human.test_cli import run_dir  # noqa: F401 - the fixture: a sample run judged by sim
 from tests.servers.base import Reply, SeenRequest

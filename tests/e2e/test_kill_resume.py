@@ -17,7 +17,7 @@ import pytest
 
 from judgebench import api
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, RunDir, read_jsonl
+from judgebench.store.run_folder import JUDGMENTS, RunDir, read_jsonl
 from tests.e2e.helpers import (
     FAST_JUDGE,
     DeterministicJudge,

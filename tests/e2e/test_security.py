@@ -16,7 +16,7 @@ from judgebench import api
 from judgebench.cli import app
 from judgebench.models import client as client_module
 from judgebench.records import Judgment
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 from tests.e2e.helpers import (
     FAST_JUDGE,
     DeterministicJudge,

@@ -15,7 +15,7 @@ from judgebench import api
 from judgebench.config.paths import configs_dir
 from judgebench.data.dataset import sample_variants_path
 from judgebench.records import Judgment
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_server import OpenAIServer, chat_body
 

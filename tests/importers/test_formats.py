@@ -18,7 +18,7 @@ from judgebench.api import analyze_run, import_judgments, import_llmbar_results
 from judgebench.api.report import ReportRequest, report
 from judgebench.errors import InputError, RunDirError
 from judgebench.records import Judgment
-from judgebench.rundir import JUDGMENTS, RunDir, read_jsonl
+from judgebench.store.run_folder import JUDGMENTS, RunDir, read_jsonl
 from tests.conftest import LLMBAR
 from tests.importers.shapes import (
     alpaca_rows,

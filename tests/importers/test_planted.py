@@ -11,7 +11,7 @@ import pytest
 
 from judgebench.analysis import ReportSettings
 from judgebench.api import analyze_run, import_judgments
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from tests.importers.shapes import write_jsonl
 
 

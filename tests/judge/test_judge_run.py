@@ -11,7 +11,7 @@ import pytest
 from judgebench import api
 from judgebench.api import Execution
 from judgebench.records import Judgment
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_server import OpenAIServer, chat_body, error_body
 

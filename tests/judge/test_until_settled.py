@@ -14,7 +14,7 @@ from judgebench import api
 from judgebench.api import Execution
 from judgebench.execution import settling as seq_api
 from judgebench.records import PlannedKey
-from judgebench.rundir import PLAN, RunDir, read_jsonl
+from judgebench.store.run_folder import PLAN, RunDir, read_jsonl
 from tests.servers.openai_batch_server import OpenAIBatchServer
 
 N = 60

@@ -17,7 +17,7 @@ from judgebench.models.base import Message, ModelRequest
 from judgebench.models.cache import ResponseCache
 from judgebench.models.pricing import Price, PriceTable
 from judgebench.records import Judgment
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 from tests.models.toy_provider import ToyProvider
 from tests.natural_items import natural_items
 

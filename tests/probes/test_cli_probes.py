@@ -13,7 +13,7 @@ from judgebench import api
 from judgebench.cli import app
 from judgebench.data import sample_variants_path
 from judgebench.records import Judgment
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from judgebench.probes.lengths import CHOSEN_LONGER, REJECTED_LONGER, SIMILAR, l
 from judgebench.probes.registry import load_probes
 from judgebench.records import Item, Judgment
 from judgebench.report.sections import build_sections
-from judgebench.rundir import JUDGMENTS, read_jsonl
+from judgebench.store.run_folder import JUDGMENTS, read_jsonl
 
 
 def _item(out1: str, out2: str, label: int = 1, subset: str = "Natural", **meta: object) -> Item:

@@ -14,7 +14,7 @@ from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, InputError
 from judgebench.probes.registry import load_probes, select_probes
 from judgebench.records import Judgment, Variant
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 
 
 def test_the_built_in_probes() -> None:

@@ -22,7 +22,7 @@ from judgebench.probes.transforms import (
     unregister_transform,
 )
 from judgebench.records import Judgment, Variant
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 
 runner = CliRunner()
 MARK = "(as far as I know)"

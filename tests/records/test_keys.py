@@ -9,7 +9,7 @@ from pathlib import Path
 from judgebench.analysis.frame import condition_pairs
 from judgebench.execution import existing_judgments
 from judgebench.records import CallKey, ConditionPair, JudgePair, PlannedKey
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

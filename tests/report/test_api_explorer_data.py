@@ -12,7 +12,7 @@ import pytest
 
 from judgebench.errors import InputError, RunDirError
 from judgebench.records import Item, Variant
-from judgebench.rundir import JsonlAppender, RunDir
+from judgebench.store.run_folder import JsonlAppender, RunDir
 
 api_report = importlib.import_module("judgebench.api.report")  # the module; api.report is a function
 

@@ -17,7 +17,7 @@ from judgebench.bbe.engine import BBEParams
 from judgebench.bbe.outputs import default_out, write_outputs
 from judgebench.bbe.sources import bbe_from_run
 from judgebench.report import write_report
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from tests.bbe.helpers import write_run
 
 

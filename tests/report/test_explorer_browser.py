@@ -25,7 +25,7 @@ from judgebench.analysis import Analysis, ReportSettings, analyze
 from judgebench.records import AuditFlag, Judgment
 from judgebench.report import write_report
 from judgebench.report.explorer import ExplorerData, ItemTexts, explorer_rows
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"

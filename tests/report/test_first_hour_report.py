@@ -20,7 +20,7 @@ from judgebench.analysis.model import JudgeSummary
 from judgebench.report import make_plots, plots, write_report
 from judgebench.report.index import MetricIndex
 from judgebench.report.sections import build_sections
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from tests.report.conftest import SETTINGS, make_judgments
 from tests.report.test_html_chromium import _script, _share_of
 

@@ -18,7 +18,7 @@ from PIL import Image
 from judgebench.analysis import Analysis
 from judgebench.report import write_report
 from judgebench.report.plots import PALETTE
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshot_report.py"
 

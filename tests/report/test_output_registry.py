@@ -16,7 +16,7 @@ from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import JudgebenchError
 from judgebench.report import outputs, write_report
 from judgebench.report.outputs import OUTPUTS, Need, OutputInputs, UndeclaredNeed, register_output, unregister
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from tests.fake_distribution import fake_distribution
 
 NO_BOOTSTRAP = {"bootstrap_samples": 0}

@@ -20,7 +20,7 @@ from judgebench.records.conditions import ProbeOrigin
 from judgebench.report import build_sections, write_report
 from judgebench.report.plots import PLOT_TITLES
 from judgebench.report.rows import metrics_json
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from tests.report.conftest import SETTINGS, SUBSETS, make_judgments
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

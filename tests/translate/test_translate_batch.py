@@ -12,7 +12,7 @@ import pytest
 from judgebench import api
 from judgebench.api import Execution
 from judgebench.records import Variant
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 from tests.servers.openai_batch_server import OpenAIBatchServer
 from tests.servers.openai_server import chat_body
 

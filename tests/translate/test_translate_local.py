@@ -10,7 +10,7 @@ import pytest
 
 from judgebench import api
 from judgebench.records import AuditFlag, TranslationFailure, Variant
-from judgebench.rundir import read_jsonl
+from judgebench.store.run_folder import read_jsonl
 from judgebench.translate.audit import prose, script_letter_counts
 
 pytest.importorskip("xllamacpp", reason="the embedded model needs the [local] extra")

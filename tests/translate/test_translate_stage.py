@@ -24,7 +24,7 @@ from judgebench.conditions import select_conditions
 from judgebench.data import load_dataset
 from judgebench.errors import InputError
 from judgebench.records import AuditFlag, Judgment, TranslationFailure, Variant
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.run_folder import last_per_key, read_jsonl
 from judgebench.translate.audit import FENCE_RE
 from judgebench.translate.translator import TranslatorSettings, planned_messages, validate_answer
 from tests.servers.base import Reply, SeenRequest

@@ -43,7 +43,7 @@ from judgebench.records import Item, Judgment, Perturbation, UnitKey
 from judgebench.records.bbe import BBEResult
 from judgebench.records.manifest import BBEStage, ProbeEntry
 from judgebench.records.numbers import USER_NUMBERS
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 
 class PerturbRequest(BaseModel):

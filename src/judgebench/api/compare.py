@@ -27,12 +27,13 @@ from judgebench.compare.pairing import Side, match_judges, pair_runs
 from judgebench.compare.sections import compare_sections
 from judgebench.config import defaults
 from judgebench.errors import InputError, RunDirError
-from judgebench.judgment_table import JudgmentTable, read_judgment_table
 from judgebench.records import MetricRecord
+from judgebench.records.clock import now_iso
 from judgebench.records.manifest import DatasetEntry
 from judgebench.records.numbers import USER_NUMBERS, Share
 from judgebench.report.model import Section
-from judgebench.rundir import JUDGMENTS, REPORT_HTML, RunDir, now_iso
+from judgebench.store.judgment_table import JudgmentTable, read_judgment_table
+from judgebench.store.run_folder import JUDGMENTS, REPORT_HTML, RunDir
 
 Alpha = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 

@@ -11,7 +11,7 @@ from judgebench.data.imported import IMPORTED_SPEC
 from judgebench.errors import RunDirError
 from judgebench.records import Item
 from judgebench.records.manifest import DatasetEntry
-from judgebench.rundir import RunDir, safe_run_path
+from judgebench.store.run_folder import RunDir, safe_run_path
 
 
 def load_run_dataset(

@@ -29,11 +29,11 @@ from judgebench.human import (
     output_sources,
     pilot_budget,
 )
-from judgebench.judgment_table import read_judgment_table
 from judgebench.records import Item
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.records.selective import SelectiveBudget
-from judgebench.rundir import JUDGMENTS, RunDir
+from judgebench.store.judgment_table import read_judgment_table
+from judgebench.store.run_folder import JUDGMENTS, RunDir
 
 
 def run_human_labels(frame: pd.DataFrame, path: str | Path) -> HumanLabels:

@@ -9,19 +9,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgebench.answers import JudgmentLog
 from judgebench.api.datasets import run_folder
 from judgebench.data import Dataset, load_dataset
 from judgebench.data.dataset import items_checksum
 from judgebench.data.imported import IMPORTED_ITEMS, IMPORTED_SPEC
 from judgebench.errors import RunDirError
-from judgebench.fileio import atomic_write_text
 from judgebench.importers.llmbar_results import ImportSummary, published_judgments
 from judgebench.importers.log import ImportedLog
 from judgebench.importers.registry import ImportOptions, get_importer
 from judgebench.records import CallKey, Judgment
 from judgebench.records.manifest import HeadlineEntry, ImportStage
-from judgebench.rundir import IndexedAppender, RunDir
+from judgebench.store.answers_log import JudgmentLog
+from judgebench.store.atomic_files import atomic_write_text
+from judgebench.store.run_folder import IndexedAppender, RunDir
 
 # the human labels an import brought (the `report --human FILE` format: item_id, condition, label,
 # annotator), written beside the judgments

@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench.answers import paused_gc
 from judgebench.api.datasets import load_run_dataset, open_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions
 from judgebench.api.probing import ProbePlan, bases_of, plan_probes, write_probe_variants
@@ -46,7 +45,8 @@ from judgebench.records.manifest import (
 )
 from judgebench.records.numbers import NonNegative
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import IndexedAppender, RunDir
+from judgebench.store.answers_log import paused_gc
+from judgebench.store.run_folder import IndexedAppender, RunDir
 
 
 class JudgeRequest(Study):

@@ -27,7 +27,7 @@ from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
 from judgebench.records.numbers import NonNegative
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 Confirm = Callable[[Sequence[Estimate]], bool]
 

@@ -16,7 +16,7 @@ from judgebench.probes.produce import make_probes
 from judgebench.probes.registry import ProbeSpec, select_probes
 from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import ProbeEntry, TemplateEntry
-from judgebench.rundir import IndexedAppender, RunDir
+from judgebench.store.run_folder import IndexedAppender, RunDir
 
 
 @dataclass

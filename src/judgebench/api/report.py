@@ -18,7 +18,6 @@ from judgebench.analysis.model import SOURCE
 from judgebench.analysis.pipeline import AnalysisInputs, analyze_inputs
 from judgebench.analysis.self_preference import SelfPreferenceInputs
 from judgebench.analysis.stats import preload as preload_statistics
-from judgebench.answers import paused_gc
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.human import human_for_run, run_human_labels
 from judgebench.api.leaderboard import leaderboard_weights
@@ -26,10 +25,7 @@ from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
-from judgebench.fileio import atomic_write_text
 from judgebench.human import HumanReport
-from judgebench.jsonl_columns import selected_records
-from judgebench.judgment_table import JudgmentTable, judgment_table, read_judgment_table, read_plan_table
 from judgebench.models.families import load_family_table
 from judgebench.models.judge_family import judge_family
 from judgebench.probes.lengths import length_categories
@@ -43,7 +39,16 @@ from judgebench.records.readiness import ReadinessEntry, ReadinessFile
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
 from judgebench.report.outputs import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
-from judgebench.rundir import (
+from judgebench.store.answers_log import paused_gc
+from judgebench.store.atomic_files import atomic_write_text
+from judgebench.store.jsonl_columns import selected_records
+from judgebench.store.judgment_table import (
+    JudgmentTable,
+    judgment_table,
+    read_judgment_table,
+    read_plan_table,
+)
+from judgebench.store.run_folder import (
     AUDIT,
     JUDGMENTS,
     PLAN,

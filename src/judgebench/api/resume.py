@@ -18,7 +18,7 @@ from judgebench.errors import ConfigError
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import JudgeSpec
 from judgebench.records.manifest import CallMeaning
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 
 def call_meaning(

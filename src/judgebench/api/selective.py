@@ -28,10 +28,9 @@ from judgebench.api.human import HumanBudgetRequest, HumanBudgetResult, plan_hum
 from judgebench.api.report import _run_items
 from judgebench.conditions import SOURCE
 from judgebench.errors import ConfigError, InputError, RunDirError
-from judgebench.fileio import atomic_write_many
 from judgebench.human import known_pairs, load_human_labels
 from judgebench.judge.units import is_repeat
-from judgebench.judgment_table import read_judgment_table
+from judgebench.records.clock import now_iso
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.records.sanitize import spreadsheet_cell
 from judgebench.records.selective import CascadeResult, ConfidenceMode, SelectiveBudget, SelectiveReport
@@ -44,7 +43,6 @@ from judgebench.report.selective_section import (
     coverage_plot,
     selective_section,
 )
-from judgebench.rundir import BBE_NEIGHBOURS, JUDGMENTS, RunDir, now_iso
 from judgebench.selective import (
     MIN_KEPT,
     item_confidence,
@@ -53,6 +51,9 @@ from judgebench.selective import (
     run_cascade,
     top_share_error,
 )
+from judgebench.store.atomic_files import atomic_write_many
+from judgebench.store.judgment_table import read_judgment_table
+from judgebench.store.run_folder import BBE_NEIGHBOURS, JUDGMENTS, RunDir
 
 SELECTIVE_MD = "selective.md"
 ESCALATED_JSONL = "selective_escalated.jsonl"

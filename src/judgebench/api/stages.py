@@ -24,7 +24,7 @@ from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
 from judgebench.records.manifest import DatasetEntry, StageEntry
-from judgebench.rundir import RunDir, StageName
+from judgebench.store.run_folder import RunDir, StageName
 
 R = TypeVar("R")
 

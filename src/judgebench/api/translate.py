@@ -29,7 +29,7 @@ from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import DatasetEntry, TranslateStage
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
 from judgebench.records.outcomes import TranslateOutcome
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 from judgebench.translate.stage import (
     import_variants,
     load_variants_file,

@@ -15,13 +15,13 @@ from typing import Any
 
 from judgebench.batch.openai_batch import openai_line, parse_output_line
 from judgebench.errors import InputError, ProviderConfigError
-from judgebench.fileio import atomic_write_text
 from judgebench.models.base import ModelRequest, prompt_hash
 from judgebench.models.client import ModelClient
 from judgebench.models.openai import OpenAICompatibleProvider, OpenAIProvider
 from judgebench.models.registry import provider_class
 from judgebench.models.results import CallResult, kept_answer
 from judgebench.outside import loads
+from judgebench.store.atomic_files import atomic_write_text
 
 __all__ = ["import_batch_output", "write_batch_file"]
 

@@ -28,7 +28,7 @@ from judgebench.models.base import ModelRequest, ModelResponse, prompt_hash
 from judgebench.models.client import ModelClient
 from judgebench.models.limits import offline_block_reason
 from judgebench.models.results import CallResult, Refusal, advance_progress, kept_answer
-from judgebench.rundir import now_iso
+from judgebench.records.clock import now_iso
 
 _log = logging.getLogger(__name__)  # the CLI shows its warnings on stderr
 

@@ -18,8 +18,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from judgebench.errors import RunDirError
-from judgebench.fileio import atomic_write_json
-from judgebench.rundir import now_iso
+from judgebench.records.clock import now_iso
+from judgebench.store.atomic_files import atomic_write_json
 
 BATCHES_JSON = "batches.json"
 

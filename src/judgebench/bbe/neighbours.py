@@ -20,7 +20,7 @@ import numpy as np
 
 from judgebench.errors import ConfigError
 from judgebench.records import Item, Variant
-from judgebench.rundir import BBE_NEIGHBOURS
+from judgebench.store.run_folder import BBE_NEIGHBOURS
 
 PerturbKind = Literal["formatting", "criteria"]
 PERTURB_KINDS: tuple[str, ...] = ("formatting", "criteria")

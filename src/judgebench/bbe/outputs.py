@@ -9,9 +9,9 @@ from pathlib import Path
 from judgebench.bbe.engine import BBERun
 from judgebench.bbe.plot import plot_bbe
 from judgebench.errors import ConfigError
-from judgebench.fileio import atomic_write_json, atomic_write_text
 from judgebench.records.sanitize import spreadsheet_cell
-from judgebench.rundir import BBE_JSON
+from judgebench.store.atomic_files import atomic_write_json, atomic_write_text
+from judgebench.store.run_folder import BBE_JSON
 
 
 def default_out(*, run: Path | None = None, scores: Path | None = None, arena: Path | None = None) -> Path:

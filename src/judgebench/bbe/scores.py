@@ -25,9 +25,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from judgebench.errors import InputError
-from judgebench.judgment_table import read_judgment_table
 from judgebench.records import UnitKey
-from judgebench.rundir import JUDGMENTS, RunDir
+from judgebench.store.judgment_table import read_judgment_table
+from judgebench.store.run_folder import JUDGMENTS, RunDir
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -19,7 +19,7 @@ from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run, unit_score
 from judgebench.bbe.tables import factor_columns, load_arena_hard, read_table, scoreset_from_table
 from judgebench.errors import ConfigError, InputError
 from judgebench.records import Judgment, UnitKey
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 
 def _filter(sets: list[ScoreSet], kinds: list[str] | None) -> list[ScoreSet]:

@@ -139,7 +139,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Library warnings a command must show (a cache that cannot be written, a torn line skipped, waiting
 # for a run lock, a batch left running at the provider): one plain line each on stderr, never read as
 # markup.
-_WARNING_LOGGERS = ("judgebench.batch", "judgebench.models", "judgebench.rundir")
+_WARNING_LOGGERS = ("judgebench.batch", "judgebench.models", "judgebench.store.run_folder")
 
 
 class _StderrLines(logging.Handler):

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from judgebench.compare.model import ChangedUnit, CompareDoc
 from judgebench.compare.sections import compare_sections
-from judgebench.fileio import atomic_write_many
 from judgebench.records.sanitize import spreadsheet_cell
 from judgebench.report.markdown import render_markdown
 from judgebench.report.model import ReportMeta, Section
+from judgebench.store.atomic_files import atomic_write_many
 
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
-from judgebench.answers import Answer
 from judgebench.config.load import load_config
 from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
@@ -24,7 +23,8 @@ from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
 from judgebench.records import CallKey
 from judgebench.records.numbers import USER_NUMBERS
-from judgebench.rundir import RunDir
+from judgebench.store.answers_log import Answer
+from judgebench.store.run_folder import RunDir
 
 # The line below which scripts/bench_output_tokens.py --write rewrites configs/output_tokens.toml.
 MEASURED_MARKER = (

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from judgebench.batch import refusal
 from judgebench.errors import ConfigError
 from judgebench.models.client import Budget, ModelClient
-from judgebench.rundir import RunDir
+from judgebench.store.run_folder import RunDir
 
 
 def refuse_batch(clients: Sequence[ModelClient]) -> None:

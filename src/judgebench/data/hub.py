@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from judgebench.config.paths import cache_dir
 from judgebench.errors import JudgebenchError
-from judgebench.fileio import atomic_write_text
+from judgebench.store.atomic_files import atomic_write_text
 from judgebench.wire import allow_body, sync_hooks
 
 logger = logging.getLogger(__name__)

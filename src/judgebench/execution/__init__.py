@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from judgebench.answers import Answered, AnswerSink
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
 from judgebench.config import defaults
 from judgebench.errors import ConfigError
@@ -29,7 +28,8 @@ from judgebench.records import CallKey, Judgment, Usage
 from judgebench.records.manifest import ExecutionModeName
 from judgebench.records.numbers import non_negative_problem
 from judgebench.records.outcomes import CallFailure, JudgeOutcome
-from judgebench.rundir import IndexedAppender, JudgmentIndex, last_per_key, read_jsonl
+from judgebench.store.answers_log import Answered, AnswerSink
+from judgebench.store.run_folder import IndexedAppender, JudgmentIndex, last_per_key, read_jsonl
 
 OnResult = Callable[[int, CallResult], None]
 

@@ -27,7 +27,6 @@ import pandas as pd
 from judgebench.analysis.frame import rows_frame
 from judgebench.analysis.model import SOURCE, ReportSettings
 from judgebench.analysis.sequential import Settlement, item_values, settle, stratified_order
-from judgebench.answers import Answer, JudgmentLog
 from judgebench.execution import Execution, execute_plan, pending_calls
 from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
@@ -36,7 +35,8 @@ from judgebench.progress import ProgressReporter
 from judgebench.records import CallKey
 from judgebench.records.manifest import SequentialCheck, SequentialStop
 from judgebench.records.outcomes import JudgeOutcome
-from judgebench.rundir import RunDir
+from judgebench.store.answers_log import Answer, JudgmentLog
+from judgebench.store.run_folder import RunDir
 
 OnRound = Callable[[Sequence[PlannedCall], Mapping[str, SequentialStop]], None]
 

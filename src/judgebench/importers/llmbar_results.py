@@ -26,7 +26,7 @@ from judgebench.importers.log import ImportedLog, sha256_of
 from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.outside import loads
 from judgebench.records import Item, Judgment, Winner
-from judgebench.rundir import now_iso
+from judgebench.records.clock import now_iso
 
 ORDERS = (("swap = False", "orig"), ("swap = True", "swap"))
 LETTER = {("orig", "1"): "A", ("orig", "2"): "B", ("swap", "1"): "B", ("swap", "2"): "A"}

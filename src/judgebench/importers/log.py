@@ -18,8 +18,8 @@ from judgebench.data.generic import parse_json  # the JSON array reader that kee
 from judgebench.errors import InputError
 from judgebench.outside import loads
 from judgebench.records import Item, Judgment, Winner
+from judgebench.records.clock import now_iso
 from judgebench.records.items import Label
-from judgebench.rundir import now_iso
 
 # which output a letter names in each order: orig shows output_1 as A, swap shows output_2 as A
 _VERDICT = {("orig", "A"): "1", ("orig", "B"): "2", ("swap", "A"): "2", ("swap", "B"): "1"}

@@ -11,8 +11,8 @@ from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.base import Message, ModelRequest
 from judgebench.models.client import CallResult, ModelClient
 from judgebench.records import Judgment
+from judgebench.records.clock import now_iso
 from judgebench.records.sanitize import clip
-from judgebench.rundir import now_iso
 
 # A judgment keeps the judge's reason up to this many characters (the whole answer is in `raw`).
 REASON_LIMIT = 2000

@@ -16,7 +16,6 @@ import logging
 import sqlite3
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from pydantic import ValidationError
 
 from judgebench.config.paths import cache_dir
 from judgebench.models.base import ModelResponse
+from judgebench.records.clock import now_iso
 
 logger = logging.getLogger(__name__)
 
@@ -251,8 +251,7 @@ class ResponseCache:
 
 
 def _row(key: str, response: ModelResponse, *, provider: str, model: str, spec: str) -> _Row:
-    created = datetime.now(UTC).isoformat(timespec="seconds")
-    return (key, provider, model, spec, response.model_dump_json(), created)
+    return (key, provider, model, spec, response.model_dump_json(), now_iso())
 
 
 def default_cache_path() -> Path:

@@ -15,7 +15,7 @@ from judgebench.config import defaults
 from judgebench.records.bbe import BBEResult, Calibration
 from judgebench.report.cells import judge_cell, pct
 from judgebench.report.model import DASH, Cell, Section, Table, literal
-from judgebench.rundir import BBE_JSON, JUDGMENTS, RunDir
+from judgebench.store.run_folder import BBE_JSON, JUDGMENTS, RunDir
 
 PLOT_KEY = "bbe"
 PLOT_FILE = "bbe.png"

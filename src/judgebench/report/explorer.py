@@ -22,8 +22,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from judgebench.judgment_table import JudgmentTable, judgment_table
 from judgebench.records import AuditFlag, Judgment
+from judgebench.store.judgment_table import JudgmentTable, judgment_table
 
 SOURCE = "en"
 PAIR_ORDERS = ("orig", "swap")

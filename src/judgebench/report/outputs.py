@@ -24,6 +24,7 @@ from judgebench import __version__
 from judgebench.analysis.model import Analysis
 from judgebench.errors import JudgebenchError
 from judgebench.human import HumanReport
+from judgebench.records.clock import now_iso
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
 from judgebench.report.bbe_section import BBEView, bbe_section, load_bbe_view
@@ -37,7 +38,7 @@ from judgebench.report.selective_section import PLOT as SELECTIVE_PLOT_KEY
 from judgebench.report.selective_section import PLOT_FILE as SELECTIVE_PLOT_FILE
 from judgebench.report.selective_section import SelectiveView, load_selective_view, report_section
 from judgebench.report.self_preference_section import self_preference_section
-from judgebench.rundir import RunDir, now_iso
+from judgebench.store.run_folder import RunDir
 
 PLOTS_DIR = "plots"
 

@@ -13,7 +13,7 @@ from judgebench.records.selective import Bounded, CascadeResult, SelectiveReport
 from judgebench.report.cells import count, judge_cell, pct, pct_ci
 from judgebench.report.model import DASH, Cell, Section, Table, literal
 from judgebench.report.plots import figure, png, title
-from judgebench.rundir import JUDGMENTS, RunDir
+from judgebench.store.run_folder import JUDGMENTS, RunDir
 
 KEY = "selective"
 TITLE = "Selective judging with a guarantee"

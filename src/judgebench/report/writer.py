@@ -17,7 +17,6 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from judgebench.analysis.model import Analysis
-from judgebench.fileio import atomic_write_many, remove_stale_temps
 from judgebench.human import HumanReport
 from judgebench.report.explorer import ExplorerData, payload_json
 from judgebench.report.figures import PLOT_TITLES
@@ -37,7 +36,15 @@ from judgebench.report.outputs import (
 )
 from judgebench.report.rows import BASE_COLUMNS, metric_rows, metrics_csv, metrics_json
 from judgebench.report.self_preference_section import SELF_PREFERENCE_JSON, self_preference_json
-from judgebench.rundir import METRICS_CSV, METRICS_JSON, READINESS_JSON, REPORT_HTML, REPORT_MD, RunDir
+from judgebench.store.atomic_files import atomic_write_many, remove_stale_temps
+from judgebench.store.run_folder import (
+    METRICS_CSV,
+    METRICS_JSON,
+    READINESS_JSON,
+    REPORT_HTML,
+    REPORT_MD,
+    RunDir,
+)
 
 __all__ = ["BASE_COLUMNS", "PLOTS_DIR", "ReportPaths", "metric_rows", "metrics_csv", "write_report"]
 

@@ -16,14 +16,14 @@ from pydantic import ValidationError
 
 from judgebench.conditions import SOURCE, Condition, load_conditions
 from judgebench.errors import InputError
-from judgebench.fileio import atomic_write_text
 from judgebench.models.client import ModelClient
 from judgebench.outside import loads
 from judgebench.progress import ProgressReporter
 from judgebench.records import TEXT_FIELDS, AuditFlag, Item, TranslationFailure, Variant
 from judgebench.records.outcomes import TranslateOutcome
 from judgebench.records.sanitize import surrogate_problem
-from judgebench.rundir import (
+from judgebench.store.atomic_files import atomic_write_text
+from judgebench.store.run_folder import (
     AUDIT,
     TRANSLATION_FAILURES,
     IndexedAppender,

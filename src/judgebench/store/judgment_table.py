@@ -26,11 +26,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from judgebench.jsonl_columns import Fallback as _Fallback
-from judgebench.jsonl_columns import parse_pieces
 from judgebench.records import Judgment, PlannedKey
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
-from judgebench.rundir import last_per_key, read_jsonl
+from judgebench.store.jsonl_columns import Fallback as _Fallback
+from judgebench.store.jsonl_columns import parse_pieces
+from judgebench.store.judgment_schema import arrow_schema, closed_values, nested_checks, required_fields
+from judgebench.store.run_folder import last_per_key, read_jsonl
 
 __all__ = [
     "CALL_KEY",
@@ -49,26 +50,13 @@ SCORE_COLUMNS = ["verdict_raw", "prob_a", "prob_b", "prob_tie"]
 _STR = pa.string()
 _F64 = pa.float64()
 _I64 = pa.int64()
-# every typed field of a Judgment (params, a free-form object, is left to the exact path's reader)
-_SCHEMA = pa.schema(
-    [
-        *((name, _STR) for name in ("judge", "item_id", "subset", "kind", "condition", "order")),
-        *((name, _STR) for name in ("raw", "winner", "verdict", "parse_error", "error", "reason")),
-        ("label", _I64),
-        *((name, _F64) for name in ("confidence", "prob_a", "prob_b", "prob_tie", "cost_usd", "latency_s")),
-        *((name, _STR) for name in ("model", "cache_key", "prompt_hash", "template", "finish_reason")),
-        ("usage", pa.struct([("input_tokens", _I64), ("output_tokens", _I64)])),
-        ("from_cache", pa.bool_()),
-        ("reask", _I64),
-        ("raw_chars", _I64),
-        ("raw_cap", _I64),
-        *((name, _STR) for name in ("batch_id", "custom_id", "created_at")),
-        ("perturbation", pa.struct([("field", _STR), ("operation", _STR)])),
-    ]
-)
-_REQUIRED = ("judge", "item_id", "subset", "kind", "condition", "order")
-_KINDS = {"pair", "tie_probe"}
-_WINNERS = {"A", "B", "Tie", "invalid"}
+# every typed field of a Judgment as pyarrow parses it, derived from the model (judgment_schema: params,
+# a free-form object, is left to the exact path's reader); its required fields and closed value sets
+_SCHEMA = arrow_schema(Judgment)
+_REQUIRED = required_fields(Judgment)
+_CLOSED = {name: values - {None} for name, values in closed_values(Judgment).items()}
+# the nested objects' fields that must be there when the object is (a perturbation's field, operation)
+_NESTED_REQUIRED = {name: {k for k, _, must in fields if must} for name, fields in nested_checks(Judgment)}
 
 
 @dataclass
@@ -228,16 +216,15 @@ def _check(batch: pa.Table) -> None:
     for name in _REQUIRED:
         if batch.column(name).null_count:
             raise _Fallback
-    kinds = set(batch.column("kind").unique().to_pylist())
-    winners = set(batch.column("winner").drop_null().unique().to_pylist())
-    labels = set(batch.column("label").drop_null().unique().to_pylist())
-    if not kinds <= _KINDS or not winners <= _WINNERS or not labels <= {1, 2}:
-        raise _Fallback
-    perturbation = batch.column("perturbation")
-    if perturbation.null_count < len(perturbation) and any(
-        child.null_count > perturbation.null_count for child in perturbation.flatten()
-    ):
-        raise _Fallback  # a perturbation without its field or operation: pydantic refuses it
+    for name, values in _CLOSED.items():
+        if not set(batch.column(name).drop_null().unique().to_pylist()) <= values:
+            raise _Fallback
+    for name, required in _NESTED_REQUIRED.items():
+        column = batch.column(name)
+        if required and column.null_count < len(column):
+            children = zip(column.type, column.flatten(), strict=True)
+            if any(child.null_count > column.null_count for f, child in children if f.name in required):
+                raise _Fallback  # a nested object without a required field (a perturbation's operation)
 
 
 def _columns(batch: pa.Table) -> pa.Table:

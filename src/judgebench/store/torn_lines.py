@@ -1,7 +1,7 @@
 """Torn lines of the append-only run files: noted when a reader skips them, repaired by the writer.
 
 A killed writer can leave a line cut short, and another writer may append a whole record onto it.
-Readers (`rundir.read_jsonl`) skip the fragment and keep the record; the next stage that writes the
+Readers (`run_folder.read_jsonl`) skip the fragment and keep the record; the next stage that writes the
 file, holding the run's lock for it, rewrites it once, atomically, as valid JSONL (`repair_torn_lines`),
 so pandas, jq or a user's script can read it again; the fragments go to a `.torn` sidecar, kept.
 """
@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from judgebench.fileio import atomic_write_bytes
-from judgebench.runindex import Signature, signature
+from judgebench.store.atomic_files import atomic_write_bytes
+from judgebench.store.file_index import Signature, signature
 
 __all__ = ["TORN_SUFFIX", "note_torn", "repair_tail", "repair_torn_lines", "torn_seen"]
 
-logger = logging.getLogger("judgebench.rundir")
+logger = logging.getLogger("judgebench.store.run_folder")
 
 # Files a reader in this process found torn lines in, with their signature then.
 _TORN: dict[str, Signature | None] = {}

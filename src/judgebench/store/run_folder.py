@@ -3,13 +3,12 @@
 JSONL stage files are append-only; each record is one `write` of a whole line followed by flush and
 fsync, and readers ignore a trailing partial line (what a kill -9 mid-write can leave) and take the
 last line per key. Whole-file outputs (manifest, metrics, report) are written to a temp file and
-renamed into place (`judgebench.fileio`).
+renamed into place (`judgebench.store.atomic_files`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import logging
 import os
@@ -22,10 +21,9 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from judgebench import __version__
-from judgebench.answers import JudgmentLog, plan_keys, read_lines
 from judgebench.errors import RunDirError
-from judgebench.fileio import atomic_write_json
 from judgebench.records import AuditFlag, CallKey, Judgment, PlannedKey, TranslationFailure, Variant
+from judgebench.records.clock import now_iso
 from judgebench.records.manifest import (
     DatasetEntry,
     HistoryEntry,
@@ -35,8 +33,10 @@ from judgebench.records.manifest import (
     migrate,
 )
 from judgebench.records.sanitize import mask_url, replace_surrogates
-from judgebench.runindex import BaseIndex, JsonlIndex, Signature, signature
-from judgebench.torn import repair_tail, repair_torn_lines, torn_seen
+from judgebench.store.answers_log import JudgmentLog, plan_keys, read_lines
+from judgebench.store.atomic_files import atomic_write_json
+from judgebench.store.file_index import BaseIndex, JsonlIndex, Signature, signature
+from judgebench.store.torn_lines import repair_tail, repair_torn_lines, torn_seen
 
 try:  # advisory locks: POSIX; elsewhere a run folder is not locked
     import fcntl
@@ -67,10 +67,6 @@ BBE_NEIGHBOURS = "bbe_neighbours.jsonl"
 def redact_command(argv: list[str]) -> list[str]:
     """The command line as recorded: credentials in URLs (user:token@, ?api-key=...) are masked."""
     return [mask_url(arg) for arg in argv]
-
-
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def safe_run_path(path: str | Path, *, base: Path | None = None) -> Path:

@@ -3,7 +3,7 @@
 A stage asks many times what a file holds (which calls are answered, which are planned): reading the
 whole file each time made one `judge` read a 13,408-judgment `judgments.jsonl` in full four or five
 times, and each `--until-settled` round six. An index reads the file once and learns each record
-appended through its appender (`rundir.IndexedAppender`); it reads the file again only when the file
+appended through its appender (`run_folder.IndexedAppender`); it reads the file again only when the file
 changed by other means (another writer, a torn tail cut on open), which it tells from the file's
 inode, size and modification time, so a cached answer is never one the file no longer gives.
 """

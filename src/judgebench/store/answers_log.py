@@ -30,10 +30,11 @@ from pydantic import ValidationError
 
 from judgebench.errors import InputError
 from judgebench.records import CallKey, Judgment, Kind, PlannedKey
-from judgebench.runindex import BaseIndex
-from judgebench.torn import note_torn
+from judgebench.store.file_index import BaseIndex
+from judgebench.store.judgment_schema import closed_values, json_types, nested_checks, required_fields
+from judgebench.store.torn_lines import note_torn
 
-logger = logging.getLogger("judgebench.rundir")
+logger = logging.getLogger("judgebench.store.run_folder")
 
 R = TypeVar("R")
 
@@ -157,7 +158,7 @@ class Answered(Protocol):
 
 class AnswerSink(Protocol):
     """A judgments file's index that calls are judged into (`JudgmentLog` for judgments.jsonl,
-    `rundir.LineIndex` for bbe_neighbours.jsonl): what is answered, and the appender's hooks."""
+    `run_folder.LineIndex` for bbe_neighbours.jsonl): what is answered, and the appender's hooks."""
 
     @property
     def path(self) -> Path: ...
@@ -181,42 +182,21 @@ def answer_of(j: Judgment, line: int) -> Answer:
 
 # --- the fast path: a line the model would take unchanged ------------------------------------------
 
-_NONE: type = type(None)
-_STR: frozenset[type] = frozenset({str})
-_OPT_STR: frozenset[type] = frozenset({str, _NONE})
-_OPT_FLOAT: frozenset[type] = frozenset({float, int, _NONE})  # an int becomes a float (below)
-_OPT_INT: frozenset[type] = frozenset({int, _NONE})
-_OPT_BOOL: frozenset[type] = frozenset({bool, _NONE})
-_OPT_DICT: frozenset[type] = frozenset({dict, _NONE})
-_REQUIRED = ("judge", "item_id", "subset", "kind", "condition", "order")
-# each field of a Judgment and the JSON types it takes unchanged (bool is not an int here: type() is)
-_TYPES: dict[str, frozenset[type]] = {
-    **dict.fromkeys(_REQUIRED, _STR),
-    **dict.fromkeys(("raw", "winner", "verdict", "parse_error", "error", "reason", "model"), _OPT_STR),
-    **dict.fromkeys(("cache_key", "prompt_hash", "template", "finish_reason"), _OPT_STR),
-    **dict.fromkeys(("batch_id", "custom_id", "created_at"), _OPT_STR),
-    **dict.fromkeys(("confidence", "prob_a", "prob_b", "prob_tie", "cost_usd", "latency_s"), _OPT_FLOAT),
-    **dict.fromkeys(("label", "raw_chars", "raw_cap"), _OPT_INT),
-    "reask": frozenset[type]({int}),
-    "from_cache": _OPT_BOOL,
-    "params": frozenset[type]({dict}),
-    "usage": _OPT_DICT,
-    "perturbation": _OPT_DICT,
-}
-_KINDS = frozenset({"pair", "tie_probe"})
-_WINNERS = frozenset({"A", "B", "Tie", "invalid", None})
-_LABELS = frozenset({1, 2, None})
-
-
-# a field added to Judgment and not to _TYPES would go unchecked: then every line goes to the model
-_COMPLETE = set(_TYPES) == set(Judgment.model_fields)
+# each field of a Judgment and the JSON types it takes unchanged (bool is not an int here: type() is),
+# derived from the model (judgment_schema): a field added there is checked here too
+_TYPES: dict[str, frozenset[type]] = json_types(Judgment)
+_REQUIRED = required_fields(Judgment)
+# the fields of closed values (kind, winner, label) and those values
+_CLOSED = tuple(closed_values(Judgment).items())
+_KINDS = closed_values(PlannedKey)["kind"]  # a plan line's kinds
+# the nested objects (usage, perturbation): each field's JSON types and whether it must be there
+_NESTED = nested_checks(Judgment)
+_MISSING = object()
 
 
 def _typed(keys: tuple[str, ...], kinds: tuple[type, ...]) -> bool:
     """Whether every field of these names has a JSON type the model takes unchanged, and the
     required ones are there (an unknown field is ignored, as the model ignores it)."""
-    if not _COMPLETE:  # pragma: no cover - tests/test_answers.py keeps the two in step
-        return False
     types = _TYPES
     for key, kind in zip(keys, kinds, strict=True):
         allowed = types.get(key)
@@ -238,18 +218,23 @@ def _plain(d: dict[str, Any]) -> bool:
         if len(_SHAPES) > 4096:  # pragma: no cover - a file of ever-new field sets
             _SHAPES.clear()
         typed = _SHAPES[shape] = _typed(*shape)
-    get = d.get
-    if not typed or d["kind"] not in _KINDS or get("winner") not in _WINNERS or get("label") not in _LABELS:
+    if not typed:
         return False
-    usage = get("usage")
-    if usage is not None:
-        ugot = usage.get
-        if type(ugot("input_tokens", 0)) is not int or type(ugot("output_tokens", 0)) is not int:
+    get = d.get
+    for name, values in _CLOSED:
+        if get(name) not in values:
             return False
-    perturbation = get("perturbation")
-    return perturbation is None or (
-        type(perturbation.get("field")) is str and type(perturbation.get("operation")) is str
-    )
+    for name, fields in _NESTED:
+        inner = get(name)
+        if inner is not None:
+            for key, allowed, required in fields:
+                value = inner.get(key, _MISSING)
+                if value is _MISSING:
+                    if required:
+                        return False
+                elif type(value) not in allowed:
+                    return False
+    return True
 
 
 class _Shared:
@@ -336,7 +321,7 @@ def plan_keys(path: Path) -> dict[CallKey, CallKey]:
 class JudgmentLog(BaseIndex[Answer, CallKey]):
     """judgments.jsonl read once into `Answer`s: the last per call key (`latest`), every line in file
     order (`lines`: a figure over every answer, re-asks and superseded ones too), whole records of
-    chosen lines on demand (`records`). Appends through `rundir.IndexedAppender` join it unread."""
+    chosen lines on demand (`records`). Appends through `run_folder.IndexedAppender` join it unread."""
 
     def __init__(self, path: Path) -> None:
         self._lines: list[Answer] = []

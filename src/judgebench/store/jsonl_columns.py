@@ -4,7 +4,7 @@ Why: at a million lines, a Python pass over the file (json.loads, or a pydantic 
 most of a reader's time and memory; pyarrow parses a piece on every core without holding the GIL.
 The pieces are checked line for line against the exact reader's idea of a line (no blank line, no
 CR, one record a line); anything else raises `Fallback`, and the caller reads the file the exact way
-(`rundir.read_jsonl`, which salvages torn lines and names a bad one). The offsets let a caller read
+(`run_folder.read_jsonl`, which salvages torn lines and names a bad one). The offsets let a caller read
 back whole records of just the lines it needs, by seeking.
 """
 
