@@ -186,7 +186,10 @@ def run_points(s: Session, llmbar: Path, base: Path) -> None:
     took = time.perf_counter() - clock
     lines = [ln for ln in r.stderr.splitlines() if re.search(r"\d+/\d+ calls, .*/s, ETA ", ln)]
     rep = s.jb("report", "--run", str(sim), "--no-html", "--bootstrap", "0")
-    s.point(5, r.returncode == 0 and bool(lines) and "PASS " in r.stdout and "report: " in r.stdout
+    # the sample's 30 items are too few for a pass (issue 40): the biased judge fails, the other is
+    # inconclusive, each with its reason
+    verdicts = "FAIL sim:selftest-always-a" in r.stdout and "INCONCLUSIVE sim:selftest-unbiased" in r.stdout
+    s.point(5, r.returncode == 0 and bool(lines) and verdicts and "report: " in r.stdout
             and "A-BB: bias-bounded rankings" in rep.stdout,
             f"run (no TTY, {took:.0f}s): {len(lines)} progress line(s), last '{lines[-1] if lines else ''}'; "
             f"verdicts + report path printed; report shows A-BB: {'A-BB' in rep.stdout}")  # fmt: skip

@@ -69,8 +69,8 @@ ModelsOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--model",
-        help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several "
-        f"(default where optional: {defaults.MODEL}, the embedded offline model).",
+        help="Judge: PROVIDER:MODEL or a judges.toml name; repeat for several. Where the command "
+        f"does not require it, {defaults.MODEL} (the embedded offline model).",
     ),
 ]
 ConditionsOpt = Annotated[
