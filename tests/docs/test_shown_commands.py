@@ -149,11 +149,11 @@ NOT_RUN: dict[str, str] = {
     "package (an entry point); tests/importers/test_cli.py::test_a_plugin_format_imports imports one",
 }
 
-# A bare command name in a sentence (`judgebench compare`, `judgebench run`) names the command, and a
+# A command name in a sentence, bare or with flags only (`judgebench compare`, `judgebench run
+# --until-settled`), names the command or a flag of it, and a
 # command in a sentence that keeps a placeholder after SUBSTITUTIONS (`judgebench report --run RUN`)
 # shows its syntax: both run as `--help` of the command they name (test_docs.py checks their flags);
 # their runnable forms are in the code blocks.
-BARE = re.compile(r"^judgebench(?: [a-z][a-z-]*)*$")
 PLACEHOLDER = re.compile(r"(?<![\w-])[A-Z][A-Z_]*\b|\[")
 
 # Shown commands run before a page's own, where the page uses what another step builds: (text, why)
@@ -261,7 +261,7 @@ def _bbe_promise(words: list[str], out: str, cwd: Path) -> str | None:
 
 
 def _compare_promise(words: list[str], out: str, cwd: Path) -> str | None:
-    a, b = [w for w in words[2:] if not w.startswith("-") and "/" in w][:2]
+    a, b = [w for w in words[1:] if not w.startswith("-") and "/" in w][:2]
     where = cwd / b / f"compare-{Path(a).name}"
     return None if (where / "compare.json").is_file() else f"{where}/compare.json is written"
 
@@ -345,8 +345,10 @@ def _substitute(text: str, ctx: dict[str, str]) -> str:
 
 
 def _words(shown: Shown, ctx: dict[str, str]) -> list[str]:
-    text = _substitute(shown.text, ctx)
-    if shown.inline and (BARE.match(text) or PLACEHOLDER.search(text)):
+    text = _substitute(" ".join(shown.text.split()), ctx)
+    path = _command_path(shlex.split(text)[1:])
+    flags_only = all(w.startswith("--") for w in shlex.split(text)[1 + len(path) :])
+    if shown.inline and (flags_only or PLACEHOLDER.search(text)):
         named = [w for w in shlex.split(text)[1:] if re.fullmatch(r"[a-z][a-z-]*", w)]
         return [*_command_path(named), "--help"]
     return shlex.split(text)[1:]
