@@ -58,9 +58,11 @@ class Shown:
 def _fenced(path: Path) -> Iterator[Shown]:
     text = path.read_text(encoding="utf-8")
     page = str(path.relative_to(ROOT))
-    for block in re.finditer(r"```(?:bash|sh|console)?\n(.*?)```", text, re.S):
+    for block in re.finditer(r"```(\w*)\n(.*?)```", text, re.S):  # every block, so fences pair up
+        if block.group(1) not in ("bash", "sh", "console", ""):
+            continue
         start = text[: block.start()].count("\n") + 2
-        joined = re.sub(r"\\\n\s*", " ", block.group(1))
+        joined = re.sub(r"\\\n\s*", " ", block.group(2))
         for offset, line in enumerate(joined.splitlines()):
             command, _, comment = line.partition(" # ")
             said = re.search(r"\bexit (\d+)", comment)
