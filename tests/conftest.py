@@ -95,6 +95,16 @@ SLOW_TESTS = frozenset(
 
 
 _SLOW_TOO = ("browser", "local_model")
+# Module fixtures that take 15 s or more to build (a sweep over hundreds of seeds): every test that
+# uses one is slow, or the quick subset would still build it for the first quick test that asks.
+SLOW_FIXTURES = frozenset(
+    {
+        ("tests/analysis/test_self_preference.py", "sweep"),
+        ("tests/compare/test_planted_drift.py", "stable"),
+        ("tests/human/test_planted.py", "outcomes"),
+        ("tests/cli/test_report_gate.py", "runs"),
+    }
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -102,5 +112,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         slow_too = any(item.get_closest_marker(name) for name in _SLOW_TOO)
         slow_too = slow_too or item.nodeid.split("[", 1)[0] in SLOW_TESTS
+        module = item.nodeid.split("::", 1)[0]
+        uses = getattr(item, "fixturenames", ())
+        slow_too = slow_too or any(module == m and name in uses for m, name in SLOW_FIXTURES)
         if slow_too and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
