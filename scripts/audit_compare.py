@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import bh_adjust, wilson
+from judgebench.compare.compare_doc import Drift, GateSettings
 from judgebench.compare.drift import apply_gate, drift_rows
-from judgebench.compare.model import Drift, GateSettings
 
 ORDERS = ("orig", "swap")
 

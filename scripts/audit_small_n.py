@@ -33,13 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.bootstrap import cluster_bootstrap
-from judgebench.analysis.model import ALL, pair_name
+from judgebench.analysis.findings import ALL, pair_name
 from judgebench.analysis.probes import probe_rows
-from judgebench.analysis.self_preference import _row as self_preference_row
+from judgebench.analysis.self_preference_test import _row as self_preference_row
 from judgebench.analysis.small_n import union, wilson_items
 from judgebench.human.estimates import _Sample, estimate_of
 from judgebench.records import Judgment, Metric, MetricRecord
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 
 WINNER = {("orig", "1"): "A", ("orig", "2"): "B", ("swap", "1"): "B", ("swap", "2"): "A"}
 

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import COLUMNS
-from judgebench.analysis.model import ReportSettings
-from judgebench.analysis.pipeline import analyze
+from judgebench.analysis.record_pipeline import analyze
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.records import Judgment
 

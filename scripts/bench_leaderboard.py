@@ -1,4 +1,4 @@
-"""Time the leaderboard-comparable scores (analysis/leaderboard.py) on a full-size M-RewardBench run:
+"""Time the leaderboard-comparable scores (analysis/rewardbench_score.py) on a full-size M-RewardBench run:
 one judge, 2,869 items (the filtered counts, math-prm's 447) in en + 23 languages, both orders, with the
 report's default 1,000 bootstrap resamples. Usage:
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from judgebench.analysis import ReportSettings
 from judgebench.analysis.frame import judgment_frame
-from judgebench.analysis.leaderboard import leaderboard_records
+from judgebench.analysis.rewardbench_score import leaderboard_records
 from judgebench.api.leaderboard import leaderboard_weights
 from judgebench.records import Judgment
 

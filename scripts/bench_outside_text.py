@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from judgebench.outside import loads
-from judgebench.probes.markdown import strip_markdown
+from judgebench.probes.markdown_patterns import strip_markdown
 
 KIB64 = 1 << 16
 HOSTILE = {

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from judgebench.analysis import ReportSettings
-from judgebench.analysis.model import ALL, SOURCE
+from judgebench.analysis.findings import ALL, SOURCE
 from judgebench.api import analyze_run, import_llmbar_results
 from judgebench.records import Metric, MetricRecord
 

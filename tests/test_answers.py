@@ -18,8 +18,8 @@ import pytest
 from pydantic import BaseModel
 
 from judgebench import api
+from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import judgment_frame
-from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle
 from judgebench.errors import InputError
 from judgebench.execution.settling import _ItemRows, answers_frame

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from judgebench import api
-from judgebench.cli import options as cli_options
+from judgebench.cli import shared_options as cli_options
 from judgebench.errors import ConfigError
 
 

@@ -15,7 +15,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from judgebench import api
-from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.findings import ReportSettings
 from judgebench.cli import app, bbe_cmd, judge_cmd, plan_cmd, run_cmd, translate_cmd
 from judgebench.config import defaults
 from judgebench.models import ProviderSettings
@@ -92,7 +92,7 @@ NAMES: dict[str, tuple[str, ...]] = {
 # own setting (ReportSettings, the report flags' home), and the statistical helpers' conventional
 # levels are keywords every caller passes.
 ALLOWED = {
-    ("analysis/model.py", "power"),
+    ("analysis/findings.py", "power"),
     ("analysis/stats.py", "alpha"),
     ("analysis/stats.py", "power"),
     ("analysis/sequential.py", "alpha"),

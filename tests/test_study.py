@@ -91,7 +91,7 @@ def _declarations(flag: str) -> list[str]:
 
 @pytest.mark.parametrize("flag", ["--concurrency", "--conditions", "--limit"])
 def test_each_shared_setting_is_declared_once(flag: str) -> None:
-    assert _declarations(flag) == ["cli/options.py"]
+    assert _declarations(flag) == ["cli/shared_options.py"]
 
 
 def test_the_flags_and_the_manifest_give_the_same_study(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from judgebench.config import defaults
 from judgebench.config.load import load_config
 from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError
-from judgebench.records.conditions import Condition, ConditionAudit
+from judgebench.records.condition_specs import Condition, ConditionAudit
 
 SOURCE = "en"
 __all__ = ["SOURCE", "Condition", "ConditionAudit", "load_conditions", "parse_names", "select_conditions"]

@@ -17,10 +17,10 @@ import pandas as pd
 from judgebench.analysis.assemble import record_columns
 from judgebench.analysis.bootstrap import FloatArray, percentile_interval
 from judgebench.analysis.calibration import BINS, ece_matrices
-from judgebench.analysis.cells import CELL
+from judgebench.analysis.cell_sums import CELL
 from judgebench.analysis.clustered import BOOT_COLUMNS, ITEM_LEVEL, KEYS
+from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import Layout, UnitTables
-from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.small_n import tango_paired, union, wilson_items
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import CORE_FIELDS

@@ -16,7 +16,7 @@ import pytest
 
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.length_artefact import Lengths, output_lengths
-from judgebench.analysis.pipeline import analyze_table, never_made
+from judgebench.analysis.record_pipeline import analyze_table, never_made
 from judgebench.errors import InputError
 from judgebench.records import Judgment, PlannedKey
 from judgebench.store import jsonl_columns

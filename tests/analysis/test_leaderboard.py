@@ -11,7 +11,7 @@ import pytest
 from judgebench.analysis import ReportSettings, analyze
 from judgebench.api.leaderboard import leaderboard_weights
 from judgebench.records import Judgment, Metric, MetricRecord
-from judgebench.report.sections import build_sections
+from judgebench.report.report_sections import build_sections
 from tests.analysis.builders import pair
 
 # item -> how many of its two orders the judge gets right (en); m3 is a tie in one order and an

@@ -16,7 +16,8 @@ import pytest
 
 from judgebench import api
 from judgebench.analysis import ReportSettings, analyze
-from judgebench.analysis.cells import proportion, sum_cells
+from judgebench.analysis.cell_sums import proportion, sum_cells
+from judgebench.analysis.findings import MEAN_JUDGE
 from judgebench.analysis.metric_registry import (
     MetricInputs,
     MetricSpec,
@@ -26,12 +27,11 @@ from judgebench.analysis.metric_registry import (
     specs,
     unregister,
 )
-from judgebench.analysis.model import MEAN_JUDGE
 from judgebench.errors import InputError
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod
 from judgebench.report import build_sections
-from judgebench.report.markdown import table_markdown
+from judgebench.report.markdown_render import table_markdown
 from tests.report.conftest import make_judgments
 
 TOY = "orig_tie_rate"

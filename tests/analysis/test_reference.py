@@ -26,7 +26,7 @@ from judgebench.analysis import (
 )
 from judgebench.analysis.bootstrap import Resampler, resample_weights
 from judgebench.analysis.frame import Layout
-from judgebench.analysis.pipeline import analyze_table
+from judgebench.analysis.record_pipeline import analyze_table
 from judgebench.records import Metric
 from judgebench.store.judgment_table import read_judgment_table, read_plan_table
 from tests.analysis import reference

@@ -17,19 +17,19 @@ import pandas as pd
 import pytest
 
 from judgebench import api
-from judgebench.analysis.self_preference import item_scores, permutation_interval, self_preference
+from judgebench.analysis.self_preference_test import item_scores, permutation_interval, self_preference
+from judgebench.judge.call_plan import plan_calls
 from judgebench.judge.parse import parse_verdict
-from judgebench.judge.plan import plan_calls
-from judgebench.judge.requests import build_request
+from judgebench.judge.provider_requests import build_request
 from judgebench.judge.templates import load_template
 from judgebench.models.base import ProviderSettings
 from judgebench.models.client import ModelClient
-from judgebench.models.families import load_family_table
+from judgebench.models.family_table import load_family_table
 from judgebench.models.judge_family import judge_family
 from judgebench.models.sim import SimProvider, load_scenario
 from judgebench.records import Item
-from judgebench.records.families import FamilyTable, answer_models
-from judgebench.records.self_preference import NO_MODEL_NAMES
+from judgebench.records.family_names import FamilyTable, answer_models
+from judgebench.records.self_preference_report import NO_MODEL_NAMES
 
 # 200 seeds: the coverage count then has a spread of about 3 (measured coverage of the interval on
 # this design: 94.7% over 600 independent replications of numpy draws, so valid at 95%)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from judgebench.bbe import registry
+from judgebench.bbe import certificate_registry as registry
 from judgebench.bbe.certificates import Evidence, exact_violation, item_maxima, quantile_bound
 from judgebench.bbe.mechanism import DeltaSplit
 

@@ -16,7 +16,7 @@ from scipy import stats
 
 from judgebench import api
 from judgebench.bbe.verify import norm_violations
-from judgebench.records.bbe import Calibration
+from judgebench.records.bbe_document import Calibration
 from tests.bbe.helpers import write_run
 
 REPO = Path(__file__).resolve().parents[2]

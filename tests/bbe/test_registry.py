@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from judgebench import api
 from judgebench.analysis import ReportSettings
+from judgebench.bbe.certificate_registry import CertificateKind, names, register, unregister
 from judgebench.bbe.certificates import Certificate, Evidence
-from judgebench.bbe.registry import CertificateKind, names, register, unregister
 from judgebench.cli import app
 from judgebench.report import write_report
 from judgebench.store.run_folder import RunDir

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from judgebench.bbe import registry
+from judgebench.bbe import certificate_registry as registry
 from judgebench.bbe.certificates import Certificate, Evidence
 from judgebench.cli import app
 from tests.bbe.helpers import write_run

@@ -15,7 +15,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from judgebench.bbe import registry as certificates
+from judgebench.bbe import certificate_registry as certificates
 from judgebench.bbe.neighbours import PerturbKind
 from judgebench.bbe.params import VerifyKind
 from judgebench.bbe.schematic import Strategy

@@ -55,7 +55,7 @@ def test_report_writes_all_outputs(run_dir: Path) -> None:
 
 def test_thresholds_reach_the_verdict(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "judgebench.report.outputs.make_plots", lambda analysis: {}
+        "judgebench.report.output_formats.make_plots", lambda analysis: {}
     )  # verdicts only: skip drawing
     strict = runner.invoke(
         app, ["report", "--run", str(run_dir), "--bootstrap", "30", "--max-flip-rate", "0", "--no-html"]

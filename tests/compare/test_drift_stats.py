@@ -10,6 +10,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from judgebench.analysis.stats import mcnemar_exact
+from judgebench.compare.compare_doc import Drift, GateSettings
 from judgebench.compare.drift import (
     EXACT_DISCORDANCE,
     apply_gate,
@@ -18,7 +19,6 @@ from judgebench.compare.drift import (
     exact_mcnemar,
     flip_status,
 )
-from judgebench.compare.model import Drift, GateSettings
 
 
 def test_independent_units_get_plain_wilson() -> None:

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from judgebench.compare.changes import changed_units
+from judgebench.compare.compare_doc import CompareDoc, GateSettings
+from judgebench.compare.compare_files import write_compare
 from judgebench.compare.drift import apply_gate, drift_rows
-from judgebench.compare.model import CompareDoc, GateSettings
-from judgebench.compare.outputs import write_compare
 from judgebench.compare.pairing import match_judges, pair_runs
 from tests.compare.conftest import judgment, side
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from judgebench.analysis.stats import mcnemar_exact_many
+from judgebench.compare.compare_doc import Drift, GateSettings
 from judgebench.compare.drift import apply_gate, clustered_mcnemar, drift_row, drift_rows
-from judgebench.compare.model import Drift, GateSettings
 from judgebench.compare.pairing import match_judges, pair_runs
 from judgebench.models.sim import load_scenario
 from tests.compare.conftest import Side, sim_side

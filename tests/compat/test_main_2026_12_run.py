@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from judgebench import api
-from judgebench.records.bbe import BBEResult
+from judgebench.records.bbe_document import BBEResult
 from judgebench.records.manifest import SCHEMA_VERSION
 from judgebench.records.metrics import LENGTH_METRICS
 from judgebench.store.run_folder import RunDir

@@ -24,11 +24,11 @@ from judgebench.data.hubconfig import hub_datasets
 from judgebench.errors import ConfigError, ConfigFileError, InputError
 from judgebench.judge.templates import load_template
 from judgebench.models.config import load_judges
-from judgebench.models.families import load_family_table
+from judgebench.models.family_table import load_family_table
 from judgebench.models.pricing import PriceTable
 from judgebench.models.sim import load_scenario
 from judgebench.models.vendors import _vendors, vendors
-from judgebench.probes.registry import load_probes
+from judgebench.probes.probe_registry import load_probes
 from tests.conftest import REPO
 
 CONFIGS = REPO / "configs"

@@ -12,7 +12,7 @@ import pytest
 
 from judgebench import api
 from judgebench.data.dataset import sample_variants_path
-from judgebench.records.readiness import ReadinessEntry
+from judgebench.records.readiness_document import ReadinessEntry
 from tests.servers.base import Reply, SeenRequest
 from tests.servers.openai_server import OpenAIServer, chat_body
 

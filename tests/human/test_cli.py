@@ -20,7 +20,7 @@ LABELS = data_dir() / "sample_human.jsonl"
 
 @pytest.fixture()
 def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr("judgebench.report.outputs.make_plots", lambda analysis: {})  # no drawing
+    monkeypatch.setattr("judgebench.report.output_formats.make_plots", lambda analysis: {})  # no drawing
     run = tmp_path / "run"
     variants = data_dir() / "sample_variants.jsonl"
     steps = [

@@ -15,13 +15,13 @@ from judgebench.cli import (
     app,
     import_cmd,  # noqa: F401 - registers `judgebench import`
 )
-from judgebench.importers.registry import ENTRY_POINT_GROUP, importers
+from judgebench.importers.importer_registry import ENTRY_POINT_GROUP, importers
 from tests.fake_distribution import fake_distribution
 from tests.importers.shapes import judgebench_rows, write_jsonl
 
 TOY = """
-from judgebench.importers.generic import read
-from judgebench.importers.registry import Importer
+from judgebench.importers.generic_judgments import read
+from judgebench.importers.importer_registry import Importer
 
 IMPORTER = Importer(name="toy-log", summary="a toy format from a plugin package", read=read)
 """

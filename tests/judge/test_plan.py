@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from judgebench.conditions import load_conditions
-from judgebench.judge.plan import plan_calls
+from judgebench.judge.call_plan import plan_calls
 from judgebench.records import Item, Variant
 
 ITEM = Item(

@@ -20,7 +20,7 @@ from judgebench.models.base import (
     TransientError,
     retry_after_seconds,
 )
-from judgebench.models.registry import ModelSpec, create_provider
+from judgebench.models.provider_registry import ModelSpec, create_provider
 from tests.servers import anthropic_server as srv
 from tests.servers.anthropic_server import AnthropicServer
 from tests.servers.base import Reply

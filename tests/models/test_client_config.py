@@ -18,7 +18,7 @@ from judgebench.models.pricing import (
     estimate_tokens_with_method,
     heuristic_tokens,
 )
-from judgebench.models.registry import ModelSpec
+from judgebench.models.provider_registry import ModelSpec
 from judgebench.records import Usage
 
 # --- prices ---------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from judgebench.models.base import (
     TransientError,
 )
 from judgebench.models.google import GoogleProvider
-from judgebench.models.registry import ModelSpec, create_provider
+from judgebench.models.provider_registry import ModelSpec, create_provider
 from tests.servers import google_server as srv
 from tests.servers.base import Reply
 from tests.servers.google_server import GoogleServer

@@ -33,7 +33,7 @@ from judgebench.models.cache import ResponseCache
 from judgebench.models.client import ModelClient
 from judgebench.models.local import LocalEngine, LocalProvider, flatten_messages, resolve_model_path
 from judgebench.models.pricing import PriceTable
-from judgebench.models.registry import ModelSpec, create_provider
+from judgebench.models.provider_registry import ModelSpec, create_provider
 
 REPO = Path(__file__).resolve().parents[2]
 PROMPTS = REPO / "configs" / "local_prompts"

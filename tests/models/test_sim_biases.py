@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from judgebench.config.paths import configs_dir
+from judgebench.judge.call_plan import PlannedCall, plan_calls
 from judgebench.judge.parse import parse_verdict
-from judgebench.judge.plan import PlannedCall, plan_calls
-from judgebench.judge.requests import build_request
+from judgebench.judge.provider_requests import build_request
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models.base import ProviderSettings
 from judgebench.models.client import ModelClient
@@ -26,7 +26,7 @@ from judgebench.models.failures import PermanentError
 from judgebench.models.sim import SimProvider, SimScenario, load_scenario
 from judgebench.models.sim_prompt import has_markdown, shown_responses
 from judgebench.records import Item
-from judgebench.records.families import FamilyTable
+from judgebench.records.family_names import FamilyTable
 
 N = 600  # items; two orders each
 ACCURACY = 0.8

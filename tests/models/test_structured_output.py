@@ -16,7 +16,7 @@ from judgebench.batch.openai_batch import openai_line
 from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.judge.parse import parse_verdict
-from judgebench.judge.requests import reask_request
+from judgebench.judge.provider_requests import reask_request
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.models.anthropic import AnthropicProvider, offers_structured_output
 from judgebench.models.base import ModelRequest, ProviderSettings, cache_key

@@ -17,7 +17,7 @@ from judgebench.models.base import Provider, ProviderSettings
 from judgebench.models.cache import ResponseCache
 from judgebench.models.limits import offline_block_reason
 from judgebench.models.pricing import estimate_tokens_with_method
-from judgebench.models.registry import create_provider, provider_class
+from judgebench.models.provider_registry import create_provider, provider_class
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "judgebench"
 

@@ -15,7 +15,7 @@ from judgebench.cli import app
 from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.models import registered, traits_of
-from judgebench.models.registry import provider_class
+from judgebench.models.provider_registry import provider_class
 from judgebench.models.vendors import vendors
 from tests.e2e.helpers import DeterministicJudge, write_items
 from tests.fake_distribution import fake_distribution
@@ -87,7 +87,7 @@ def test_a_package_adds_a_provider_through_an_entry_point(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No edit of judgebench: a distribution declaring `judgebench.providers` makes its name a spec."""
-    from judgebench.models import registry
+    from judgebench.models import provider_registry as registry
     from tests.models.toy_provider import ToyProvider
 
     fake_distribution(

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from judgebench.analysis import ReportSettings, analyze
-from judgebench.analysis.model import ProbeRow
+from judgebench.analysis.findings import ProbeRow
 from judgebench.records import Judgment
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 from tests.analysis.builders import pair
 
 ITEMS = 400

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from judgebench import api
 from judgebench.analysis import analyze
-from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.findings import ReportSettings
 from judgebench.api.report import analyze_run
 from judgebench.models.sim import load_scenario
 from judgebench.probes.lengths import CHOSEN_LONGER, REJECTED_LONGER, SIMILAR, length_category
-from judgebench.probes.registry import load_probes
+from judgebench.probes.probe_registry import load_probes
 from judgebench.records import Item, Judgment
-from judgebench.report.sections import build_sections
+from judgebench.report.report_sections import build_sections
 from judgebench.store.run_folder import JUDGMENTS, read_jsonl
 
 

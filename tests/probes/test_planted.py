@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from judgebench import api
-from judgebench.analysis.model import ProbeRow, ReportSettings
+from judgebench.analysis.findings import ProbeRow, ReportSettings
 from judgebench.api.report import analyze_run
 from judgebench.models.sim import load_scenario
 

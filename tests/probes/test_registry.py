@@ -12,7 +12,7 @@ from judgebench import api
 from judgebench.api.report import analyze_run
 from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, InputError
-from judgebench.probes.registry import load_probes, select_probes
+from judgebench.probes.probe_registry import load_probes, select_probes
 from judgebench.records import Judgment, Variant
 from judgebench.store.run_folder import last_per_key, read_jsonl
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from judgebench.probes.markdown import strip_markdown
-from judgebench.probes.registry import load_probes
+from judgebench.probes.markdown_patterns import strip_markdown
+from judgebench.probes.probe_registry import load_probes
 from judgebench.probes.transforms import TextContext, TransformError, append, pad, regex, terse
 
 LENGTH = load_probes()["length"]

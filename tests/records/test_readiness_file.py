@@ -1,4 +1,4 @@
-"""readiness.json is built from and read through records/readiness.py; the JSON keeps INTERFACE.md's
+"""readiness.json is built from and read through records/readiness_document.py; the JSON keeps INTERFACE.md's
 shape, and a file written before the `intervals` and `why` keys existed still reads."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from judgebench.records.manifest import SequentialStop
-from judgebench.records.readiness import ReadinessEntry, ReadinessFile
+from judgebench.records.readiness_document import ReadinessEntry, ReadinessFile
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_main_2026_12" / "readiness.json"
 

@@ -13,8 +13,8 @@ import pytest
 from judgebench import api
 from judgebench.analysis import ReportSettings
 from judgebench.api import analyze_run
+from judgebench.bbe.bbe_files import default_out, write_outputs
 from judgebench.bbe.engine import BBEParams
-from judgebench.bbe.outputs import default_out, write_outputs
 from judgebench.bbe.sources import bbe_from_run
 from judgebench.report import write_report
 from judgebench.store.run_folder import RunDir

@@ -12,6 +12,7 @@ import pytest
 
 from judgebench.analysis import Analysis
 from judgebench.records import AuditFlag, Judgment
+from judgebench.report.content import ReportMeta
 from judgebench.report.explorer import (
     ExplorerData,
     ItemTexts,
@@ -22,8 +23,7 @@ from judgebench.report.explorer import (
     unstable_records,
 )
 from judgebench.report.html import CSP, render_html
-from judgebench.report.model import ReportMeta
-from judgebench.report.sections import build_sections
+from judgebench.report.report_sections import build_sections
 
 META = ReportMeta(run="run", generated_at="now", version="0")
 

@@ -16,10 +16,10 @@ from matplotlib.image import AxesImage
 from PIL import Image
 
 from judgebench.analysis import Analysis, ReportSettings, analyze
-from judgebench.analysis.model import JudgeSummary
+from judgebench.analysis.findings import JudgeSummary
 from judgebench.report import make_plots, plots, write_report
 from judgebench.report.index import MetricIndex
-from judgebench.report.sections import build_sections
+from judgebench.report.report_sections import build_sections
 from judgebench.store.run_folder import RunDir
 from tests.report.conftest import SETTINGS, make_judgments
 from tests.report.test_html_chromium import _script, _share_of

@@ -14,8 +14,16 @@ from judgebench import api
 from judgebench.analysis import ReportSettings
 from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import JudgebenchError
-from judgebench.report import outputs, write_report
-from judgebench.report.outputs import OUTPUTS, Need, OutputInputs, UndeclaredNeed, register_output, unregister
+from judgebench.report import output_formats as outputs
+from judgebench.report import write_report
+from judgebench.report.output_formats import (
+    OUTPUTS,
+    Need,
+    OutputInputs,
+    UndeclaredNeed,
+    register_output,
+    unregister,
+)
 from judgebench.store.run_folder import RunDir
 from tests.fake_distribution import fake_distribution
 
@@ -122,7 +130,7 @@ def test_what_no_output_needs_is_not_made(sim_run: Path, tmp_path: Path) -> None
 
 
 PLUGIN_MODULE = '''"""A package's output format: one module, an entry point of judgebench.outputs."""
-from judgebench.report.outputs import Need, ReportOutput
+from judgebench.report.output_formats import Need, ReportOutput
 
 
 def _render(inputs):

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from judgebench.analysis import Analysis, ReportSettings, analyze
-from judgebench.analysis.model import MEAN_JUDGE
+from judgebench.analysis.findings import MEAN_JUDGE
 from judgebench.palette import MEAN_COLOUR, judge_colors, wrap_label
 from judgebench.report import forest, make_plots, plots
 from judgebench.report.index import MetricIndex
@@ -135,7 +135,7 @@ def test_bbe_figure_colours_a_name_alike_in_both_panels(
 ) -> None:
     from judgebench.bbe import plot as bbe_plot
     from judgebench.bbe.scores import ScoreSet
-    from judgebench.records.bbe import SystemRow
+    from judgebench.records.bbe_document import SystemRow
 
     kept: list[Figure] = []
     monkeypatch.setattr(pyplot, "close", kept.append)  # plot_bbe loads pyplot when it draws
@@ -178,7 +178,7 @@ def test_bbe_figure_colours_a_name_alike_in_both_panels(
 
 def test_a_one_system_ranking_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from judgebench.bbe import plot as bbe_plot
-    from judgebench.records.bbe import SystemRow
+    from judgebench.records.bbe_document import SystemRow
 
     kept: list[Figure] = []
     monkeypatch.setattr(pyplot, "close", kept.append)  # plot_bbe loads pyplot when it draws

@@ -16,7 +16,7 @@ from judgebench.analysis import Analysis, analyze
 from judgebench.analysis.length_artefact import Lengths, output_lengths
 from judgebench.cli.render_report import print_sections
 from judgebench.records import MetricRecord
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 from judgebench.report import build_sections, write_report
 from judgebench.report.plots import PLOT_TITLES
 from judgebench.report.rows import metrics_json

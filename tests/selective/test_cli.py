@@ -125,7 +125,7 @@ def test_plan_selective_without_a_basis_says_what_to_give() -> None:
 def test_the_report_shows_the_runs_selective_section_and_plot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("judgebench.report.outputs.make_plots", lambda analysis: {})  # no drawing
+    monkeypatch.setattr("judgebench.report.output_formats.make_plots", lambda analysis: {})  # no drawing
     judges = {"cheap": (SimJudge(0.3), 0.001), "strong": (SimJudge(0.2), 0.01)}
     run, labels = planted_run(tmp_path, judges, items=600, labelled=300)
     before = runner.invoke(app, ["report", "--run", str(run), "--bootstrap", "20"])

@@ -6,9 +6,15 @@ or writes a file (the api layer reads the run folder: `judgebench.api.analyze_ru
 
 from __future__ import annotations
 
-from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReadinessVerdict, ReportSettings
-from judgebench.analysis.pipeline import analyze
-from judgebench.analysis.readiness import assess_readiness
+from judgebench.analysis.findings import (
+    Analysis,
+    Completeness,
+    JudgeSummary,
+    ReadinessVerdict,
+    ReportSettings,
+)
+from judgebench.analysis.readiness_checks import assess_readiness
+from judgebench.analysis.record_pipeline import analyze
 
 __all__ = [
     "Analysis",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from judgebench.analysis.calibration import calibration_records
-from judgebench.analysis.cells import mean_record, proportion, sum_cells
+from judgebench.analysis.cell_sums import mean_record, proportion, sum_cells
 from judgebench.analysis.frame import Layout
 from judgebench.records import Metric
 

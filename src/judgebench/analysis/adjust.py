@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis import stats
-from judgebench.analysis.model import ReportSettings
+from judgebench.analysis.findings import ReportSettings
 from judgebench.records import Metric
 
 FAMILY = ["p_family", "subset", "filtered"]

@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from judgebench.analysis.findings import MEAN_JUDGE, VS
 from judgebench.analysis.frame import Layout, pair_names
-from judgebench.analysis.model import MEAN_JUDGE, VS
 from judgebench.records import MetricRecord
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 from judgebench.records.metrics import CORE_FIELDS, CIMethod
 
 COUNTS = ("n", "b", "c", "k", "n_items")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.cells import CELL, mean_record, sum_cells
+from judgebench.analysis.cell_sums import CELL, mean_record, sum_cells
 from judgebench.analysis.frame import Layout
 from judgebench.records import Metric
 

@@ -23,9 +23,9 @@ import pandas as pd
 
 from judgebench.analysis.bootstrap import FloatArray, Resampler, exact_in_float32, percentile_interval, ratios
 from judgebench.analysis.calibration import BINS, ece_matrices
+from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import Layout, UnitTables, index_positions
 from judgebench.analysis.length_artefact import RULES, SPLITS
-from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.small_n import tango_paired, union, wilson_items
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judgebench.analysis.cells import paired_diff, sum_cells
+from judgebench.analysis.cell_sums import paired_diff, sum_cells
 from judgebench.analysis.frame import Layout, concat_labelled
 from judgebench.records import JudgePair, Metric
 from judgebench.records.metrics import PFamily

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from judgebench.analysis import stats
-from judgebench.analysis.cells import CELL, proportion, sum_cells
+from judgebench.analysis.cell_sums import CELL, proportion, sum_cells
 from judgebench.analysis.frame import Layout, concat_labelled
 from judgebench.records import ConditionPair, Metric
 from judgebench.records.metrics import PFamily

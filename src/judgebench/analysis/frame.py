@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.model import SOURCE
+from judgebench.analysis.findings import SOURCE
 from judgebench.analysis.subsets import subset_groups, subset_sort_key, unique
 from judgebench.records import ConditionPair, Judgment
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 from judgebench.records.judgments import ANALYSIS_COLUMNS, CallKey
 
 COLUMNS = list(ANALYSIS_COLUMNS)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.cells import CELL, sum_cells
+from judgebench.analysis.cell_sums import CELL, sum_cells
 from judgebench.analysis.frame import Layout
 from judgebench.analysis.stats import FloatArray, clustered_ratio, wilson
 from judgebench.records import Metric

@@ -26,7 +26,7 @@ from judgebench.analysis.frame import Layout, UnitTables
 from judgebench.errors import InputError
 from judgebench.records.metrics import SOURCE_HEADLINE_PREFIX, TIE_PROBE_PREFIX, CIMethod, Metric
 
-# the report sections a metric may be shown in (report/sections.py builds them in this order)
+# the report sections a metric may be shown in (report/report_sections.py builds them in this order)
 SECTIONS: tuple[str, ...] = (
     "accuracy",
     "length",

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis import stats
-from judgebench.analysis.cells import CELL, paired_diff, proportion, sum_cells
+from judgebench.analysis.cell_sums import CELL, paired_diff, proportion, sum_cells
+from judgebench.analysis.findings import SOURCE
 from judgebench.analysis.frame import Layout, concat_labelled
-from judgebench.analysis.model import SOURCE
 from judgebench.records import ConditionPair, Metric
 from judgebench.records.metrics import PFamily
 

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import pandas as pd
 
-from judgebench.analysis.model import (
+from judgebench.analysis.findings import (
     ALL,
     MEAN_JUDGE,
     SOURCE,
@@ -32,7 +32,7 @@ from judgebench.analysis.model import (
 from judgebench.analysis.small_n import decisive, holm, p_above_limit, union, wilson_items
 from judgebench.analysis.stats import clustered_ratio, wilson
 from judgebench.records import Metric, MetricRecord
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 from judgebench.records.metrics import CIMethod
 
 

@@ -51,9 +51,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from judgebench.analysis.findings import SOURCE, ReportSettings, Status
 from judgebench.analysis.flips import flip_rows
 from judgebench.analysis.frame import pair_flags
-from judgebench.analysis.model import SOURCE, ReportSettings, Status
 from judgebench.analysis.position import position_increase_rows, position_rows
 
 Array = np.ndarray[Any, np.dtype[np.float64]]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from judgebench.analysis.model import SOURCE, ReadinessVerdict, ReportSettings, Status
-from judgebench.analysis.readiness import assess_readiness
+from judgebench.analysis.findings import SOURCE, ReadinessVerdict, ReportSettings, Status
+from judgebench.analysis.readiness_checks import assess_readiness
 from judgebench.records import MetricRecord
 from judgebench.records.manifest import SequentialCheck, SequentialStop
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from judgebench.analysis.model import ALL
+from judgebench.analysis.findings import ALL
 from judgebench.data.llmbar import LLMBAR_SUBSETS
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pandas as pd
 
 from judgebench.analysis import stats
-from judgebench.analysis.cells import proportion, sum_cells
+from judgebench.analysis.cell_sums import proportion, sum_cells
+from judgebench.analysis.findings import SOURCE
 from judgebench.analysis.frame import Layout
-from judgebench.analysis.model import SOURCE
 from judgebench.records import Metric
 from judgebench.records.metrics import TIE_PROBE_PREFIX, PFamily
 

@@ -34,9 +34,9 @@ from judgebench.api.report import (
     analyze_run,
     report,
 )
-from judgebench.api.requests import build_request
 from judgebench.api.selective import SelectiveRequest, SelectiveResult, plan_labels, selective
 from judgebench.api.selftest import Check, SelftestResult, run_selftest
+from judgebench.api.stage_requests import build_request
 from judgebench.api.study import Study, parse_conditions
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams, JitterSpec
@@ -45,12 +45,12 @@ from judgebench.costing.estimate import Estimate
 from judgebench.data import Dataset
 from judgebench.execution import Execution
 from judgebench.human import HumanLabels, HumanReport, LabelBudget, load_human_labels
+from judgebench.importers.importer_registry import Importer, importers
 from judgebench.importers.llmbar_results import ImportSummary
-from judgebench.importers.registry import Importer, importers
 from judgebench.models import JudgeSpec, SettingsOverrides
-from judgebench.report.model import Cell as ReportCell
-from judgebench.report.model import Section as ReportSection
-from judgebench.report.model import Table as ReportTable
+from judgebench.report.content import Cell as ReportCell
+from judgebench.report.content import Section as ReportSection
+from judgebench.report.content import Table as ReportTable
 from judgebench.translate.translator import TranslatorSettings
 
 __all__ = [

@@ -15,10 +15,10 @@ from pydantic import BaseModel, Field, model_validator
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.options import CallOptions
 from judgebench.api.probing import probe_neighbours
-from judgebench.bbe import registry
+from judgebench.bbe import certificate_registry as registry
+from judgebench.bbe.bbe_files import default_out, write_outputs
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
 from judgebench.bbe.neighbours import PerturbKind, perturb_unit
-from judgebench.bbe.outputs import default_out, write_outputs
 from judgebench.bbe.scores import ScoreSet, UnitScoreMode, load_run
 from judgebench.bbe.sources import (
     bbe_from_arena_hard,
@@ -36,11 +36,11 @@ from judgebench.costing.estimate import Estimate, estimate_judging
 from judgebench.costing.output_tokens import run_figures
 from judgebench.errors import ConfigError
 from judgebench.execution import Execution, pending_calls, rejudge
-from judgebench.judge.plan import PlannedCall
+from judgebench.judge.call_plan import PlannedCall
 from judgebench.judge.templates import load_template
 from judgebench.judge.units import REPEAT_SEED, is_repeat, repeat_calls, repeats_held, unit_call, unit_item
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
-from judgebench.records.bbe import BBEResult
+from judgebench.records.bbe_document import BBEResult
 from judgebench.records.manifest import BBEStage, ProbeEntry
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.store.run_folder import RunDir

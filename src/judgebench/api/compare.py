@@ -15,23 +15,30 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench import __version__
-from judgebench.analysis.model import ReportSettings
-from judgebench.analysis.pipeline import analyze_table
+from judgebench.analysis.findings import ReportSettings
+from judgebench.analysis.record_pipeline import analyze_table
 from judgebench.api.datasets import run_folder
 from judgebench.compare.changes import changed_mask, changed_units
+from judgebench.compare.compare_doc import (
+    ChangedUnit,
+    CompareDoc,
+    DatasetRef,
+    Drift,
+    GateSettings,
+    JudgeMatch,
+)
+from judgebench.compare.compare_files import CHANGED_JSONL, write_compare
+from judgebench.compare.compare_sections import compare_sections
 from judgebench.compare.drift import apply_gate, drift_rows
 from judgebench.compare.metric_changes import metric_changes
-from judgebench.compare.model import ChangedUnit, CompareDoc, DatasetRef, Drift, GateSettings, JudgeMatch
-from judgebench.compare.outputs import CHANGED_JSONL, write_compare
 from judgebench.compare.pairing import Side, match_judges, pair_runs
-from judgebench.compare.sections import compare_sections
 from judgebench.config import defaults
 from judgebench.errors import InputError, RunDirError
 from judgebench.records import MetricRecord
 from judgebench.records.clock import now_iso
 from judgebench.records.manifest import DatasetEntry
 from judgebench.records.numbers import USER_NUMBERS, Share
-from judgebench.report.model import Section
+from judgebench.report.content import Section
 from judgebench.store.judgment_table import JudgmentTable, read_judgment_table
 from judgebench.store.run_folder import JUDGMENTS, REPORT_HTML, RunDir
 

@@ -31,7 +31,7 @@ from judgebench.human import (
 )
 from judgebench.records import Item
 from judgebench.records.numbers import USER_NUMBERS
-from judgebench.records.selective import SelectiveBudget
+from judgebench.records.selective_document import SelectiveBudget
 from judgebench.store.judgment_table import read_judgment_table
 from judgebench.store.run_folder import JUDGMENTS, RunDir
 

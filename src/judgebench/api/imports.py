@@ -14,9 +14,9 @@ from judgebench.data import Dataset, load_dataset
 from judgebench.data.dataset import items_checksum
 from judgebench.data.imported import IMPORTED_ITEMS, IMPORTED_SPEC
 from judgebench.errors import RunDirError
+from judgebench.importers.importer_registry import ImportOptions, get_importer
 from judgebench.importers.llmbar_results import ImportSummary, published_judgments
 from judgebench.importers.log import ImportedLog
-from judgebench.importers.registry import ImportOptions, get_importer
 from judgebench.records import CallKey, Judgment
 from judgebench.records.manifest import HeadlineEntry, ImportStage
 from judgebench.store.answers_log import JudgmentLog

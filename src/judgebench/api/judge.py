@@ -25,8 +25,8 @@ from judgebench.costing.output_tokens import run_figures
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls, rejudge
 from judgebench.execution.settling import Rounds, judge_until_settled
-from judgebench.judge.plan import PlannedCall, plan_calls, stand_in_variants
-from judgebench.judge.requests import build_request
+from judgebench.judge.call_plan import PlannedCall, plan_calls, stand_in_variants
+from judgebench.judge.provider_requests import build_request
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.judge.units import REPEAT_SEED, repeat_calls
 from judgebench.models import JudgeSpec

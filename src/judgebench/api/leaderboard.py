@@ -3,7 +3,7 @@ that `analysis` stays a pure function of what it is given."""
 
 from __future__ import annotations
 
-from judgebench.analysis.leaderboard import Weights
+from judgebench.analysis.rewardbench_score import Weights
 from judgebench.data.hubconfig import hub_datasets
 
 

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from judgebench.api.requests import build_request
+from judgebench.api.stage_requests import build_request
 from judgebench.errors import ProviderConfigError
 from judgebench.models import Judges, JudgeSpec, SettingsOverrides, build_client
 from judgebench.models.client import ModelClient

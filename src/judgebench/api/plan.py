@@ -18,8 +18,8 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from judgebench.analysis import stats
+from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import COLUMNS
-from judgebench.analysis.model import ReportSettings
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
 from judgebench.api.options import CallOptions
@@ -28,9 +28,9 @@ from judgebench.conditions import SOURCE, select_conditions
 from judgebench.config import defaults
 from judgebench.costing.estimate import Estimate
 from judgebench.costing.output_tokens import run_figures
-from judgebench.costing.templates import TemplateCost, template_costs
+from judgebench.costing.template_costs import TemplateCost, template_costs
 from judgebench.data.dataset import load_dataset
-from judgebench.judge.plan import plan_calls, stand_in_variants
+from judgebench.judge.call_plan import plan_calls, stand_in_variants
 from judgebench.models.sim import load_scenario, pair_letter
 from judgebench.records import Item
 

@@ -12,8 +12,8 @@ from judgebench.conditions import SOURCE
 from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError
 from judgebench.judge.templates import JudgeTemplate, load_template
+from judgebench.probes.probe_registry import ProbeSpec, select_probes
 from judgebench.probes.produce import make_probes
-from judgebench.probes.registry import ProbeSpec, select_probes
 from judgebench.records import Condition, Item, Variant
 from judgebench.records.manifest import ProbeEntry, TemplateEntry
 from judgebench.store.run_folder import IndexedAppender, RunDir

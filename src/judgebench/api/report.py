@@ -12,11 +12,11 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.analysis import Analysis, ReportSettings
+from judgebench.analysis.findings import SOURCE
 from judgebench.analysis.length_artefact import Lengths, output_lengths
 from judgebench.analysis.length_preference import longer_sides
-from judgebench.analysis.model import SOURCE
-from judgebench.analysis.pipeline import AnalysisInputs, analyze_inputs
-from judgebench.analysis.self_preference import SelfPreferenceInputs
+from judgebench.analysis.record_pipeline import AnalysisInputs, analyze_inputs
+from judgebench.analysis.self_preference_test import SelfPreferenceInputs
 from judgebench.analysis.stats import preload as preload_statistics
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.human import human_for_run, run_human_labels
@@ -26,18 +26,18 @@ from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
 from judgebench.errors import JudgebenchError, RunDirError
 from judgebench.human import HumanReport
-from judgebench.models.families import load_family_table
+from judgebench.models.family_table import load_family_table
 from judgebench.models.judge_family import judge_family
 from judgebench.probes.lengths import length_categories
-from judgebench.probes.registry import load_probes
+from judgebench.probes.probe_registry import load_probes
 from judgebench.records import AuditFlag, Item, Variant
-from judgebench.records.conditions import ProbeOrigin
-from judgebench.records.families import answer_models
+from judgebench.records.condition_specs import ProbeOrigin
+from judgebench.records.family_names import answer_models
 from judgebench.records.manifest import ReportStage, SequentialStop
 from judgebench.records.metrics import SOURCE_HEADLINE_PREFIX, MetricRecord
-from judgebench.records.readiness import ReadinessEntry, ReadinessFile
+from judgebench.records.readiness_document import ReadinessEntry, ReadinessFile
 from judgebench.report.explorer import ROW_LIMIT, ExplorerData, ItemTexts, unstable_records
-from judgebench.report.outputs import Need, needs_of
+from judgebench.report.output_formats import Need, needs_of
 from judgebench.report.writer import ReportPaths, write_report
 from judgebench.store.answers_log import paused_gc
 from judgebench.store.atomic_files import atomic_write_text
@@ -302,7 +302,7 @@ def export_unstable(data: ExplorerData, path: Path) -> int:
 
 
 class ReadinessDoc(ReadinessFile):
-    """readiness.json (INTERFACE.md; records/readiness.py), built from an analysis."""
+    """readiness.json (INTERFACE.md; records/readiness_document.py), built from an analysis."""
 
     @classmethod
     def of(cls, analysis: Analysis, stops: Mapping[str, SequentialStop] | None = None) -> ReadinessDoc:

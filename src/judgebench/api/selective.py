@@ -33,9 +33,14 @@ from judgebench.judge.units import is_repeat
 from judgebench.records.clock import now_iso
 from judgebench.records.numbers import USER_NUMBERS
 from judgebench.records.sanitize import spreadsheet_cell
-from judgebench.records.selective import CascadeResult, ConfidenceMode, SelectiveBudget, SelectiveReport
-from judgebench.report.markdown import render_markdown
-from judgebench.report.model import ReportMeta, Section
+from judgebench.records.selective_document import (
+    CascadeResult,
+    ConfidenceMode,
+    SelectiveBudget,
+    SelectiveReport,
+)
+from judgebench.report.content import ReportMeta, Section
+from judgebench.report.markdown_render import render_markdown
 from judgebench.report.selective_section import (
     PLOT,
     PLOT_FILE,

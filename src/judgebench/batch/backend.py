@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from judgebench.errors import JudgebenchError, ProviderConfigError
 from judgebench.models.base import ModelRequest, ModelResponse, TransientError
 from judgebench.models.client import ModelClient
-from judgebench.models.registry import ModelSpec, traits_of
+from judgebench.models.provider_registry import ModelSpec, traits_of
 
 if TYPE_CHECKING:
     from judgebench.batch.state import Submission

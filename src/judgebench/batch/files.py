@@ -18,7 +18,7 @@ from judgebench.errors import InputError, ProviderConfigError
 from judgebench.models.base import ModelRequest, prompt_hash
 from judgebench.models.client import ModelClient
 from judgebench.models.openai import OpenAICompatibleProvider, OpenAIProvider
-from judgebench.models.registry import provider_class
+from judgebench.models.provider_registry import provider_class
 from judgebench.models.results import CallResult, kept_answer
 from judgebench.outside import loads
 from judgebench.store.atomic_files import atomic_write_text

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from judgebench.bbe import certificate_registry as registry
 from judgebench.bbe import certificates as certs
 from judgebench.bbe import mechanism as mech
-from judgebench.bbe import registry
 from judgebench.bbe import sensitivity as sens
 from judgebench.bbe.params import BBEParams, Bridge
 from judgebench.bbe.schematic import SchematicFit, combine

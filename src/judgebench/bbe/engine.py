@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgebench import __version__
+from judgebench.bbe import certificate_registry as registry
 from judgebench.bbe import mechanism as mech
-from judgebench.bbe import registry
 from judgebench.bbe import sensitivity as sens
 from judgebench.bbe.choice import Choice, Ctx, centre_of, choose, context
 from judgebench.bbe.params import NEUTRAL_CENTRE, BBEParams, Bridge, JitterSpec, VerifyKind
@@ -31,7 +31,13 @@ from judgebench.bbe.scores import ScoreSet
 from judgebench.bbe.utility import SystemRelease, utility
 from judgebench.bbe.verify import HalfCalibration, Tested, VerifySpec, check_release
 from judgebench.errors import ConfigError
-from judgebench.records.bbe import BBEResult, Calibration, CertificateRow, Correlation, SchematicBlock
+from judgebench.records.bbe_document import (
+    BBEResult,
+    Calibration,
+    CertificateRow,
+    Correlation,
+    SchematicBlock,
+)
 
 __all__ = [
     "BBEParams",

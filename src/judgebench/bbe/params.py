@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judgebench.bbe import certificate_registry as registry
 from judgebench.bbe import mechanism as mech
-from judgebench.bbe import registry
 from judgebench.bbe.schematic import Strategy
 from judgebench.bbe.scores import InvalidPolicy, ScoreSet
 from judgebench.errors import ConfigError

@@ -10,7 +10,7 @@ import numpy as np
 
 from judgebench.bbe.scores import ScoreSet
 from judgebench.palette import judge_colors, wrap_label
-from judgebench.records.bbe import SystemRow
+from judgebench.records.bbe_document import SystemRow
 
 
 def _name(text: str, width: int) -> str:

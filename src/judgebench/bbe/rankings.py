@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgebench.bbe.scores import ScoreSet
-from judgebench.records.bbe import Correlation, RankCorrelation, SystemRow
+from judgebench.records.bbe_document import Correlation, RankCorrelation, SystemRow
 
 FloatArray = NDArray[np.float64]
 

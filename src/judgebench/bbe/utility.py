@@ -15,7 +15,7 @@ from itertools import combinations
 
 import numpy as np
 
-from judgebench.records.bbe import UtilityBlock
+from judgebench.records.bbe_document import UtilityBlock
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgebench.analysis.stats import wilson
+from judgebench.bbe.certificate_registry import Verification
 from judgebench.bbe.certificates import violation_each
 from judgebench.bbe.mechanism import shrink
-from judgebench.bbe.registry import Verification
 from judgebench.bbe.scores import ScoreSet
-from judgebench.records.bbe import HoldoutCheck, VerifyBlock
+from judgebench.records.bbe_document import HoldoutCheck, VerifyBlock
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

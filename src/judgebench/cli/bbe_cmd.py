@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from judgebench.cli import options as opt
 from judgebench.cli import render
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.config import defaults
@@ -22,7 +22,7 @@ def _certificate_help() -> str:
     """`--certificate`'s help from the certificate registry. Typer evaluates this module's annotations
     each time it builds the command, so a certificate registered anywhere (a plugin, a test's toy) is
     listed with no edit here; the registry loads without numpy."""
-    from judgebench.bbe import registry
+    from judgebench.bbe import certificate_registry as registry
 
     kinds = [registry.kind_of(name) for name in registry.names()]
     listed = ", ".join(f"{k.name} ({k.summary})" if k.summary else k.name for k in kinds)

@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from judgebench.cli import options as opt
 from judgebench.cli import render
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, err_console, handle_errors
 from judgebench.data.catalog import spec_help
 from judgebench.errors import ConfigError

@@ -9,7 +9,7 @@ import typer
 import typer.main
 from typer.core import TyperGroup
 
-from judgebench.cli import options as opt
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.errors import ConfigError, JudgebenchError
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typer._click import Command, Context
 
     from judgebench.api import ImportResult, ImportSummary
-    from judgebench.importers.registry import Importer
+    from judgebench.importers.importer_registry import Importer
 
 
 class _FormatGroup(TyperGroup):

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from judgebench.cli import options as opt
 from judgebench.cli import render_plan
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.config import defaults
 

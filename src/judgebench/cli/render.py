@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         SelftestResult,
         TranslateResult,
     )
-    from judgebench.records.bbe import BBEResult, Calibration, VerifyBlock
+    from judgebench.records.bbe_document import BBEResult, Calibration, VerifyBlock
 
 
 def note(message: str) -> None:

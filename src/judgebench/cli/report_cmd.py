@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from judgebench.cli import options as opt
 from judgebench.cli import render_report, render_run
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.errors import ConfigError

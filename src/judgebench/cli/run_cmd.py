@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from judgebench.cli import options as opt
 from judgebench.cli import render, render_run
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, err_console, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.config import defaults

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from judgebench.cli import options as opt
 from judgebench.cli import render
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.config import defaults

@@ -4,7 +4,7 @@ tables (`pairing`, `drift`, `changes`) and the files it writes (`outputs`); the 
 
 from __future__ import annotations
 
-from judgebench.compare.model import (
+from judgebench.compare.compare_doc import (
     ChangedUnit,
     CompareDoc,
     Coverage,

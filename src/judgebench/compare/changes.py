@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from judgebench.compare.model import ChangedUnit
+from judgebench.compare.compare_doc import ChangedUnit
 from judgebench.records import Judgment
 
 

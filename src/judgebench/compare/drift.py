@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import bh_adjust, wilson
-from judgebench.compare.model import ALL_CONDITIONS, Drift, GateSettings, GateStatus, Kind
+from judgebench.compare.compare_doc import ALL_CONDITIONS, Drift, GateSettings, GateStatus, Kind
 
 
 def clustered_wilson(

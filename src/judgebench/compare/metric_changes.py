@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from judgebench.analysis.findings import ALL
 from judgebench.analysis.metric_registry import specs
-from judgebench.analysis.model import ALL
-from judgebench.compare.model import JudgeMatch, MetricChange
+from judgebench.compare.compare_doc import JudgeMatch, MetricChange
 from judgebench.records import MetricRecord
 
 Key = tuple[str, str, str]  # judge, metric, condition

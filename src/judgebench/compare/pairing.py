@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from judgebench.compare.model import Coverage, JudgeMatch
+from judgebench.compare.compare_doc import Coverage, JudgeMatch
 from judgebench.errors import InputError
 
 UNIT = ["item_id", "kind", "condition", "order"]

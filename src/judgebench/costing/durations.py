@@ -21,7 +21,7 @@ from judgebench.config.paths import configs_dir
 from judgebench.errors import InputError
 from judgebench.models import traits_of
 from judgebench.models.base import ProviderSettings
-from judgebench.models.registry import ModelSpec
+from judgebench.models.provider_registry import ModelSpec
 from judgebench.progress import about
 from judgebench.records.numbers import USER_NUMBERS
 

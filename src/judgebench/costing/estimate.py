@@ -8,12 +8,12 @@ from pydantic import BaseModel
 
 from judgebench.costing.durations import after_judging, expected
 from judgebench.costing.output_tokens import OutputTokenTable, load_table, output_tokens_for
-from judgebench.judge.plan import PlannedCall
+from judgebench.judge.call_plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models import Judges, JudgeSpec
 from judgebench.models.base import ModelRequest
 from judgebench.models.pricing import estimate_tokens_with_method
-from judgebench.models.registry import ModelSpec
+from judgebench.models.provider_registry import ModelSpec
 from judgebench.records import Condition, Item, Usage
 from judgebench.translate.translator import (
     TranslatorSettings,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         sample_variants_path,
         select_subset,
     )
-    from judgebench.data.generic import load_file
+    from judgebench.data.generic_dataset import load_file
     from judgebench.data.llmbar import (
         LLMBAR_SUBSETS,
         OTHER_SETS,
@@ -47,7 +47,7 @@ _HOME = {
         ),
         "dataset",
     ),
-    "load_file": "generic",
+    "load_file": "generic_dataset",
     **dict.fromkeys(
         (
             "LLMBAR_SUBSETS",

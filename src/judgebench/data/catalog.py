@@ -127,7 +127,7 @@ FILES = DatasetFamily(
     name="PATH",
     description="the path of a .jsonl, .json, .csv or .tsv file of your own (write ./NAME for a file named "
     "like a dataset)",
-    load="judgebench.data.generic:load_path",
+    load="judgebench.data.generic_dataset:load_path",
     takes_mapping=True,
 )
 
@@ -235,9 +235,9 @@ register(
     DatasetFamily(
         name="sample",
         description="the bundled sample set",
-        load="judgebench.data.generic:load_sample",
+        load="judgebench.data.generic_dataset:load_sample",
         takes_mapping=True,
-        listing="judgebench.data.generic:sample_listing",
+        listing="judgebench.data.generic_dataset:sample_listing",
     )
 )
 register(

@@ -26,7 +26,7 @@ from urllib.parse import quote
 from judgebench.config.paths import cache_dir
 from judgebench.data.catalog import DatasetRequest, Listing
 from judgebench.data.dataset import Dataset, select_subset
-from judgebench.data.generic import decode_bytes, parse_json
+from judgebench.data.generic_dataset import decode_bytes, parse_json
 from judgebench.data.validate import build_items
 from judgebench.errors import InputError, JudgebenchError
 from judgebench.records import Item

@@ -18,8 +18,8 @@ from typing import Any, Literal
 from judgebench.batch import import_batch_output, run_batch, write_batch_file
 from judgebench.config import defaults
 from judgebench.errors import ConfigError
-from judgebench.judge.plan import PlannedCall
-from judgebench.judge.requests import build_request, completion_only, reask_request, to_judgment
+from judgebench.judge.call_plan import PlannedCall
+from judgebench.judge.provider_requests import build_request, completion_only, reask_request, to_judgment
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.base import ModelRequest
 from judgebench.models.client import CallResult, ModelClient

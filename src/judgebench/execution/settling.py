@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from judgebench.analysis.findings import SOURCE, ReportSettings
 from judgebench.analysis.frame import rows_frame
-from judgebench.analysis.model import SOURCE, ReportSettings
 from judgebench.analysis.sequential import Settlement, item_values, settle, stratified_order
 from judgebench.execution import Execution, execute_plan, pending_calls
-from judgebench.judge.plan import PlannedCall
+from judgebench.judge.call_plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.client import ModelClient
 from judgebench.progress import ProgressReporter

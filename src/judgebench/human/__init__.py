@@ -3,10 +3,16 @@ estimates of win rates and accuracy, and the label budget (issue 30)."""
 
 from __future__ import annotations
 
-from judgebench.human.budget import LabelBudget, assumed_budget, half_width_at, labels_needed, pilot_budget
 from judgebench.human.compute import human_report, known_pairs
+from judgebench.human.human_report import HumanReport
+from judgebench.human.label_budget import (
+    LabelBudget,
+    assumed_budget,
+    half_width_at,
+    labels_needed,
+    pilot_budget,
+)
 from judgebench.human.labels import HumanLabel, HumanLabels, human_labels, load_human_labels
-from judgebench.human.model import HumanReport
 from judgebench.human.ppi import MeanEstimate, classical_mean, ppi_mean
 from judgebench.human.verdicts import item_verdicts, output_sources
 

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import wilson
+from judgebench.human.human_report import AnnotatorAgreement, Interval, JudgeAgreement
 from judgebench.human.labels import LABELS, HumanLabels, HumanValue
-from judgebench.human.model import AnnotatorAgreement, Interval, JudgeAgreement
 
 NO_VERDICT = "none"  # the judge's category for an item it gave no valid answer on
 CATEGORIES: tuple[str, ...] = (*LABELS, NO_VERDICT)

@@ -8,8 +8,8 @@ import pandas as pd
 
 from judgebench.human.agreement import annotator_agreement, judge_agreement
 from judgebench.human.estimates import MIN_LABELLED, Sources, estimates
+from judgebench.human.human_report import HumanReport
 from judgebench.human.labels import HumanLabels
-from judgebench.human.model import HumanReport
 from judgebench.human.verdicts import item_verdicts
 
 

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import wilson
+from judgebench.human.human_report import Estimate, EstimateMethod, Interval, Quantity
 from judgebench.human.labels import HumanValue
-from judgebench.human.model import Estimate, EstimateMethod, Interval, Quantity
 from judgebench.human.ppi import MeanEstimate, classical_t_mean, ppi_crossfit_mean
 from judgebench.human.verdicts import POSITION_SOURCE, score_for
 

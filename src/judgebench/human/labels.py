@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from judgebench.data.generic import csv_rows, read_text
+from judgebench.data.generic_dataset import csv_rows, read_text
 from judgebench.errors import InputError
 from judgebench.outside import json_lines
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judgebench.importers.importer_registry import Importer, ImportOptions
 from judgebench.importers.log import (
     Headline,
     HumanRow,
@@ -28,7 +29,6 @@ from judgebench.importers.log import (
     read_records,
     sha256_of,
 )
-from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.records import Item, Winner
 
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judgebench.importers.importer_registry import Importer, ImportOptions
 from judgebench.importers.log import Headline, ImportedLog, SourceLine, pair_judgment, read_records, sha256_of
-from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.records import Item, Winner
 
 DEFAULT_BASELINE = "gpt-4-0314"  # Arena-Hard v0.1's baseline, for files that do not name one

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judgebench.importers.importer_registry import Importer, ImportOptions
 from judgebench.importers.log import Headline, ImportedLog, SourceLine, pair_judgment, read_records, sha256_of
-from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.records import Item, Winner
 
 FAMILIES = ("mmlu-pro", "livebench-reasoning", "livebench-math", "livecodebench")

@@ -22,8 +22,8 @@ from typing import Any
 from judgebench.data.dataset import Dataset, load_dataset
 from judgebench.data.llmbar import LLMBAR_SUBSETS, llmbar_root
 from judgebench.errors import ConfigError, InputError
+from judgebench.importers.importer_registry import Importer, ImportOptions
 from judgebench.importers.log import ImportedLog, sha256_of
-from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.outside import loads
 from judgebench.records import Item, Judgment, Winner
 from judgebench.records.clock import now_iso

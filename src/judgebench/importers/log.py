@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgebench.data.generic import parse_json  # the JSON array reader that keeps line numbers
+from judgebench.data.generic_dataset import parse_json  # the JSON array reader that keeps line numbers
 from judgebench.errors import InputError
 from judgebench.outside import loads
 from judgebench.records import Item, Judgment, Winner

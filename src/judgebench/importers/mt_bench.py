@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judgebench.importers.importer_registry import Importer, ImportOptions
 from judgebench.importers.log import (
     Headline,
     HumanRow,
@@ -30,7 +31,6 @@ from judgebench.importers.log import (
     read_records,
     sha256_of,
 )
-from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.records import Item
 
 _SINGLE = re.compile(

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from judgebench.errors import InputError
-from judgebench.judge.plan import PlannedCall
+from judgebench.judge.call_plan import PlannedCall
 from judgebench.records import CallKey, Item, Perturbation, UnitKey
-from judgebench.records.families import answer_models
+from judgebench.records.family_names import answer_models
 
 REPEAT_PREFIX = "repeat-"
 # the repeats' units are drawn with bbe's --seed plus this (0 + this for `judge --repeats`), so that

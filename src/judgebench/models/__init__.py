@@ -26,13 +26,13 @@ from judgebench.models.base import (
     Provider,
     ProviderTraits,
 )
-from judgebench.models.budget import Budget
 from judgebench.models.client import ModelClient
 from judgebench.models.config import Judges, build_client
 from judgebench.models.judge_spec import JudgeSpec, RequestDefaults
-from judgebench.models.registry import ModelSpec, register, registered, traits_of, unregister
+from judgebench.models.provider_registry import ModelSpec, register, registered, traits_of, unregister
 from judgebench.models.results import CallResult, ClientStats, Refusal
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
+from judgebench.models.spend_cap import Budget
 
 __all__ = [
     "Budget",

@@ -36,7 +36,6 @@ from judgebench.models.base import (
     cache_key,
     prompt_hash,
 )
-from judgebench.models.budget import Budget
 from judgebench.models.cache import ResponseCache, default_cache
 from judgebench.models.failures import KeyRejected
 from judgebench.models.limits import (
@@ -47,8 +46,9 @@ from judgebench.models.limits import (
     shared_limits,
 )
 from judgebench.models.pricing import PriceTable, estimate_tokens, heuristic_tokens, usage_problem
-from judgebench.models.registry import ModelSpec, create_provider, provider_class
+from judgebench.models.provider_registry import ModelSpec, create_provider, provider_class
 from judgebench.models.results import CallResult, ClientStats, Refusal, advance_progress, kept_answer
+from judgebench.models.spend_cap import Budget
 from judgebench.records import Usage
 
 if TYPE_CHECKING:

@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgebench.config.load import load_config
 from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, JudgebenchError
-from judgebench.models.budget import Budget
 from judgebench.models.cache import ResponseCache
 from judgebench.models.client import ModelClient
 from judgebench.models.judge_spec import JudgeSpec, RequestDefaults
 from judgebench.models.pricing import PriceTable
-from judgebench.models.registry import ModelSpec, provider_class
+from judgebench.models.provider_registry import ModelSpec, provider_class
 from judgebench.models.settings import ProviderSettings, SettingsOverrides
+from judgebench.models.spend_cap import Budget
 from judgebench.records.numbers import Temperature
 
 __all__ = ["JudgeConfig", "Judges", "JudgesFile", "build_client", "judges_path", "load_judges"]

@@ -4,9 +4,9 @@ table. A simulated judge names its family in its scenario, since `sim:NAME` says
 from __future__ import annotations
 
 from judgebench.errors import ConfigError, InputError
-from judgebench.models.registry import ModelSpec, provider_class
+from judgebench.models.provider_registry import ModelSpec, provider_class
 from judgebench.models.sim import SimProvider, load_scenario
-from judgebench.records.families import FamilyTable
+from judgebench.records.family_names import FamilyTable
 
 
 def judge_family(judge: str, table: FamilyTable, spec: str | None = None) -> str | None:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.models.base import ProviderTraits
 from judgebench.models.pricing import Price
-from judgebench.models.registry import ModelSpec, provider_class
+from judgebench.models.provider_registry import ModelSpec, provider_class
 from judgebench.models.settings import ProviderSettings
 
 __all__ = ["JudgeSpec", "RequestDefaults"]

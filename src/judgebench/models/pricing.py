@@ -19,7 +19,7 @@ from pydantic import BaseModel, RootModel
 from judgebench.config.load import load_config
 from judgebench.config.paths import configs_dir
 from judgebench.models.base import TokenCounter
-from judgebench.models.registry import ModelSpec, traits_of
+from judgebench.models.provider_registry import ModelSpec, traits_of
 from judgebench.records import Usage
 from judgebench.records.numbers import USER_NUMBERS, NonNegative
 

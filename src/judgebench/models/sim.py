@@ -30,10 +30,10 @@ from judgebench.models.base import (
     ProviderTraits,
 )
 from judgebench.models.failures import PermanentError
-from judgebench.models.families import load_family_table
+from judgebench.models.family_table import load_family_table
 from judgebench.models.sim_prompt import has_markdown, shown_responses
 from judgebench.records import Usage
-from judgebench.records.conditions import PROBE_SEP
+from judgebench.records.condition_specs import PROBE_SEP
 from judgebench.records.numbers import USER_NUMBERS, Share
 
 

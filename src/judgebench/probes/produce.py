@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from judgebench.conditions import SOURCE
-from judgebench.probes.registry import ProbeSpec, ProbeStep
+from judgebench.probes.probe_registry import ProbeSpec, ProbeStep
 from judgebench.probes.transforms import TextContext, TransformError, apply_steps
 from judgebench.records import Condition, Item, Variant
-from judgebench.records.conditions import probe_condition
+from judgebench.records.condition_specs import probe_condition
 
 SOURCE_LANGUAGE = "English"
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgebench.probes.markdown import strip_markdown
+from judgebench.probes.markdown_patterns import strip_markdown
 
 Params = Mapping[str, Any]
 

@@ -14,7 +14,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from judgebench.records.conditions import Condition, ConditionAudit
+    from judgebench.records.condition_specs import Condition, ConditionAudit
     from judgebench.records.items import TEXT_FIELDS, AuditFlag, Item, Label, TranslationFailure, Variant
     from judgebench.records.judgments import (
         CallKey,
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 # each public name and the submodule that defines it
 _HOME = {
-    "Condition": "conditions",
-    "ConditionAudit": "conditions",
+    "Condition": "condition_specs",
+    "ConditionAudit": "condition_specs",
     "TEXT_FIELDS": "items",
     "AuditFlag": "items",
     "Item": "items",

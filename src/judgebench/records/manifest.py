@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgebench.records.conditions import Condition
+from judgebench.records.condition_specs import Condition
 from judgebench.records.outcomes import JudgeOutcome, TranslateOutcome
 
 SCHEMA_VERSION = 2

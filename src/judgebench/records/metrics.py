@@ -66,7 +66,7 @@ class Metric(StrEnum):
     # the leaderboards' "RewardBench score" (RewardBench, M-RewardBench): per category (subset = the
     # category) the mean of its subsets' strict accuracies weighted by the dataset's own example
     # counts, overall (subset `all`) the mean of the four categories; the drop is per pair en->c,
-    # on the items both conditions hold (analysis/leaderboard.py)
+    # on the items both conditions hold (analysis/rewardbench_score.py)
     REWARDBENCH_SCORE = "rewardbench_score"
     REWARDBENCH_SCORE_DROP = "rewardbench_score_drop"
     # probes with several instances (template-1..K), per base->probe (`en->template`): the flip rate
@@ -93,7 +93,7 @@ class Metric(StrEnum):
     CLASSICAL_ACCURACY = "classical_accuracy"
 
 
-# what `report --human FILE` adds (human/model.py); the analysis of judgments alone never emits them
+# what `report --human FILE` adds (human/human_report.py); the analysis of judgments alone never emits them
 HUMAN_METRICS: frozenset[str] = frozenset(
     {
         Metric.HUMAN_AGREEMENT,

@@ -3,7 +3,7 @@ replaced, long text clipped with its original size known, and control characters
 
 Data (a subset name, an item id, a judge's name or reply) reaches four formats, each through one
 function: CSV cells `spreadsheet_cell` (formula prefixes neutralised), Markdown and HTML their
-renderers' escape (`report/markdown.py`, `report/html.py`), the terminal the CLI's consoles; every one
+renderers' escape (`report/markdown_render.py`, `report/html.py`), the terminal the CLI's consoles; every one
 shows a control character as its Unicode symbol (`visible_controls`) instead of obeying it.
 
 One scrubbing function (`scrub`) serves every place a URL or an error text goes (the manifest,

@@ -7,12 +7,12 @@ place that decides what is shown and in which order, so every output agrees.
 
 from __future__ import annotations
 
+from judgebench.report.content import ReportMeta, Section, Table
 from judgebench.report.figures import PLOT_TITLES, make_plots
 from judgebench.report.html import render_html
-from judgebench.report.markdown import render_markdown
-from judgebench.report.model import ReportMeta, Section, Table
+from judgebench.report.markdown_render import render_markdown
+from judgebench.report.report_sections import build_sections
 from judgebench.report.rows import metric_rows
-from judgebench.report.sections import build_sections
 from judgebench.report.writer import ReportPaths, write_report
 
 __all__ = [

@@ -12,9 +12,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from judgebench.config import defaults
-from judgebench.records.bbe import BBEResult, Calibration
-from judgebench.report.cells import judge_cell, pct
-from judgebench.report.model import DASH, Cell, Section, Table, literal
+from judgebench.records.bbe_document import BBEResult, Calibration
+from judgebench.report.cell_text import judge_cell, pct
+from judgebench.report.content import DASH, Cell, Section, Table, literal
 from judgebench.store.run_folder import BBE_JSON, JUDGMENTS, RunDir
 
 PLOT_KEY = "bbe"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from judgebench.analysis.model import Analysis
+from judgebench.analysis.findings import Analysis
 from judgebench.records import Metric
 from judgebench.report.forest import forest, forest_subsets
 from judgebench.report.index import MetricIndex
@@ -44,7 +44,7 @@ class _Inputs:
 _BUILDERS: dict[str, Builder] = {
     "accuracy": lambda f: accuracy_plot(f.index, f.conditions),
     "flips": lambda f: flips_plot(f.index, f.conditions, f.settings.max_flip_rate),
-    # the limit the readiness baseline reads (analysis/readiness.py), from the same settings
+    # the limit the readiness baseline reads (analysis/readiness_checks.py), from the same settings
     "position": lambda f: position_plot(f.index, f.conditions, f.settings.max_position_inconsistency),
     "tie_probe": lambda f: tie_probe_plot(f.index, f.conditions),
     "subset_heatmap": lambda f: heatmap_plot(f.index, f.conditions, f.subsets, f.settings.chance),

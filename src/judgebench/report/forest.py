@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from judgebench.analysis.model import SOURCE, ReportSettings
+from judgebench.analysis.findings import SOURCE, ReportSettings
 from judgebench.analysis.small_n import decisive
 from judgebench.analysis.subsets import leaf_subsets
 from judgebench.records import ConditionPair, Metric, MetricRecord

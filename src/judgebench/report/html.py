@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape as _html_escape
 
 from judgebench.records.sanitize import visible_controls
+from judgebench.report.content import Cell, ReportMeta, Section, Table
 from judgebench.report.explorer import EXPLORER_KEY, EXPLORER_TITLE, explorer_css, explorer_js
-from judgebench.report.model import Cell, ReportMeta, Section, Table
 from judgebench.report.plots import PLOT_TITLES
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"

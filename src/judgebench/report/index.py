@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from judgebench.analysis.model import ALL, MEAN_JUDGE, is_comparison
+from judgebench.analysis.findings import ALL, MEAN_JUDGE, is_comparison
 from judgebench.analysis.subsets import subset_sort_key
 from judgebench.records import ConditionPair, MetricRecord
 

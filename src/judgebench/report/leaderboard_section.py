@@ -1,14 +1,14 @@
 """The leaderboard-comparable section: the "RewardBench score" (weighted as the official code weighs,
-analysis/leaderboard.py) beside the pooled accuracy, per judge and language, with the drop from
+analysis/rewardbench_score.py) beside the pooled accuracy, per judge and language, with the drop from
 English and the Judge-LS metrics over the same items: a table that reads like M-RewardBench's."""
 
 from __future__ import annotations
 
-from judgebench.analysis.model import ALL, SOURCE, pair_name
+from judgebench.analysis.findings import ALL, SOURCE, pair_name
 from judgebench.records import Metric, MetricRecord
-from judgebench.report.cells import judge_cell, n_cell, signed_ci, value_cell
+from judgebench.report.cell_text import judge_cell, n_cell, signed_ci, value_cell
+from judgebench.report.content import DASH, Cell, Section, Table
 from judgebench.report.index import MetricIndex
-from judgebench.report.model import DASH, Cell, Section, Table
 
 SECTIONS = ("Chat", "Chat Hard", "Safety", "Reasoning")
 WEIGHTS = {

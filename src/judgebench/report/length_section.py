@@ -5,12 +5,12 @@ accurate on one side of the split only."""
 
 from __future__ import annotations
 
+from judgebench.analysis.findings import ALL
 from judgebench.analysis.length_artefact import RULE_NAMES, RULES, SPLITS
-from judgebench.analysis.model import ALL
 from judgebench.records import Metric, MetricRecord
-from judgebench.report.cells import judge_cell, n_cell, signed_ci, value_cell
+from judgebench.report.cell_text import judge_cell, n_cell, signed_ci, value_cell
+from judgebench.report.content import DASH, Cell, Section, Table
 from judgebench.report.index import MetricIndex
-from judgebench.report.model import DASH, Cell, Section, Table
 
 RULE_COLUMNS = ("Shorter (chars) %", "Longer (chars) %", "Shorter (tokens) %", "Longer (tokens) %")
 SPLIT_COLUMNS = ("Gold shorter %", "Gold longer %")

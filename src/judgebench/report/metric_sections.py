@@ -5,11 +5,11 @@ answer distribution and calibration, tie-probes. Each is plain data (`Section`) 
 
 from __future__ import annotations
 
+from judgebench.analysis.findings import ALL, SOURCE, Analysis, is_comparison, pair_name
 from judgebench.analysis.metric_registry import in_section, spec_of
-from judgebench.analysis.model import ALL, SOURCE, Analysis, is_comparison, pair_name
 from judgebench.records import ConditionPair, Metric, MetricRecord
 from judgebench.records.metrics import tie_probe_metric
-from judgebench.report.cells import (
+from judgebench.report.cell_text import (
     boot_cell,
     count,
     judge_cell,
@@ -20,8 +20,8 @@ from judgebench.report.cells import (
     underpowered_cell,
     value_cell,
 )
+from judgebench.report.content import DASH, Cell, Section, Table
 from judgebench.report.index import MetricIndex
-from judgebench.report.model import DASH, Cell, Section, Table
 
 # the flips table's own columns; every other pair metric declared in the flips section is a column
 FLIP_OWN = frozenset({Metric.FLIP_RATE, Metric.GOLD_FLIP_RATE, Metric.MCNEMAR})

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from judgebench.analysis.model import ALL, MEAN_JUDGE
+from judgebench.analysis.findings import ALL, MEAN_JUDGE
 from judgebench.analysis.subsets import leaf_subsets
 from judgebench.palette import MEAN_COLOUR, PALETTE, judge_colors, wrap_label
 from judgebench.records import Metric, MetricRecord

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from judgebench.analysis.model import Analysis, ProbeRow
+from judgebench.analysis.findings import Analysis, ProbeRow
 from judgebench.palette import judge_colors
 from judgebench.records import Metric
-from judgebench.report.cells import count, judge_cell, pct, pct_ci, pvalue, value_cell
+from judgebench.report.cell_text import count, judge_cell, pct, pct_ci, pvalue, value_cell
+from judgebench.report.content import DASH, Cell, Section, Table
 from judgebench.report.index import MetricIndex
-from judgebench.report.model import DASH, Cell, Section, Table
 from judgebench.report.plots import (
     LIMIT_RED,
     MAX_WIDTH,

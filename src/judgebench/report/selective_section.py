@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from judgebench.palette import judge_colors
-from judgebench.records.selective import Bounded, CascadeResult, SelectiveReport, StageResult
-from judgebench.report.cells import count, judge_cell, pct, pct_ci
-from judgebench.report.model import DASH, Cell, Section, Table, literal
+from judgebench.records.selective_document import Bounded, CascadeResult, SelectiveReport, StageResult
+from judgebench.report.cell_text import count, judge_cell, pct, pct_ci
+from judgebench.report.content import DASH, Cell, Section, Table, literal
 from judgebench.report.plots import figure, png, title
 from judgebench.store.run_folder import JUDGMENTS, RunDir
 

@@ -1,6 +1,6 @@
 """The report's self-preference section and self_preference.json (issue 31; README "Self-preference").
 
-Both read `Analysis.self_preference` (analysis/self_preference.py): one row per judge x condition,
+Both read `Analysis.self_preference` (analysis/self_preference_test.py): one row per judge x condition,
 over the items whose two answers name their models and exactly one of them is of the judge's family.
 A run whose data names no model says so, in the section and in the file, instead of showing nothing.
 The file is registered with the other outputs in writer.py.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 
-from judgebench.analysis.model import Analysis
-from judgebench.records.self_preference import NO_MODEL_NAMES, SelfPreferenceReport, SelfPreferenceRow
-from judgebench.report.cells import count, judge_cell, pct, pvalue, signed_ci
-from judgebench.report.model import DASH, Cell, Section, Table
+from judgebench.analysis.findings import Analysis
+from judgebench.records.self_preference_report import NO_MODEL_NAMES, SelfPreferenceReport, SelfPreferenceRow
+from judgebench.report.cell_text import count, judge_cell, pct, pvalue, signed_ci
+from judgebench.report.content import DASH, Cell, Section, Table
 
 SELF_PREFERENCE_JSON = "self_preference.json"
 
@@ -86,6 +86,6 @@ def self_preference_section(analysis: Analysis) -> Section:
 
 
 def self_preference_json(analysis: Analysis) -> bytes:
-    """self_preference.json: the report's rows as data (fields: records/self_preference.py)."""
+    """self_preference.json: the report's rows as data (fields: records/self_preference_report.py)."""
     report = analysis.self_preference or SelfPreferenceReport(note=NO_MODEL_NAMES)
     return (json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n").encode("utf-8")

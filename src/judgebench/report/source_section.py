@@ -4,10 +4,10 @@ source's convention, so a reader puts judgebench's numbers beside the published 
 
 from __future__ import annotations
 
-from judgebench.analysis.model import Analysis
+from judgebench.analysis.findings import Analysis
 from judgebench.records.metrics import SOURCE_HEADLINE_PREFIX
-from judgebench.report.cells import judge_cell
-from judgebench.report.model import DASH, Cell, Section, Table
+from judgebench.report.cell_text import judge_cell
+from judgebench.report.content import DASH, Cell, Section, Table
 
 
 def source_section(analysis: Analysis) -> Section | None:

@@ -16,15 +16,15 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from judgebench.analysis.model import Analysis
+from judgebench.analysis.findings import Analysis
 from judgebench.human import HumanReport
+from judgebench.report.content import Section
 from judgebench.report.explorer import ExplorerData, payload_json
 from judgebench.report.figures import PLOT_TITLES
 from judgebench.report.html import render_html
 from judgebench.report.human_section import HUMAN_JSON
-from judgebench.report.markdown import render_markdown
-from judgebench.report.model import Section
-from judgebench.report.outputs import (
+from judgebench.report.markdown_render import render_markdown
+from judgebench.report.output_formats import (
     PLOTS_DIR,
     Need,
     OutputInputs,

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import wilson
-from judgebench.records.selective import (
+from judgebench.records.selective_document import (
     Bounded,
     CascadeResult,
     EscalatedItem,

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from judgebench.errors import InputError
-from judgebench.records.selective import ConfidenceMode
+from judgebench.records.selective_document import ConfidenceMode
 
 KEYS = ["judge", "item_id", "condition"]
 VERDICTS = ("1", "2", "tie")

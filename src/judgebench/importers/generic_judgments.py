@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from judgebench.errors import InputError
+from judgebench.importers.importer_registry import Importer, ImportOptions
 from judgebench.importers.log import (
     HumanRow,
     ImportedLog,
@@ -29,7 +30,6 @@ from judgebench.importers.log import (
     read_records,
     sha256_of,
 )
-from judgebench.importers.registry import Importer, ImportOptions
 from judgebench.records import Item, Winner
 
 _VERDICTS = {"1": "1", "2": "2", "tie": "tie", "1.0": "1", "2.0": "2"}

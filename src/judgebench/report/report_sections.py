@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from judgebench.analysis.findings import ALL, MEAN_JUDGE, Analysis, ReadinessVerdict
 from judgebench.analysis.metric_registry import spec_of, specs
-from judgebench.analysis.model import ALL, MEAN_JUDGE, Analysis, ReadinessVerdict
 from judgebench.records import Metric
-from judgebench.report.cells import count, judge_cell, n_cell, pct, points, value_cell
+from judgebench.report.cell_text import count, judge_cell, n_cell, pct, points, value_cell
+from judgebench.report.content import DASH, Cell, Section, Table, literal
 from judgebench.report.index import MetricIndex
 from judgebench.report.leaderboard_section import leaderboard_section
 from judgebench.report.length_section import length_section
@@ -23,7 +24,6 @@ from judgebench.report.metric_sections import (
     position_section,
     tie_probes_section,
 )
-from judgebench.report.model import DASH, Cell, Section, Table, literal
 from judgebench.report.probe_section import probe_section
 from judgebench.report.source_section import source_section
 

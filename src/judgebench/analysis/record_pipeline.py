@@ -27,9 +27,10 @@ from judgebench.analysis import settled
 from judgebench.analysis.accuracy import pair_records
 from judgebench.analysis.adjust import adjust_and_power
 from judgebench.analysis.assemble import mean_over_judges, order_table, to_records
-from judgebench.analysis.cells import CELL
+from judgebench.analysis.cell_sums import CELL
 from judgebench.analysis.clustered import start_bootstrap, with_intervals
 from judgebench.analysis.comparisons import judge_comparison_records, judge_pair_rows
+from judgebench.analysis.findings import Analysis, Completeness, JudgeSummary, ReportSettings
 from judgebench.analysis.flips import flip_records, flip_rows
 from judgebench.analysis.frame import (
     Layout,
@@ -40,11 +41,9 @@ from judgebench.analysis.frame import (
     ordered_conditions,
     pair_flags,
 )
-from judgebench.analysis.leaderboard import Weights, leaderboard_records
 from judgebench.analysis.length_artefact import Lengths, length_records, length_units
 from judgebench.analysis.length_preference import longer_win_records
 from judgebench.analysis.metric_registry import MetricInputs, computed
-from judgebench.analysis.model import Analysis, Completeness, JudgeSummary, ReportSettings
 from judgebench.analysis.position import (
     direction_records,
     direction_rows,
@@ -53,16 +52,17 @@ from judgebench.analysis.position import (
     position_rows,
 )
 from judgebench.analysis.probes import length_rows, pooled_probe_records, probe_rows
-from judgebench.analysis.readiness import assess_readiness
-from judgebench.analysis.self_preference import SelfPreferenceInputs, self_preference
+from judgebench.analysis.readiness_checks import assess_readiness
+from judgebench.analysis.rewardbench_score import Weights, leaderboard_records
+from judgebench.analysis.self_preference_test import SelfPreferenceInputs, self_preference
 from judgebench.analysis.subsets import unique
 from judgebench.analysis.tie_probes import tie_probe_records
 from judgebench.config.defaults import CONDITION_NAMES
 from judgebench.records import CallKey, Judgment, Metric, MetricRecord
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 from judgebench.records.manifest import SequentialStop
 from judgebench.records.metrics import HUMAN_METRICS
-from judgebench.records.self_preference import SelfPreferenceReport
+from judgebench.records.self_preference_report import SelfPreferenceReport
 
 DEFAULT_ORDER = CONDITION_NAMES  # pairs read zh->ls unless the caller says otherwise
 

@@ -1,6 +1,6 @@
 """Model families (issue 31, self-preference): the maker behind an answer or a judge, by name.
 
-Pure: the table is read by its callers (models/families.py reads configs/model_families.toml), so the
+Pure: the table is read by its callers (models/family_table.py reads configs/model_families.toml), so the
 simulated judge and the analysis match names the same way. The models behind an item's answers are
 the `chosen_model` / `rejected_model` its loader kept in `metadata` (RewardBench, M-RewardBench and
 any user file with those columns): no new item field, so every items file stays valid.

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgebench.analysis.findings import ALL, SOURCE, ReportSettings, pair_name
 from judgebench.analysis.frame import pair_flags
-from judgebench.analysis.model import ALL, SOURCE, ReportSettings, pair_name
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import CIMethod
 

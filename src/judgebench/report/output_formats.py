@@ -21,19 +21,19 @@ from typing import Any
 from pydantic import BaseModel
 
 from judgebench import __version__
-from judgebench.analysis.model import Analysis
+from judgebench.analysis.findings import Analysis
 from judgebench.errors import JudgebenchError
 from judgebench.human import HumanReport
 from judgebench.records.clock import now_iso
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
 from judgebench.report.bbe_section import BBEView, bbe_section, load_bbe_view
+from judgebench.report.content import ReportMeta, Section
 from judgebench.report.explorer import ExplorerData
 from judgebench.report.figures import make_plots
 from judgebench.report.human_section import human_section
-from judgebench.report.model import ReportMeta, Section
+from judgebench.report.report_sections import build_sections, incomplete_note
 from judgebench.report.rows import metric_rows
-from judgebench.report.sections import build_sections, incomplete_note
 from judgebench.report.selective_section import PLOT as SELECTIVE_PLOT_KEY
 from judgebench.report.selective_section import PLOT_FILE as SELECTIVE_PLOT_FILE
 from judgebench.report.selective_section import SelectiveView, load_selective_view, report_section

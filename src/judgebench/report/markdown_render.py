@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from judgebench.records.sanitize import visible_controls
-from judgebench.report.model import Cell, ReportMeta, Section, Table
+from judgebench.report.content import Cell, ReportMeta, Section, Table
 
 # `[`/`]` stay (intervals are "[0.1, 0.2]"); a `(` after `]` is escaped, so no link forms
 _MD_SPECIAL = re.compile(r"([\\`*_|]|(?<=\])\()")

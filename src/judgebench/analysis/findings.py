@@ -12,10 +12,10 @@ from pydantic import BaseModel, Field
 
 from judgebench.conditions import SOURCE
 from judgebench.records import ConditionPair, JudgePair, MetricRecord
-from judgebench.records.conditions import ProbeOrigin
+from judgebench.records.condition_specs import ProbeOrigin
 from judgebench.records.numbers import USER_NUMBERS, Share
 from judgebench.records.pairs import PAIR_SEP, VS
-from judgebench.records.self_preference import SelfPreferenceReport
+from judgebench.records.self_preference_report import SelfPreferenceReport
 
 ALL = "all"  # the subset of every item
 MEAN_JUDGE = "mean"  # the judge of records averaged over judges
@@ -196,7 +196,7 @@ class Analysis(BaseModel):
     )
     # judges `judge --until-settled` has not finished (running or interrupted): the run is incomplete
     unfinished_judges: list[str] = Field(default_factory=list)
-    # does a judge favour its own family's answers (analysis/self_preference.py); None: not computed
+    # does a judge favour its own family's answers (analysis/self_preference_test.py); None: not computed
     self_preference: SelfPreferenceReport | None = None
     # probe condition -> (probe, base) as the judge stage recorded it, and the probe table's rows
     probes: dict[str, ProbeOrigin] = Field(default_factory=dict)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from judgebench.judge.call_plan import PlannedCall
 from judgebench.judge.parse import parse_verdict, verdict_probabilities
-from judgebench.judge.plan import PlannedCall
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.models.base import Message, ModelRequest
 from judgebench.models.client import CallResult, ModelClient

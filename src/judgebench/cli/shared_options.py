@@ -23,7 +23,7 @@ DATASETS = spec_names()
 def probes_help(lead: str) -> str:
     """`--probes`' help with the probes declared now. Typer evaluates a command module's annotations
     (`from __future__ import annotations`) each time it builds the command, so this runs then."""
-    from judgebench.probes.registry import probes_help as declared
+    from judgebench.probes.probe_registry import probes_help as declared
 
     return declared(lead)
 
@@ -137,7 +137,7 @@ BatchOpt = Annotated[
 PollIntervalOpt = Annotated[float, typer.Option("--poll-interval", help="Seconds between batch polls.")]
 
 
-# The shared model flags, by the parameter names the commands give them (cli/options.py's *Opt types):
+# The shared model flags, by the parameter names the commands give them (cli/shared_options.py's *Opt types):
 # the provider settings (one SettingsOverrides field each), then the two about the command itself.
 SETTING_FLAGS = ("base_url", "timeout", "max_retries", "concurrency", "rpm", "tpm", "max_answer_chars")
 CALL_FLAGS = (*SETTING_FLAGS, "wait_lock", "no_cache")

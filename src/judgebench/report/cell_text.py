@@ -5,9 +5,9 @@ Every section builds its rows from these, so the same record reads the same in e
 
 from __future__ import annotations
 
-from judgebench.analysis.model import MEAN_JUDGE
+from judgebench.analysis.findings import MEAN_JUDGE
 from judgebench.records import MetricRecord
-from judgebench.report.model import DASH, Cell
+from judgebench.report.content import DASH, Cell
 
 
 def pct(value: float | None, digits: int = 1) -> str:

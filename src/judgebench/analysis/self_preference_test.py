@@ -4,7 +4,7 @@ Only items where exactly one of the two answers is own-family say anything, and 
 held fixed: a good judge "wins" often for a strong family simply because that family's answers are
 usually the chosen ones. So the items split by whether the own-family answer is the gold one, and the
 measure is the judge's accuracy on the first group minus its accuracy on the second (`excess`,
-records/self_preference.py). A judge indifferent to authorship has the same accuracy in both (excess
+records/self_preference_report.py). A judge indifferent to authorship has the same accuracy in both (excess
 0, whatever its accuracy, ties or position bias); one that picks its own family's answer with
 probability s, and otherwise judges as before, has excess s.
 
@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from judgebench.records.families import FamilyTable
-from judgebench.records.self_preference import NO_MODEL_NAMES, SelfPreferenceReport, SelfPreferenceRow
+from judgebench.records.family_names import FamilyTable
+from judgebench.records.self_preference_report import NO_MODEL_NAMES, SelfPreferenceReport, SelfPreferenceRow
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from judgebench.config.paths import configs_dir
 from judgebench.costing.estimate import Estimate, estimate_judging
 from judgebench.costing.output_tokens import load_table
-from judgebench.judge.plan import PlannedCall
+from judgebench.judge.call_plan import PlannedCall
 from judgebench.judge.templates import load_template
 from judgebench.models import Judges, JudgeSpec
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from judgebench.conditions import SOURCE, Condition
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.records import CallKey, Item, Kind, Perturbation, Variant
-from judgebench.records.families import answer_models
+from judgebench.records.family_names import answer_models
 
 
 @dataclass(frozen=True, slots=True)  # slots: a million-call plan holds no dict per call

@@ -22,8 +22,7 @@ increase), so zero flips on five items is not a pass. A check on fewer than `min
 
 from __future__ import annotations
 
-from judgebench.analysis.metric_registry import read_by
-from judgebench.analysis.model import (
+from judgebench.analysis.findings import (
     ALL,
     MEAN_JUDGE,
     SOURCE,
@@ -33,6 +32,7 @@ from judgebench.analysis.model import (
     is_comparison,
     pair_name,
 )
+from judgebench.analysis.metric_registry import read_by
 from judgebench.analysis.small_n import decisive, too_few
 from judgebench.records import Metric, MetricRecord
 
@@ -210,9 +210,11 @@ def _length_splits(part: _Part, judge: str, table: Table, settings: ReportSettin
         fail = high is not None and high <= settings.chance
         few = _few_items(rec, settings)
         ok = low is not None and low > settings.chance and not few
-        line = f"chance {_pct(settings.chance)}" + (
-            f": the judge leans to the {other} output" if fail else ""
-        ) + few
+        line = (
+            f"chance {_pct(settings.chance)}"
+            + (f": the judge leans to the {other} output" if fail else "")
+            + few
+        )
         part.check(
             f"en strict accuracy where the gold output is the {side} one (by tokens) {_pct(rec.value)} "
             f"({level} interval {_pct(low)}-{_pct(high)}, the wider of Wilson over items and the "

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from judgebench.config.load import load_config
 from judgebench.config.paths import configs_dir
-from judgebench.records.families import FamilyTable
+from judgebench.records.family_names import FamilyTable
 
 FAMILIES_FILE = "model_families.toml"
 

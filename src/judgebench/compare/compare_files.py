@@ -11,11 +11,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgebench.compare.model import ChangedUnit, CompareDoc
-from judgebench.compare.sections import compare_sections
+from judgebench.compare.compare_doc import ChangedUnit, CompareDoc
+from judgebench.compare.compare_sections import compare_sections
 from judgebench.records.sanitize import spreadsheet_cell
-from judgebench.report.markdown import render_markdown
-from judgebench.report.model import ReportMeta, Section
+from judgebench.report.content import ReportMeta, Section
+from judgebench.report.markdown_render import render_markdown
 from judgebench.store.atomic_files import atomic_write_many
 
 COMPARE_JSON = "compare.json"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from judgebench.analysis.metric_registry import label, spec_of
-from judgebench.compare.model import ChangedUnit, CompareDoc, Drift, GateStatus, MetricChange
-from judgebench.report.model import DASH, Cell, Section, Style, Table, literal
+from judgebench.compare.compare_doc import ChangedUnit, CompareDoc, Drift, GateStatus, MetricChange
+from judgebench.report.content import DASH, Cell, Section, Style, Table, literal
 
 # compare.md and the terminal list at most this many changed units (the JSONL and CSV hold them all)
 SHOWN_CHANGES = 50
