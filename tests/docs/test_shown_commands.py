@@ -150,10 +150,6 @@ NOT_RUN: dict[str, str] = {
     "judgebench judge --run runs/llmbar --model openai-compatible:Qwen/Qwen3-8B --base-url "
     "http://gpu:8000/v1 --import-batch results.jsonl": "results.jsonl is written by `vllm run-batch` "
     "(a GPU server), the step between; tests/batch imports such files",
-    "judgebench judge --run runs/llmbar --model openai:gpt-4.1-mini --template "
-    "configs/templates/judge_verdict_schema.toml": "DOC DEFECT (to fix in planning.md): in a run judged "
-    "with the default template the tool refuses another template for the same judge; the page should "
-    "show a new --run folder",
     "judgebench import my-log --run RUN FILE": "my-log is a format the reader registers from another "
     "package (an entry point); tests/importers/test_cli.py::test_a_plugin_format_imports imports one",
 }
