@@ -17,13 +17,13 @@ from judgebench.analysis import (
     accuracy,
     bootstrap,
     calibration,
-    cells,
     comparisons,
     flips,
-    pipeline,
     position,
     tie_probes,
 )
+from judgebench.analysis import cell_sums as cells
+from judgebench.analysis import record_pipeline as pipeline
 from judgebench.analysis.bootstrap import Resampler, resample_weights
 from judgebench.analysis.frame import Layout
 from judgebench.analysis.record_pipeline import analyze_table

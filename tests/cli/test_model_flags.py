@@ -11,7 +11,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from judgebench import api
-from judgebench.cli import app, bbe_cmd, judge_cmd, options, run_cmd, translate_cmd
+from judgebench.cli import app, bbe_cmd, judge_cmd, run_cmd, translate_cmd
+from judgebench.cli import shared_options as options
 from judgebench.data.dataset import sample_variants_path
 from tests.servers.openai_server import OpenAIServer
 

@@ -15,6 +15,7 @@ from judgebench import api
 from judgebench.records.manifest import SCHEMA_VERSION
 from judgebench.records.metrics import LENGTH_METRICS
 from judgebench.store.run_folder import RunDir
+from tests.compat import same_numbers
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "run_v0_1_0"
 KEY = ("judge", "metric", "condition", "subset", "filtered")
@@ -56,7 +57,7 @@ def test_it_reports_the_same_numbers(old_run: Path) -> None:
     assert {key[1] for key in after.keys() - before.keys()} <= ADDED_SINCE
     for key, old in before.items():
         new = after[key]
-        assert {k: new.get(k) for k in old} == old, key
+        assert same_numbers(new, old), (key, {k: new.get(k) for k in old}, old)
     written = json.loads((old_run / "manifest.json").read_text())
     assert written["schema_version"] == SCHEMA_VERSION  # the next write stores the current layout
 

@@ -247,7 +247,7 @@ def test_a_template_nested_deep_is_refused_naming_the_file_and_line(tmp_path: Pa
     out = (result.stdout or "") + (result.stderr or "")
     assert "Traceback" not in out and not isinstance(result.exception, RecursionError), repr(result.exception)
     message = " ".join(result.stderr.split())
-    assert result.exit_code != 0 and "template.toml" in message and f"(at line {line})" in message, message
+    assert result.exit_code != 0 and "template.toml" in message and f"line {line}" in message, message
 
 
 # --- 9. an output set, all or none ------------------------------------------------------------------

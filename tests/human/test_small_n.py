@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from judgebench.human.estimates import PPI_MIN_LABELS, _Sample, estimate_of
-from judgebench.human.human_report import Estimate
+from judgebench.human.human_doc import Estimate
 
 SCORES = np.array([0.0, 0.5, 1.0])
 P1, ACCURACY, UNLABELLED = 0.8, 0.8, 500  # output_1 wins 80% (ties 5%): the hard corner for a normal CI
@@ -51,7 +51,7 @@ def test_below_the_minimum_the_estimate_is_human_only_and_says_so() -> None:
 
 
 def test_the_records_name_the_interval_used() -> None:
-    from judgebench.human.human_report import HumanReport
+    from judgebench.human.human_doc import HumanReport
 
     rng = np.random.default_rng(2)
     few, many = _estimate(rng, 10), _estimate(rng, 84)

@@ -141,7 +141,11 @@ def mean_record(
     nn = agg[n].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(nn > 0, sums / np.where(nn > 0, nn, 1.0), np.nan)
-        var = np.where(nn > 1, (sums_sq - nn * mean**2) / np.where(nn > 1, nn - 1.0, 1.0), np.nan)
+        spread = sums_sq - nn * mean**2
+        # the one-pass formula leaves rounding of about 1e-16 of the sum of squares where every value is
+        # the same (a constant confidence): that is no spread, and its interval is the point
+        spread = np.where(np.abs(spread) <= 1e-12 * np.abs(sums_sq), 0.0, spread)
+        var = np.where(nn > 1, spread / np.where(nn > 1, nn - 1.0, 1.0), np.nan)
     sd = np.sqrt(np.clip(var, 0.0, None))
     low, high = stats.normal_mean_ci(mean, sd, nn, confidence)
     out = agg[CELL].copy()

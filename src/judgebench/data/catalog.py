@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import importlib
 import logging
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgebench.data.hubconfig import hub_datasets
+from judgebench.config.paths import configs_dir
 from judgebench.errors import ConfigError, JudgebenchError
+from judgebench.outside import toml_loads
 
 if TYPE_CHECKING:
     from judgebench.data.dataset import Dataset
@@ -171,12 +173,37 @@ def _plugins() -> dict[str, DatasetFamily]:
     return found
 
 
-def families(*, plugins: bool = True) -> dict[str, DatasetFamily]:
+def _hub_tables_unchecked() -> dict[str, tuple[dict[str, str], str]]:
+    """Each hub table's languages and description, read as plain TOML without its model: what a help
+    page names (the help loads no pydantic; loading a dataset validates the whole file, data/hubconfig.py)."""
+    path = configs_dir() / "hub_datasets.toml"
+    try:
+        tables = toml_loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    out: dict[str, tuple[dict[str, str], str]] = {}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"hub_datasets.toml: [{name}] is not a table")
+        languages = table.get("languages") or {}
+        about = table.get("description") or f"{table.get('repo', name)} from the Hugging Face hub"
+        out[name] = (dict(languages) if isinstance(languages, dict) else {}, str(about))
+    return out
+
+
+def _hub_tables_checked() -> dict[str, tuple[dict[str, str], str]]:
+    hub_datasets = _resolve("judgebench.data.hubconfig:hub_datasets", "hub tables")
+    return {name: (dict(t.languages), t.description) for name, t in hub_datasets().items()}
+
+
+def families(*, plugins: bool = True, checked: bool = True) -> dict[str, DatasetFamily]:
     """Every family by name: judgebench's own, then the hub tables, then the plugins' (a plugin whose
-    name is taken is left out with a warning; `plugins=False` leaves them all out)."""
+    name is taken is left out with a warning; `plugins=False` leaves them all out). `checked=False`
+    reads the hub tables without validating them (help pages)."""
     out = dict(_BUILTIN)
-    for name, table in hub_datasets().items():
-        out.setdefault(name, _hub_family(name, table.languages, table.description))
+    tables = _hub_tables_checked() if checked else _hub_tables_unchecked()
+    for name, (languages, description) in tables.items():
+        out.setdefault(name, _hub_family(name, languages, description))
     for name, family in _plugins().items() if plugins else ():
         if name in out:
             logger.warning("dataset plugin %s is left out: judgebench has a dataset of that name", name)
@@ -207,7 +234,7 @@ def _for_help() -> tuple[list[DatasetFamily], str]:
     the CLI starts) never fails on a bad config; loading a dataset reports the error in full. The
     plugins' families are left to `data list` (finding them costs every command ~50 ms at start)."""
     try:
-        return list(families(plugins=False).values()), ""
+        return list(families(plugins=False, checked=False).values()), ""
     except JudgebenchError as exc:
         return list(_BUILTIN.values()), f" (hub datasets left out: {exc})"
 

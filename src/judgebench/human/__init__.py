@@ -4,7 +4,7 @@ estimates of win rates and accuracy, and the label budget (issue 30)."""
 from __future__ import annotations
 
 from judgebench.human.compute import human_report, known_pairs
-from judgebench.human.human_report import HumanReport
+from judgebench.human.human_doc import HumanReport
 from judgebench.human.label_budget import (
     LabelBudget,
     assumed_budget,

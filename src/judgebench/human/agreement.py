@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import wilson
-from judgebench.human.human_report import AnnotatorAgreement, Interval, JudgeAgreement
+from judgebench.human.human_doc import AnnotatorAgreement, Interval, JudgeAgreement
 from judgebench.human.labels import LABELS, HumanLabels, HumanValue
 
 NO_VERDICT = "none"  # the judge's category for an item it gave no valid answer on

@@ -8,7 +8,7 @@ import pandas as pd
 
 from judgebench.human.agreement import annotator_agreement, judge_agreement
 from judgebench.human.estimates import MIN_LABELLED, Sources, estimates
-from judgebench.human.human_report import HumanReport
+from judgebench.human.human_doc import HumanReport
 from judgebench.human.labels import HumanLabels
 from judgebench.human.verdicts import item_verdicts
 

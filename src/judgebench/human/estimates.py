@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.stats import wilson
-from judgebench.human.human_report import Estimate, EstimateMethod, Interval, Quantity
+from judgebench.human.human_doc import Estimate, EstimateMethod, Interval, Quantity
 from judgebench.human.labels import HumanValue
 from judgebench.human.ppi import MeanEstimate, classical_t_mean, ppi_crossfit_mean
 from judgebench.human.verdicts import POSITION_SOURCE, score_for

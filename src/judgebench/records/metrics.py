@@ -93,7 +93,7 @@ class Metric(StrEnum):
     CLASSICAL_ACCURACY = "classical_accuracy"
 
 
-# what `report --human FILE` adds (human/human_report.py); the analysis of judgments alone never emits them
+# what `report --human FILE` adds (human/human_doc.py); the analysis of judgments alone never emits them
 HUMAN_METRICS: frozenset[str] = frozenset(
     {
         Metric.HUMAN_AGREEMENT,

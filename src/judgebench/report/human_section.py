@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judgebench.human import HumanReport
 from judgebench.human.estimates import PPI_MIN_LABELS
-from judgebench.human.human_report import AnnotatorAgreement, Estimate, Interval
+from judgebench.human.human_doc import AnnotatorAgreement, Estimate, Interval
 from judgebench.report.cell_text import count, judge_cell, pct, pct_ci
 from judgebench.report.content import DASH, Cell, Section, Table, literal
 
