@@ -119,6 +119,12 @@ SUBSTITUTIONS: list[tuple[str, str, str]] = [
     ),
     (r"http://gpu:8000/v1", "{openai}", "the reader's vLLM server: the local OpenAI wire-format server"),
     (
+        r"(--model local --dataset sample) --limit 12\b",
+        r"\1 --limit 2",
+        "the probes guide's twelve items take minutes of the embedded model on CPU; 2 items judge every "
+        "probe condition the same way",
+    ),
+    (
         r"^judgebench run$",
         "judgebench run --limit 3",
         "the quick start's 30 items take minutes of the "
