@@ -131,7 +131,7 @@ class _Job:
                 out.append(((nan, nan.copy()), None))
                 continue
             sampler = Resampler(int(mask.sum()), samples, self.settings.seed, f"{group}|{filtered}")
-            products = sampler.products([m[mask] for m in self.every], self.exact32)
+            products = sampler.products(self.every, self.exact32, rows=mask)
             ratio = percentile_interval(ratios(products[0], products[1]), confidence)
             ece = None
             if len(self.ece_keys):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 from pathlib import Path
 from typing import Literal
 
@@ -229,11 +230,18 @@ def _items_and_lengths(run: RunDir) -> tuple[list[Item], pd.DataFrame | None]:
     """The run's items, and the lengths of the outputs judged in each condition: en from the items,
     every other condition (a language, a probe) from its last variant in variants.jsonl."""
     items = _run_items(run)
-    texts = [(item.id, SOURCE, item.output_1, item.output_2) for item in items]
-    if run.file(VARIANTS).exists():
-        latest = run.variants().latest().values()
-        texts += [(v.item_id, v.condition, v.output_1, v.output_2) for v in latest if v.condition != SOURCE]
-    return items, (output_lengths(texts) if texts else None)
+    texts: Iterable[tuple[str, str, str, str]] = ((i.id, SOURCE, i.output_1, i.output_2) for i in items)
+    path, held = run.file(VARIANTS), run.variants().held()  # held: `judgebench run` wrote them
+    if held is not None or path.exists():
+        # else streamed: only each line's lengths are kept (the last per key wins in output_lengths),
+        # not the records, which the run's variants index would hold for the whole report (170 MB at 1M)
+        variants = held.values() if held is not None else read_jsonl(path, Variant)
+        texts = chain(
+            texts,
+            ((v.item_id, v.condition, v.output_1, v.output_2) for v in variants if v.condition != SOURCE),
+        )
+    lengths = output_lengths(texts)
+    return items, (None if lengths.empty else lengths)
 
 
 def _length_categories(items: list[Item], probes: Mapping[str, ProbeOrigin]) -> dict[str, str]:

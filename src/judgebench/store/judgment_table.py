@@ -330,7 +330,9 @@ _PLAN_SCHEMA = pa.schema([(name, _STR) for name in CALL_KEY])
 def read_plan_table(path: Path) -> pd.DataFrame | None:
     """plan.jsonl's call keys as a table (None when the run has no plan file), through the same
     fast path with the exact reader behind it, and the same derived cache beside the file
-    (`plan.jsonl.table.parquet`, trusted only while the plan is unchanged)."""
+    (`plan.jsonl.table.parquet`, trusted only while the plan is unchanged). Its columns are
+    categoricals, as the judgment table's key columns are (a million planned keys as strings were
+    80 MB of a report's memory)."""
     if not path.exists():
         return None
     if path.stat().st_size == 0:
@@ -340,16 +342,20 @@ def read_plan_table(path: Path) -> pd.DataFrame | None:
             fingerprint, size = _fingerprint(fh)  # the same derived cache as the judgments' (stale: rebuilt)
             cached = _cached(path, fingerprint)
             if cached is not None:
-                held: pd.DataFrame = cached.to_pandas()
-                return held
+                return _key_frame(cached)
             pieces = [piece for piece, _ in parse_pieces(fh, size, _PLAN_SCHEMA)]
         table = pa.concat_tables(pieces) if pieces else pa.table({c: pa.array([], _STR) for c in CALL_KEY})
         if any(table.column(c).null_count for c in CALL_KEY):
             raise _Fallback
         unique_keys = table.group_by(CALL_KEY, use_threads=False).aggregate([])
         _store(path, fingerprint, unique_keys)
-        keys: pd.DataFrame = unique_keys.to_pandas()
-        return keys
+        return _key_frame(unique_keys)
     except (_Fallback, pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        exact = dict.fromkeys(p.key() for p in read_jsonl(path, PlannedKey))
-        return pd.DataFrame(list(exact), columns=CALL_KEY, dtype=object)
+        exact = list(dict.fromkeys(p.key() for p in read_jsonl(path, PlannedKey)))
+        columns = {c: pa.array([k[i] for k in exact], _STR) for i, c in enumerate(CALL_KEY)}
+        return _key_frame(pa.table(columns))
+
+
+def _key_frame(table: pa.Table) -> pd.DataFrame:
+    """Call keys as categorical columns (`_categorical`: categories in sorted order)."""
+    return pd.DataFrame({c: pd.Series(_categorical(table.column(c)), copy=False) for c in CALL_KEY})
