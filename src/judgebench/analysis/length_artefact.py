@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from judgebench.analysis.cell_sums import CELL, sum_cells
-from judgebench.analysis.frame import Layout
+from judgebench.analysis.frame import Layout, key_codes
 from judgebench.analysis.stats import FloatArray, clustered_ratio, wilson
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod
@@ -83,8 +83,9 @@ def _credit(gold: np.ndarray, other: np.ndarray) -> np.ndarray:
 
 def length_units(pairs: pd.DataFrame, lengths: pd.DataFrame | None) -> pd.DataFrame:
     """One row per (judge, item, condition) with lengths: each rule's credit summed over the answered
-    labelled judgments (`acc_n`), the judge's correct ones, the split by tokens, and the squares and
-    cross products the item-clustered interval of each ratio needs."""
+    labelled judgments (`acc_n`), the judge's correct ones and the split by tokens (what the
+    bootstrap resamples; `length_records` adds the squares its intervals need). The keys keep the
+    pairs' dtype (categoricals at a million judgments: as strings they were most of this table)."""
     if lengths is None or lengths.empty or pairs.empty:
         return pd.DataFrame()
     keys = ["judge", "item_id", "condition"]
@@ -94,26 +95,39 @@ def length_units(pairs: pd.DataFrame, lengths: pd.DataFrame | None) -> pd.DataFr
     grouped = judged.groupby(keys, sort=False, observed=True).agg(
         acc_n=("correct", "size"), correct=("correct", "sum"), label=("label", "first")
     )
-    frame = pd.DataFrame({k: grouped.index.get_level_values(k).to_numpy(dtype=object) for k in keys})
-    for col in ("acc_n", "correct", "label"):
-        frame[col] = grouped[col].to_numpy(dtype=float)
-    frame = frame.merge(lengths[LENGTH_COLUMNS], on=["item_id", "condition"], how="inner")
-    if frame.empty:
+    # each unit's row of `lengths` (its (item, condition) there once: output_lengths), units without
+    # one left out, the units' order kept (an inner merge's, without joining the string keys)
+    index = grouped.index
+    frame = pd.DataFrame({k: index.get_level_values(k).array for k in keys})
+    places, wanted = key_codes(lengths, frame, ["item_id", "condition"])
+    row = pd.Index(places).get_indexer(pd.Index(wanted))
+    found = row >= 0
+    if not found.any():
         return pd.DataFrame()
-    first = frame["label"].to_numpy() == 1.0
+    units = frame[found].reset_index(drop=True)
+    row = row[found]
+    first = grouped["label"].to_numpy(dtype=float)[found] == 1.0
     sides = {}
     for unit in ("chars", "tokens"):
-        one, two = frame[f"{unit}_1"].to_numpy(), frame[f"{unit}_2"].to_numpy()
+        one, two = (lengths[f"{unit}_{side}"].to_numpy()[row] for side in (1, 2))
         sides[unit] = (np.where(first, one, two), np.where(first, two, one))
-    n, correct = frame["acc_n"].to_numpy(), frame["correct"].to_numpy()
+    n = grouped["acc_n"].to_numpy(dtype=float)[found]
+    correct = grouped["correct"].to_numpy(dtype=float)[found]
     gold_t, other_t = sides["tokens"]
-    units = frame[keys].copy()
     units["acc_n"], units["correct"] = n, correct
     units["sc"], units["st"] = _credit(*sides["chars"]) * n, _credit(gold_t, other_t) * n
     units["lc"], units["lt"] = n - units["sc"], n - units["st"]
     shorter, longer = (gold_t < other_t).astype(float), (gold_t > other_t).astype(float)
     units["gs_n"], units["gl_n"] = shorter * n, longer * n
     units["gs_k"], units["gl_k"] = shorter * correct, longer * correct
+    return units
+
+
+def _with_squares(units: pd.DataFrame) -> pd.DataFrame:
+    """The units with the squares and cross products the item-clustered interval of each ratio
+    needs (made here, for the sums only: they would double the units' table for the whole analysis)."""
+    units = units.copy(deep=False)
+    n = units["acc_n"]
     units["items"] = 1
     units["nn"] = n * n
     for _, col, _ in RULES:
@@ -185,8 +199,10 @@ def length_records(layout: Layout, units: pd.DataFrame, confidence: float) -> pd
     """Every length record of every cell: the four rules, the split by tokens, the margin."""
     if units.empty:
         return pd.DataFrame()
-    cols = [c for c in units.columns if c not in ("judge", "item_id", "condition")]
-    agg = sum_cells(layout, units, cols)
+    rows = _with_squares(units)
+    cols = [c for c in rows.columns if c not in ("judge", "item_id", "condition")]
+    agg = sum_cells(layout, rows, cols)
+    del rows
     if agg.empty:
         return pd.DataFrame()
     parts = [
