@@ -6,6 +6,7 @@ import numpy as np
 
 from judgebench.analysis import stats
 from judgebench.analysis.bootstrap import (
+    Resampler,
     cluster_bootstrap,
     percentile_interval,
     replicate_ratios,
@@ -53,3 +54,22 @@ def test_clustering_widens_the_interval_when_orders_agree() -> None:
     # and it agrees with a Wilson interval over the 200 items themselves
     i_low, i_high = stats.wilson(correct.sum(), 200, 0.95)
     assert abs((high[0] - low[0]) - (i_high[0] - i_low[0])) < 0.02
+
+
+def test_products_of_an_item_sets_rows_equal_those_of_its_rows_copied() -> None:
+    """`products(rows=...)` fills its factor from the item set's rows without copying the matrices'
+    rows first (at 1M judgments those copies were 300 MB): the same numbers, to the bit, as the
+    products of the copied rows, for an exact and a float64 matrix, with a column that is all zero
+    in the set only (left out of the product) and one all zero everywhere."""
+    rng = np.random.default_rng(5)
+    mask = rng.random(40) < 0.6
+    counts = rng.integers(0, 3, size=(40, 4)).astype(float)
+    counts[:, 1] = np.where(mask, 0.0, 1.0)
+    counts[:, 3] = 0.0
+    gaps = rng.random((40, 3)) - 0.5
+    sampler = Resampler(int(mask.sum()), 300, seed=2, stream="set")
+    copied = sampler.products([counts[mask], gaps[mask]])
+    for exact in (None, [True, False]):
+        for got, want in zip(sampler.products([counts, gaps], exact, rows=mask), copied, strict=True):
+            np.testing.assert_array_equal(got, want)
+    assert np.all(copied[0][:, [1, 3]] == 0) and np.any(copied[0][:, 0] != 0) and np.any(copied[1] != 0)
