@@ -121,6 +121,20 @@ def test_a_flag_named_alike_for_another_setting_really_differs(flag: str) -> Non
         assert not by_module[module] & others, f"{flag} in {module} is the same setting as elsewhere"
 
 
+def test_an_option_that_takes_text_or_a_path_declares_its_placeholder() -> None:
+    """`metavar=` on the declaration says what goes there (DIR, FILE, MODEL, LIST); cli/helptext.py
+    derives a placeholder only for a number (N, X), where Typer would show `<int range>`."""
+    bare = sorted(
+        f"{command} {flag}"
+        for flag, used in USERS.items()
+        for command, _, param in used
+        if not param.is_flag
+        and param.metavar is None
+        and param.type_descriptor.annotation not in (int, float)
+    )
+    assert not bare, f"no metavar= on {bare}"
+
+
 def test_no_subcommand_offers_shell_completion() -> None:
     """The app turns completion off; a format command of `import` built as its own Typer had it back."""
     assert "--install-completion" not in USERS and "--show-completion" not in USERS

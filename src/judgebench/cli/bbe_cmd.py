@@ -126,7 +126,9 @@ def bbe_command(
     ] = None,
     arena_hard: Annotated[
         Path | None,
-        typer.Option("--arena-hard", help="arena-hard-auto judgment folder (<model>.jsonl files)."),
+        typer.Option(
+            "--arena-hard", metavar="DIR", help="arena-hard-auto judgment folder (<model>.jsonl files)."
+        ),
     ] = None,
     baseline: Annotated[
         str | None,
