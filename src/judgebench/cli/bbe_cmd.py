@@ -101,29 +101,42 @@ _FLAGS["verify_kind"] = "--verify-kind"
 @app.command("bbe")
 @handle_errors
 def bbe_command(
-    tau: Annotated[float, typer.Option("--tau", help="Largest tolerated L2 move of the normalised scores.")],
-    delta: Annotated[float, typer.Option("--delta", help="Allowed probability of a larger move.")],
-    run: Annotated[Path | None, typer.Option("--run", help="Judge-LS run folder (judgments.jsonl).")] = None,
+    tau: opt.TauOpt,
+    delta: opt.DeltaOpt,
+    run: opt.BBERunOpt = None,
     scores: Annotated[
         Path | None,
-        typer.Option("--scores", help="Table: system, unit, context (base|neighbour), score [+factors]."),
+        typer.Option(
+            "--scores",
+            metavar="FILE",
+            help="Table: system, unit, context (base|neighbour), score [+factors].",
+        ),
     ] = None,
     scale: Annotated[
-        tuple[float, float] | None, typer.Option("--scale", help="Declared score range MIN MAX of --scores.")
+        tuple[float, float] | None,
+        typer.Option("--scale", metavar="MIN MAX", help="Declared score range MIN MAX of --scores."),
     ] = None,
     factor_scale: Annotated[
         tuple[float, float] | None,
-        typer.Option("--factor-scale", help="Range MIN MAX of the factor columns (default: --scale)."),
+        typer.Option(
+            "--factor-scale",
+            metavar="MIN MAX",
+            help="Range MIN MAX of the factor columns (default: --scale).",
+        ),
     ] = None,
     arena_hard: Annotated[
         Path | None,
-        typer.Option("--arena-hard", help="arena-hard-auto judgment folder (<model>.jsonl files)."),
+        typer.Option(
+            "--arena-hard", metavar="DIR", help="arena-hard-auto judgment folder (<model>.jsonl files)."
+        ),
     ] = None,
     baseline: Annotated[
         str | None,
-        typer.Option("--baseline", help="Arena-Hard: the baseline model, left out of the systems."),
+        typer.Option(
+            "--baseline", metavar="MODEL", help="Arena-Hard: the baseline model, left out of the systems."
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every draw (noise, holdout, verify).")] = 0,
+    seed: opt.BBESeedOpt = 0,
     verify: Annotated[
         int | None,
         typer.Option(
@@ -137,6 +150,7 @@ def bbe_command(
         str,
         typer.Option(
             "--verify-kind",
+            metavar="KIND",
             help="One of: holdout (the redraw, plus the rule recalibrated on half the items or "
             "questions and checked on the rest), fresh (judge new neighbours).",
         ),
@@ -145,6 +159,7 @@ def bbe_command(
         str,
         typer.Option(
             "--certificate",
+            metavar="NAME",
             help=_certificate_help(),
         ),
     ] = "auto",
@@ -156,6 +171,7 @@ def bbe_command(
         Path | None,
         typer.Option(
             "--calibrate-from",
+            metavar="DIR",
             help="Judge-LS run whose --judge neighbours calibrate the release of the --scores table.",
         ),
     ] = None,
@@ -163,6 +179,7 @@ def bbe_command(
         str,
         typer.Option(
             "--alpha",
+            metavar="X|auto",
             help="Shrinkage: auto (default, as `run`: the largest alpha leaving --margin of the "
             "certificate's feasible range) or a value in (0, 1] (1 = none).",
         ),
@@ -174,6 +191,7 @@ def bbe_command(
         str | None,
         typer.Option(
             "--delta-split",
+            metavar="X,X[,X]",
             help="Fractions of delta for the sensitivity, the noise and (with --upper-bound) the estimate, "
             "e.g. 0.45,0.45,0.1; default: halves, or 0.45,0.45,0.1 with a bound.",
         ),
@@ -182,6 +200,7 @@ def bbe_command(
         str,
         typer.Option(
             "--centre",
+            metavar="CENTRE",
             help="Shrinkage centre: auto (0.5 for a run's judges, else mean), mean, median or a value.",
         ),
     ] = "auto",
@@ -189,6 +208,7 @@ def bbe_command(
         str,
         typer.Option(
             "--jitter",
+            metavar="JITTER",
             help="Jitter to remove: none, auto (from repeated base rows) or an RMS in score units.",
         ),
     ] = "none",
@@ -206,48 +226,51 @@ def bbe_command(
     ] = False,
     neighbours: Annotated[
         str | None,
-        typer.Option("--neighbours", help="Neighbour kinds to bound, comma-separated (e.g. zh,ls,swap)."),
+        typer.Option(
+            "--neighbours",
+            metavar="LIST",
+            help="Neighbour kinds to bound, comma-separated (e.g. zh,ls,swap).",
+        ),
     ] = None,
     probes: Annotated[
         str | None,
-        typer.Option(
-            "--probes",
-            help=opt.probes_help(
-                "Probes to calibrate on besides the languages and the order swap: their conditions in "
-                "the run (length, zh+length, template-1, ...) become neighbours"
-            ),
+        opt.probes_option(
+            "Probes to calibrate on besides the languages and the order swap: their conditions in "
+            "the run (length, zh+length, template-1, ...) become neighbours"
         ),
     ] = None,
     invalid_neighbours: Annotated[
         str,
         typer.Option(
-            "--invalid-neighbours", help="One of: skip (counted and reported), worst (largest change)."
+            "--invalid-neighbours",
+            metavar="POLICY",
+            help="One of: skip (counted and reported), worst (largest change).",
         ),
     ] = "skip",
     unit_score: Annotated[
         str,
         typer.Option(
-            "--unit-score", help="Judge-LS unit score, one of: auto, verdict, prob (log-probabilities)."
+            "--unit-score",
+            metavar="SCORE",
+            help="Judge-LS unit score, one of: auto, verdict, prob (log-probabilities).",
         ),
     ] = "auto",
     strategy: Annotated[
-        str, typer.Option("--strategy", help="Schematic combination, one of: formatting, max, rms, mean.")
-    ] = "max",
-    judge: Annotated[
-        str | None,
+        str,
         typer.Option(
-            "--judge", help="Name of the judge of a --scores table (with --calibrate-from: its run name)."
+            "--strategy", metavar="RULE", help="Schematic combination, one of: formatting, max, rms, mean."
         ),
-    ] = None,
+    ] = "max",
+    judge: opt.ScoresJudgeOpt = None,
     perturb: Annotated[
         str | None,
         typer.Option(
-            "--perturb", help="Re-judge perturbed units, one of: formatting, criteria (needs --model)."
+            "--perturb",
+            metavar="KIND",
+            help="Re-judge perturbed units, one of: formatting, criteria (needs --model).",
         ),
     ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", help="The run's judge to re-judge with --perturb.")
-    ] = None,
+    model: opt.PerturbModelOpt = None,
     perturb_units: Annotated[
         int,
         typer.Option(
@@ -255,14 +278,9 @@ def bbe_command(
             help="How many en units to perturb, for --perturb and --verify-kind fresh (by --seed; 0 = all).",
         ),
     ] = defaults.PERTURB_UNITS,
-    dataset: Annotated[
-        str | None,
-        typer.Option("--dataset", help=f"Dataset for --perturb (default: the run's): {opt.DATASETS}."),
-    ] = None,
-    data_dir: Annotated[
-        str | None, typer.Option("--data-dir", help="Local dataset copy for --perturb (as run --data-dir).")
-    ] = None,
-    template: Annotated[str | None, typer.Option("--template", help="Judge template for --perturb.")] = None,
+    dataset: opt.PerturbDatasetOpt = None,
+    data_dir: opt.PerturbDataDirOpt = None,
+    template: opt.PerturbTemplateOpt = None,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
     wait_lock: opt.WaitLockOpt = False,
@@ -270,25 +288,14 @@ def bbe_command(
     max_retries: opt.MaxRetriesOpt = None,
     concurrency: opt.ConcurrencyOpt = None,
     rpm: opt.RpmOpt = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Bypass the response cache for --perturb.")
-    ] = False,
-    batch: Annotated[
-        bool, typer.Option("--batch", help="Send the --perturb calls through the provider's Batch API.")
-    ] = False,
+    no_cache: opt.NoCacheOpt = False,
+    batch: opt.BatchOpt = False,
     poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
-    repeats: Annotated[
-        int | None,
-        typer.Option(
-            "--repeats",
-            help="Re-ask K times the en input of --perturb-units sampled units (no cache): the jitter.",
-        ),
+    repeats: opt.BBERepeatsOpt = None,
+    dry_run: opt.BBEDryRunOpt = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="PATH", help="Where to write bbe.json.")
     ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="Price the calls of --perturb / --verify-kind fresh; call nothing."),
-    ] = False,
-    out: Annotated[Path | None, typer.Option("--out", help="Where to write bbe.json.")] = None,
     plot: Annotated[bool, typer.Option("--plot/--no-plot", help="Write the plot beside bbe.json.")] = True,
 ) -> None:
     """Average bias-bounded evaluation: calibrated noise and shrinkage so that a bias of the given kind

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
 
@@ -28,8 +27,8 @@ def cache_info() -> None:
 @cache_app.command("clear")
 @handle_errors
 def cache_clear(
-    model: Annotated[str | None, typer.Option("--model", help="Only this model spec's answers.")] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    model: opt.CacheModelOpt = None,
+    yes: opt.ClearYesOpt = False,
 ) -> None:
     """Delete stored answers: the next run pays for them again."""
     from judgebench import api  # the library loads when a command runs: --help stays fast

@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperCommand
 
 from judgebench.cli import render_compare
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.config import defaults
@@ -92,16 +93,8 @@ def compare_command(
             "(compare.json `metrics`, compare.md); reported, not gated.",
         ),
     ] = False,
-    confidence: Annotated[
-        float,
-        typer.Option("--confidence", min=0.5, max=0.999, help="Level of every interval."),
-    ] = defaults.COMPARE_CONFIDENCE,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", metavar="DIR", help="Where the files go. \\[default: RUN_B/compare-<RUN_A's name>]"
-        ),
-    ] = None,
+    confidence: opt.ConfidenceOpt = defaults.COMPARE_CONFIDENCE,
+    out: opt.CompareOutOpt = None,
 ) -> None:
     """Drift between two runs over the same items (two judge versions, templates or dates): per
     condition the verdicts that changed, the flip rate between the runs with its interval, an

@@ -28,11 +28,6 @@ app.add_typer(data_app, name="data")
 # every registered dataset (data/catalog.py: judgebench's own, configs/hub_datasets.toml, plugins)
 SPEC_HELP = spec_help()
 SpecArg = Annotated[str, typer.Argument(metavar="SPEC", help=SPEC_HELP, show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
-SubsetOpt = Annotated[
-    str | None,
-    typer.Option("--subset", help="Keep one subset and those below it (Adversarial = its four sets)."),
-]
 FieldOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -105,8 +100,8 @@ SHOW_HELP = (
 def show_command(
     spec: SpecArg,
     data_dir: opt.DataDirOpt = None,
-    as_json: JsonOpt = False,
-    subset: SubsetOpt = None,
+    as_json: opt.JsonOpt = False,
+    subset: opt.ShowSubsetOpt = None,
     field: FieldOpt = None,
     skip_bad_rows: opt.SkipBadRowsOpt = False,
 ) -> None:

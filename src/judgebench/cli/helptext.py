@@ -1,11 +1,23 @@
 """Help pages a user can read at 80 columns: placeholders (`--run DIR`, `--limit N`), not Python
 types (`<str>`, `<int range> [x>=1]`, `<bool>` on an on/off flag); the choices of a fixed-value
-option (`--verify-kind [holdout|fresh]`); option names never cut; one example per command.
+option (`--verify-kind KIND`, `--batch-failed [resubmit|live]`); option names never cut; one example
+per command.
 
-Typer's own `epilog` carries the examples (`annotate`). The placeholders and the uncut names are still
-set on Typer's option classes and its table (`install`): Typer's `metavar` does not reach an argument's
-type column, a range's `[x>=1]` or the table's column wrapping, so those stay hooks here; so does the
-help flag's, which keeps pydantic out of every command's --help (docs/performance.md has the figures)."""
+What Typer does itself is used: an option's placeholder is its own `metavar=` (declared once with the
+option: cli/shared_options.py for the flags of several commands), and the examples are each
+command's `epilog` (`annotate`). `install` keeps a hook only where Typer has no setting:
+
+- `placeholder`: the placeholder of an option declared without `metavar=` comes from its type (N
+  for an int, X for a float) and an on/off flag shows none; Typer would show `<int range>`,
+  `<float>` and `<bool>`.
+- the range text: Typer appends `[x>=1]` to the placeholder column of any option with `min=`/`max=`
+  and has no setting to leave it out (the help text states limits where they matter).
+- an argument's type column: Typer ignores an argument's `metavar=` there and shows `<str>`; the
+  argument's name (SPEC) already says what goes there.
+- `_HelpTable`: Typer builds its options table itself; only this keeps the name and placeholder
+  columns from being cut (`--max-position-inconsisten…`) at 80 columns.
+- `_process_value`: the help flag's, which keeps pydantic out of every command's --help
+  (docs/performance.md has the figures)."""
 
 from __future__ import annotations
 
@@ -18,54 +30,12 @@ from rich.table import Table
 
 from judgebench.config import defaults
 
-# placeholders by option name (INTERFACE.md's spelling); the rest by type below
-_BY_NAME = {
-    "run": "DIR",
-    "data_dir": "DIR",
-    "out": "PATH",
-    "model": "MODEL",
-    "translator": "MODEL",
-    "judge": "MODEL",
-    "calibrate_from": "DIR",
-    "dataset": "SPEC",
-    "timeout": "SECONDS",
-    "poll_interval": "SECONDS",
-    "max_cost": "USD",
-    "template": "FILE",
-    "variants": "FILE",
-    "scores": "FILE",
-    "write_batch": "FILE",
-    "import_batch": "FILE",
-    "conditions": "LIST",
-    "probes": "LIST",
-    "base_url": "URL",
-    "subset": "NAME",
-    "scale": "MIN MAX",
-    "factor_scale": "MIN MAX",
-    "neighbours": "LIST",
-    "baseline": "MODEL",
-    "alpha": "X|auto",
-    "delta_split": "X,X[,X]",
-    "centre": "CENTRE",
-    "jitter": "JITTER",
-    # fixed-value options: their choices, as click writes a Choice, where they fit beside the name at
-    # 80 columns; bbe's (a wide page) get a noun and their help lists the choices. The library's
-    # Literal types hold the same values: tests/cli/test_first_hour.py checks that they agree.
-    "batch_failed": "[resubmit|live]",
-    "verify_kind": "KIND",
-    "certificate": "NAME",
-    "invalid_neighbours": "POLICY",
-    "unit_score": "SCORE",
-    "strategy": "RULE",
-    "perturb": "KIND",
-}
+# placeholders of options declared without metavar=, by their type
 _BY_TYPE = {
     "int": "N",
     "int range": "N",
     "float": "X",
     "float range": "X",
-    "str": "TEXT",
-    "list[str]": "TEXT",
 }
 
 
@@ -74,11 +44,7 @@ def placeholder(param: Any, ctx: Any) -> str | None:
         return str(param.metavar)
     if getattr(param, "is_flag", False):
         return None  # an on/off flag takes no value
-    if param.name in _BY_NAME:
-        return _BY_NAME[param.name]
     label = str(_ORIGINAL(param, ctx)).strip("<>")
-    if "," in label and "|" not in label:  # a tuple: --scale MIN MAX
-        return " ".join("X" for _ in label.split(","))
     return _BY_TYPE.get(label, label.upper())
 
 

@@ -49,9 +49,6 @@ import_app = typer.Typer(
 app.add_typer(import_app, name="import")
 
 PathsArg = Annotated[list[str], typer.Argument(metavar="PATH...", help="The files to read.")]
-JudgeOpt = Annotated[
-    str | None, typer.Option("--judge", help="Name the judge this way (default: the source's own name).")
-]
 SetOpt = Annotated[
     list[str] | None,
     typer.Option("--set", metavar="KEY=VALUE", help="A format setting (see the format's page)."),
@@ -62,25 +59,21 @@ HumanOpt = Annotated[
         "--human", metavar="FILE", help="Human judgments joined as human labels (mt-bench, alpaca-eval)."
     ),
 ]
-ModelOpt = Annotated[
-    str | None,
-    typer.Option("--model", help="The judge spec whose new calls the guidance prices (default local)."),
-]
 
 
 def _format_command(importer: Importer) -> Command:
     """The `import FORMAT` command of one registered importer."""
-    one = typer.Typer()
+    one = typer.Typer(add_completion=False)  # as the app: no --install-completion on a subcommand
 
     @one.command(importer.name, help=importer.summary)
     @handle_errors
     def command(
         run: opt.RunOpt,
         paths: PathsArg,
-        judge: JudgeOpt = None,
+        judge: opt.ImportJudgeOpt = None,
         settings: SetOpt = None,
         human: HumanOpt = None,
-        model: ModelOpt = None,
+        model: opt.GuidanceModelOpt = None,
         wait_lock: opt.WaitLockOpt = False,
     ) -> None:
         from judgebench import api
@@ -175,9 +168,7 @@ def _guidance(run: str, model: str | None) -> None:
 @handle_errors
 def llmbar_results(
     run: opt.RunOpt,
-    data_dir: Annotated[
-        str, typer.Option("--data-dir", help="Local LLMBar copy (the folder that holds Dataset/).")
-    ],
+    data_dir: opt.LLMBarDirOpt,
     evaluator: Annotated[
         list[str],
         typer.Option(

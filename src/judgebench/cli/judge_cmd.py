@@ -19,33 +19,21 @@ from judgebench.config import defaults
 def judge_command(
     run: opt.RunOpt,
     model: opt.ModelsOpt,
-    dataset: Annotated[
-        str | None,
-        typer.Option(
-            "--dataset",
-            help=f"Dataset for a run with no translate stage ({opt.DATASETS}): judged in en only; with "
-            "--dry-run and --conditions en,zh,ls, judging is priced before anything is translated.",
-        ),
-    ] = None,
+    dataset: opt.JudgeDatasetOpt = None,
     data_dir: opt.DataDirOpt = None,
     template: opt.TemplateOpt = None,
     conditions: opt.ConditionsOpt = None,
     probes: Annotated[
         str | None,
-        typer.Option(
-            "--probes",
-            help=opt.probes_help(
-                "Probe conditions of configs/probes/, each made from every judged condition (length, "
-                "zh+length, ...) and judged like one"
-            ),
+        opt.probes_option(
+            "Probe conditions of configs/probes/, each made from every judged condition (length, "
+            "zh+length, ...) and judged like one"
         ),
     ] = None,
-    no_tie_probes: Annotated[bool, typer.Option("--no-tie-probes", help="Skip the tie-probes.")] = False,
+    no_tie_probes: opt.NoTieProbesOpt = False,
     limit: opt.LimitOpt = None,
     subset: opt.SubsetOpt = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the plan's size, tokens and cost.")
-    ] = False,
+    dry_run: opt.JudgeDryRunOpt = False,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
     wait_lock: opt.WaitLockOpt = False,
@@ -57,34 +45,32 @@ def judge_command(
     no_cache: opt.NoCacheOpt = False,
     batch: opt.BatchOpt = False,
     poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
-    reask: Annotated[
-        int, typer.Option("--reask", min=0, help="Re-ask an unreadable answer up to N times (each recorded).")
-    ] = 0,
+    reask: opt.JudgeReaskOpt = 0,
     batch_failed: Annotated[
-        str, typer.Option("--batch-failed", help="Failed/expired batch lines: resubmit (new batch) or live.")
+        str,
+        typer.Option(
+            "--batch-failed",
+            metavar="[resubmit|live]",
+            help="Failed/expired batch lines: resubmit (new batch) or live.",
+        ),
     ] = "resubmit",
     write_batch: Annotated[
         Path | None,
         typer.Option(
-            "--write-batch", help="Write the pending calls as an OpenAI/vLLM batch file; call nothing."
+            "--write-batch",
+            metavar="FILE",
+            help="Write the pending calls as an OpenAI/vLLM batch file; call nothing.",
         ),
     ] = None,
     import_batch: Annotated[
         Path | None,
-        typer.Option("--import-batch", help="Import a vLLM run-batch / OpenAI batch output file."),
+        typer.Option(
+            "--import-batch", metavar="FILE", help="Import a vLLM run-batch / OpenAI batch output file."
+        ),
     ] = None,
     max_cost: opt.MaxCostOpt = None,
     until_settled: opt.UntilSettledOpt = False,
-    repeats: Annotated[
-        int | None,
-        typer.Option(
-            "--repeats",
-            min=1,
-            metavar="K",
-            help="Re-ask K times the identical en input of sampled units (each a recorded call, never "
-            "answered by the cache): the repeat jitter `bbe` reports beside the sensitivity.",
-        ),
-    ] = None,
+    repeats: opt.JudgeRepeatsOpt = None,
     round_items: opt.RoundItemsOpt = defaults.ROUND_ITEMS,
 ) -> None:
     """Judge every item in every condition in both orders, plus tie-probes; writes RUN/judgments.jsonl.

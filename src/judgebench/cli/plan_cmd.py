@@ -18,7 +18,7 @@ from judgebench.config import defaults
 @handle_errors
 def plan_command(
     model: opt.ModelsOpt = None,
-    dataset: Annotated[str, typer.Option("--dataset", help=f"Dataset: {opt.DATASETS}.")] = (defaults.DATASET),
+    dataset: opt.DatasetOpt = defaults.DATASET,
     data_dir: opt.DataDirOpt = None,
     conditions: opt.ConditionsOpt = defaults.CONDITIONS,
     subset: opt.SubsetOpt = None,
@@ -32,7 +32,7 @@ def plan_command(
             help="Cost replies at the output tokens a run's judgments recorded (per judge and template).",
         ),
     ] = None,
-    no_tie_probes: Annotated[bool, typer.Option("--no-tie-probes", help="Plan without tie-probes.")] = False,
+    no_tie_probes: opt.NoTieProbesOpt = False,
     mde: Annotated[
         float | None, typer.Option("--mde", help="Target detectable difference: print the items it needs.")
     ] = None,
@@ -48,7 +48,7 @@ def plan_command(
     sim_seeds: Annotated[int, typer.Option("--sim-seeds", min=1, help="Seeds per simulated behaviour.")] = (
         defaults.PLAN_SIM_SEEDS
     ),
-    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    as_json: opt.JsonOpt = False,
     human_labels: Annotated[
         bool,
         typer.Option(
@@ -57,10 +57,7 @@ def plan_command(
             "from a pilot (--from-run RUN --human FILE) or --assume-agreement.",
         ),
     ] = False,
-    human: Annotated[
-        Path | None,
-        typer.Option("--human", metavar="FILE", dir_okay=False, help="The pilot's human labels (JSONL/CSV)."),
-    ] = None,
+    human: opt.PilotHumanOpt = None,
     assume_agreement: Annotated[
         str | None,
         typer.Option(

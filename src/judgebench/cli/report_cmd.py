@@ -45,11 +45,8 @@ def report_command(
             help="Item-clustered bootstrap replicates (0 turns it off). \\[default: 1000]",
         ),
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap. \\[default: 0]")] = None,
-    confidence: Annotated[
-        float | None,
-        typer.Option("--confidence", min=0.5, max=0.999, help="Level of every interval. \\[default: 0.95]"),
-    ] = None,
+    seed: opt.ReportSeedOpt = None,
+    confidence: opt.ReportConfidenceOpt = None,
     max_flip_rate: Annotated[
         float | None,
         typer.Option(
@@ -141,16 +138,7 @@ def report_command(
             "(a large page on a large run).",
         ),
     ] = "auto",
-    human: Annotated[
-        Path | None,
-        typer.Option(
-            "--human",
-            metavar="FILE",
-            dir_okay=False,
-            help="Human labels (JSONL or CSV: item_id, condition, label 1/2/tie, annotator): agreement, "
-            "the annotators' ceiling and prediction-powered estimates (human.json).",
-        ),
-    ] = None,
+    human: opt.ReportHumanOpt = None,
     wait_lock: opt.WaitLockOpt = False,
 ) -> None:
     """Print the tables (readiness verdict first); write metrics.json/.csv, report.md, report.html."""

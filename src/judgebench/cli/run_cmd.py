@@ -22,22 +22,12 @@ if TYPE_CHECKING:
 @app.command("run")
 @handle_errors
 def run_command(
-    run: Annotated[
-        str | None, typer.Option("--run", help="Run folder (default: a new one under ./runs/).")
-    ] = None,
-    dataset: Annotated[
-        str,
-        typer.Option(
-            "--dataset",
-            help=f"Dataset: {opt.DATASETS}. A dataset's own languages need no translator.",
-        ),
-    ] = defaults.DATASET,
+    run: opt.NewRunOpt = None,
+    dataset: opt.RunDatasetOpt = defaults.DATASET,
     data_dir: opt.DataDirOpt = None,
     skip_bad_rows: opt.SkipBadRowsOpt = False,
     model: opt.ModelsOpt = None,
-    translator: Annotated[
-        str | None, typer.Option("--translator", help="Translator (default: the first judge).")
-    ] = None,
+    translator: opt.RunTranslatorOpt = None,
     translate: Annotated[
         bool,
         typer.Option(
@@ -46,19 +36,14 @@ def run_command(
     ] = False,
     conditions: opt.ConditionsOpt = defaults.CONDITIONS,
     probes: Annotated[
-        str | None,
-        typer.Option(
-            "--probes", help=opt.probes_help("Probes of configs/probes/ to judge too, comma-separated")
-        ),
+        str | None, opt.probes_option("Probes of configs/probes/ to judge too, comma-separated")
     ] = None,
     subset: opt.SubsetOpt = None,
     limit: opt.LimitOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before spending money.")] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the calls, tokens and cost of every stage; call nothing.")
-    ] = False,
-    tau: Annotated[float, typer.Option("--tau", help="A-BB tolerance.")] = defaults.TAU,
-    delta: Annotated[float, typer.Option("--delta", help="A-BB failure probability.")] = defaults.DELTA,
+    yes: opt.SpendYesOpt = False,
+    dry_run: opt.RunDryRunOpt = False,
+    tau: opt.TauOpt = defaults.TAU,
+    delta: opt.DeltaOpt = defaults.DELTA,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
     wait_lock: opt.WaitLockOpt = False,
@@ -68,17 +53,10 @@ def run_command(
     rpm: opt.RpmOpt = None,
     tpm: opt.TpmOpt = None,
     no_cache: opt.NoCacheOpt = False,
-    template: Annotated[str | None, typer.Option("--template", help="Judge template TOML.")] = None,
-    batch: Annotated[
-        bool, typer.Option("--batch", help="Translate and judge through provider Batch APIs.")
-    ] = False,
+    template: opt.TemplateOpt = None,
+    batch: opt.BatchOpt = False,
     poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            "--max-cost", help="Stop scheduling paid calls before the run has paid this many USD in all."
-        ),
-    ] = None,
+    max_cost: opt.MaxCostOpt = None,
     until_settled: opt.UntilSettledOpt = False,
     round_items: opt.RoundItemsOpt = defaults.ROUND_ITEMS,
 ) -> None:
@@ -128,9 +106,9 @@ def run_command(
 @app.command("selftest")
 @handle_errors
 def selftest_command(
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated judges and the bootstrap.")] = 0,
+    seed: opt.SelftestSeedOpt = 0,
     items: Annotated[int, typer.Option("--items", min=50, help="Synthetic items.")] = 400,
-    run: Annotated[str | None, typer.Option("--run", help="Keep the self-test's run folder here.")] = None,
+    run: opt.SelftestRunOpt = None,
 ) -> None:
     """Planted-bias self-test: simulated judges with known biases; exit 0 only when every planted value
     is recovered inside its (99.9%) interval, the unbiased judge raises no flag and passes, and the A-BB

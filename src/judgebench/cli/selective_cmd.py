@@ -4,11 +4,11 @@ human labels (PROTOCOL §8); a CI gate on the coverage it reaches (exit 4, ExitC
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from judgebench.cli import shared_options as opt
 from judgebench.cli.app import app, console, handle_errors
 from judgebench.cli.exits import ExitCode
 from judgebench.cli.render_report import print_sections
@@ -19,7 +19,7 @@ _FLAGS = {"confidence": "--confidence", "cascade": "--cascade", "split_delta": "
 @app.command("selective")
 @handle_errors
 def selective_command(
-    run: Annotated[Path, typer.Option("--run", metavar="RUN", help="The judged run folder.")],
+    run: opt.JudgedRunOpt,
     cascade: Annotated[
         str,
         typer.Option(
@@ -28,12 +28,7 @@ def selective_command(
             help="The run's judges in cost order, cheapest first, comma-separated.",
         ),
     ],
-    human: Annotated[
-        Path,
-        typer.Option(
-            "--human", metavar="FILE", dir_okay=False, help="Human labels (JSONL/CSV, as `report --human`)."
-        ),
-    ],
+    human: opt.SelectiveHumanOpt,
     alpha: Annotated[
         float, typer.Option("--alpha", min=0.001, max=0.999, help="Disagreement with humans tolerated.")
     ] = 0.15,
@@ -72,9 +67,7 @@ def selective_command(
             help="CI gate: exit 4 when the judges decide less than SHARE of the items in a condition.",
         ),
     ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", metavar="DIR", help="Where the files go. \\[default: RUN]")
-    ] = None,
+    out: opt.SelectiveOutOpt = None,
 ) -> None:
     """Judge with a guarantee: calibrate a confidence threshold per judge on the human-labelled items,
     so that the items the judges keep agree with humans at >= 1 - alpha with probability >= 1 - delta;

@@ -18,31 +18,21 @@ from judgebench.config import defaults
 @handle_errors
 def translate_command(
     run: opt.RunOpt,
-    dataset: Annotated[str | None, typer.Option("--dataset", help=f"Dataset: {opt.DATASETS}.")] = None,
+    dataset: opt.DatasetOpt = None,
     data_dir: opt.DataDirOpt = None,
     skip_bad_rows: opt.SkipBadRowsOpt = False,
-    translator: Annotated[
-        str, typer.Option("--translator", help="Model spec or judges.toml name.")
-    ] = defaults.MODEL,
+    translator: opt.TranslatorOpt = defaults.MODEL,
     conditions: opt.ConditionsOpt = defaults.CONDITIONS,
     variants: Annotated[
         str | None,
-        typer.Option("--variants", help="Import ready-made variants (JSONL) instead of translating."),
+        typer.Option(
+            "--variants", metavar="FILE", help="Import ready-made variants (JSONL) instead of translating."
+        ),
     ] = None,
     limit: opt.LimitOpt = None,
     subset: opt.SubsetOpt = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print calls, tokens and cost; call nothing.")
-    ] = False,
-    max_reasks: Annotated[
-        int,
-        typer.Option(
-            "--reask",
-            "--max-reasks",
-            min=0,
-            help="Re-ask an invalid JSON answer up to N times (as judge --reask; --max-reasks: old name).",
-        ),
-    ] = 2,
+    dry_run: opt.DryRunOpt = False,
+    max_reasks: opt.TranslateReaskOpt = 2,
     base_url: opt.BaseUrlOpt = None,
     timeout: opt.TimeoutOpt = None,
     wait_lock: opt.WaitLockOpt = False,
@@ -51,9 +41,7 @@ def translate_command(
     concurrency: opt.ConcurrencyOpt = None,
     rpm: opt.RpmOpt = None,
     no_cache: opt.NoCacheOpt = False,
-    batch: Annotated[
-        bool, typer.Option("--batch", help="Send the calls through the provider's Batch API, in rounds.")
-    ] = False,
+    batch: opt.BatchOpt = False,
     poll_interval: opt.PollIntervalOpt = defaults.POLL_INTERVAL_S,
     max_cost: opt.MaxCostOpt = None,
 ) -> None:

@@ -173,7 +173,11 @@ def _plugins() -> dict[str, DatasetFamily]:
     return found
 
 
-def _hub_tables_unchecked() -> dict[str, tuple[dict[str, str], str]]:
+# each hub table's languages (condition -> hub config) and description
+HubTables = dict[str, tuple[dict[str, str], str]]
+
+
+def _hub_tables_unchecked() -> HubTables:
     """Each hub table's languages and description, read as plain TOML without its model: what a help
     page names (the help loads no pydantic; loading a dataset validates the whole file, data/hubconfig.py)."""
     path = configs_dir() / "hub_datasets.toml"
@@ -191,9 +195,34 @@ def _hub_tables_unchecked() -> dict[str, tuple[dict[str, str], str]]:
     return out
 
 
-def _hub_tables_checked() -> dict[str, tuple[dict[str, str], str]]:
+def _hub_tables_checked() -> HubTables:
     hub_datasets = _resolve("judgebench.data.hubconfig:hub_datasets", "hub tables")
     return {name: (dict(t.languages), t.description) for name, t in hub_datasets().items()}
+
+
+# (path, checked) -> ((mtime_ns, size) of the file when read, what it held)
+_HUB_READ: dict[tuple[str, bool], tuple[tuple[int, int], HubTables]] = {}
+
+
+def _hub_tables(checked: bool) -> HubTables:
+    """The hub tables, read (and with `checked` validated) once per version of the file: `resolve` and
+    `family_of` ask for them on every dataset a command names, and each read parsed and validated the
+    whole file again. A file edited since (another mtime or size) is read anew; a file that cannot be
+    read is left to the reader, which names the problem, and nothing of it is kept."""
+    path = configs_dir() / "hub_datasets.toml"
+    read = _hub_tables_checked if checked else _hub_tables_unchecked
+    try:
+        stat = path.stat()
+    except OSError:
+        return read()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    key = (str(path), checked)
+    kept = _HUB_READ.get(key)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    tables = read()
+    _HUB_READ[key] = (stamp, tables)
+    return tables
 
 
 def families(*, plugins: bool = True, checked: bool = True) -> dict[str, DatasetFamily]:
@@ -201,7 +230,7 @@ def families(*, plugins: bool = True, checked: bool = True) -> dict[str, Dataset
     name is taken is left out with a warning; `plugins=False` leaves them all out). `checked=False`
     reads the hub tables without validating them (help pages)."""
     out = dict(_BUILTIN)
-    tables = _hub_tables_checked() if checked else _hub_tables_unchecked()
+    tables = _hub_tables(checked)
     for name, (languages, description) in tables.items():
         out.setdefault(name, _hub_family(name, languages, description))
     for name, family in _plugins().items() if plugins else ():
