@@ -293,7 +293,7 @@ _declare(
                gate=Gate("max_position_inconsistency"), items="wilson", leaderboard="Pos. incons. %"),
     MetricSpec(Metric.POSITION_INCONSISTENCY_INCREASE, "position", VALID_ITEMS + " in both conditions", _BOOT,
                "Increase (pts)", "position", "invariance", per="pair", scale="points",
-               gate=Gate("max_position_increase"), items="tango"),
+               gate=Gate("max_position_increase"), items="tango", title="position-inconsistency increase"),
     MetricSpec(Metric.POSITIONAL_MCNEMAR, "position", VALID_ITEMS + " (A won in both orders vs B)", _WALD,
                "Positional McNemar", scale="number"),
     MetricSpec(Metric.LENGTH_BASELINE_SHORTER_CHARS, "length", LENGTH, _W, "Shorter (chars) %", "length"),
