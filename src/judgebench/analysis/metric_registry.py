@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 from typing import Literal
 
 import pandas as pd
@@ -27,6 +26,7 @@ import pandas as pd
 from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import Layout, UnitTables
 from judgebench.errors import InputError, JudgebenchError
+from judgebench.plugins import declared
 from judgebench.records.metrics import SOURCE_HEADLINE_PREFIX, TIE_PROBE_PREFIX, CIMethod, Metric
 
 # the report sections a metric may be shown in (report/report_sections.py builds them in this order)
@@ -224,16 +224,7 @@ PLUGIN_GROUP = "judgebench.metrics"
 def _plugins() -> dict[str, MetricSpec]:
     """The metrics other packages declare in the entry-point group `judgebench.metrics` (read once):
     each names a `MetricSpec`; a name clash or another object is an error naming the entry point."""
-    found: dict[str, MetricSpec] = {}
-    for ep in entry_points(group=PLUGIN_GROUP):
-        where = f"entry point {ep.name} = {ep.value} ({PLUGIN_GROUP})"
-        spec = ep.load()
-        if not isinstance(spec, MetricSpec):
-            raise JudgebenchError(f"{where} is a {type(spec).__name__}, not a MetricSpec")
-        if spec.name in _SPECS or spec.name in found:
-            raise JudgebenchError(f"{where}: metric {spec.name!r} is declared twice")
-        found[spec.name] = spec
-    return found
+    return declared(PLUGIN_GROUP, MetricSpec, lambda spec: spec.name, _SPECS, "metric")
 
 
 def _every() -> dict[str, MetricSpec]:
