@@ -18,12 +18,24 @@ from judgebench.analysis.assemble import record_columns
 from judgebench.analysis.bootstrap import FloatArray, percentile_interval
 from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.cell_sums import CELL
-from judgebench.analysis.clustered import BOOT_COLUMNS, ITEM_LEVEL, KEYS
+from judgebench.analysis.clustered import BOOT_COLUMNS, KEYS
 from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import Layout, UnitTables
 from judgebench.analysis.small_n import tango_paired, union, wilson_items
 from judgebench.records import Metric, MetricRecord
 from judgebench.records.metrics import CORE_FIELDS
+
+# the metrics with an item-level interval, written out here (the code reads them from the registry)
+ITEM_LEVEL = [
+    str(m)
+    for m in (
+        Metric.STRICT_ACCURACY,
+        Metric.TIE_HALF_ACCURACY,
+        Metric.FLIP_RATE,
+        Metric.POSITION_INCONSISTENCY,
+        Metric.POSITION_INCONSISTENCY_INCREASE,
+    )
+]
 
 
 def sum_cells(layout: Layout, rows: pd.DataFrame, cols: list[str], extra: Sequence[str] = ()) -> pd.DataFrame:
@@ -93,7 +105,7 @@ def _item_level(
     interval on them (Tango for the paired increase, Wilson for the other ITEM_LEVEL rates)."""
     n_items, low, high = (np.full(len(columns), np.nan) for _ in range(3))
     for j, metric in enumerate(columns["metric"]):
-        if metric not in [str(m) for m in ITEM_LEVEL]:
+        if metric not in ITEM_LEVEL:
             continue
         has = den[:, j] > 0
         n_items[j] = has.sum()

@@ -2,6 +2,9 @@
 
 The toy metric below is declared and computed here, outside src/: if it reaches the report's
 answers section, metrics.json/.csv, report.md and compare's files, no other file had to learn of it.
+A second toy (`orig_flip_rate`) brings its unit rows and a readiness gate: it reaches the
+item-clustered bootstrap and the item-level interval, the forest plot and the leaderboard table too
+(its verdicts: test_metric_gates.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from judgebench.analysis import ReportSettings, analyze
 from judgebench.analysis.cell_sums import proportion, sum_cells
 from judgebench.analysis.findings import MEAN_JUDGE
 from judgebench.analysis.metric_registry import (
+    Gate,
     MetricInputs,
     MetricSpec,
     in_section,
@@ -27,11 +31,15 @@ from judgebench.analysis.metric_registry import (
     specs,
     unregister,
 )
+from judgebench.api.leaderboard import leaderboard_weights
 from judgebench.errors import InputError
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod
 from judgebench.report import build_sections
+from judgebench.report.forest import forest, forest_specs
+from judgebench.report.index import MetricIndex
 from judgebench.report.markdown_render import table_markdown
+from tests.analysis.test_leaderboard import EN, ZH, judgments
 from tests.report.conftest import make_judgments
 
 TOY = "orig_tie_rate"
@@ -67,6 +75,101 @@ def toy() -> Iterator[MetricSpec]:
     )
     yield spec
     unregister(TOY)
+
+
+ORIG_FLIP = "orig_flip_rate"
+ORIG_FLIP_LABEL = "Orig flip %"
+UNIT_COLUMNS = ["judge", "condition", "item_id", "k", "n"]
+
+
+def orig_flip_units(inputs: MetricInputs) -> pd.DataFrame:
+    """The gated toy's unit rows: per (item, orig order) pair of conditions, a flip (k) among the
+    pairs whose two verdicts are valid (n); the swapped order left out."""
+    f = inputs.units.flips
+    if f.empty:
+        return pd.DataFrame(columns=UNIT_COLUMNS)
+    orig = (f["order"] == "orig").astype(int)
+    return f.assign(k=f["flip"].astype(int) * orig, n=f["both"].astype(int) * orig)[UNIT_COLUMNS]
+
+
+def orig_flip_spec(gate: Gate = Gate(0.15), *, leaderboard: str | None = ORIG_FLIP_LABEL) -> MetricSpec:
+    return MetricSpec(
+        ORIG_FLIP,
+        "flips",
+        "valid (item, orig order) pairs",
+        CIMethod.WILSON,
+        ORIG_FLIP_LABEL,
+        "flips",
+        "invariance",
+        per="pair",
+        gate=gate,
+        items="wilson",
+        leaderboard=leaderboard,
+        units=orig_flip_units,
+    )
+
+
+@pytest.fixture
+def gated_toy() -> Iterator[MetricSpec]:
+    yield register(orig_flip_spec())
+    unregister(ORIG_FLIP)
+
+
+def _leaderboard_columns() -> list[str]:
+    data = judgments(EN, "en") + judgments(ZH, "zh")
+    scored = analyze(
+        data, settings=SETTINGS, condition_order=["zh"], leaderboard=leaderboard_weights("rewardbench")
+    )
+    (section,) = [s for s in build_sections(scored) if s.key == "leaderboard"]
+    return section.tables[0].columns
+
+
+def test_a_metric_with_unit_rows_reaches_the_bootstrap_forest_and_leaderboard(gated_toy: MetricSpec) -> None:
+    analysis = analyze(
+        make_judgments(("local",), ("en", "zh"), per_subset=6, tie_probes=False, seed=3),
+        settings=ReportSettings(bootstrap_samples=40, seed=1),
+    )
+    (rec,) = [
+        r for r in analysis.records
+        if r.metric == ORIG_FLIP and r.judge == "local" and r.subset == "all" and not r.filtered
+    ]  # fmt: skip
+    assert rec.condition == "en->zh" and rec.ci_method == CIMethod.WILSON
+    # summed from its unit rows: the orig order's share of the flip rate's valid pairs (30 items)
+    flips = next(
+        r for r in analysis.records
+        if r.metric == Metric.FLIP_RATE and r.judge == "local" and r.subset == "all" and not r.filtered
+    )  # fmt: skip
+    assert rec.n is not None and flips.n is not None and 0 < rec.n <= 30 and rec.n < flips.n <= 2 * 30
+    # the item-clustered bootstrap resampled it, and it has an item-level interval (`items`): one
+    # unit per item with a valid orig pair
+    assert rec.boot_low is not None and rec.boot_high is not None
+    assert rec.n_items == rec.n and rec.item_low is not None and rec.item_high is not None
+
+    assert [s.name for s in forest_specs()] == [
+        Metric.FLIP_RATE,
+        Metric.POSITION_INCONSISTENCY_INCREASE,
+        ORIG_FLIP,
+    ]
+    index = MetricIndex(analysis.records, [j.judge for j in analysis.judges])
+    fig = forest(index, list(analysis.conditions), analysis.settings)
+    assert fig is not None
+    titles = [ax.get_title(loc="left") + ax.get_title() for ax in fig.axes]
+    assert len(fig.axes) == 3 and "orig flip rate" in titles[2], titles
+    assert "limit 15 %" in fig.axes[2].get_xlabel()
+
+    columns = _leaderboard_columns()
+    assert columns[-3:] == ["Flip en->c %", "Pos. incons. %", ORIG_FLIP_LABEL]
+
+
+def test_without_the_declaration_no_forest_panel_or_leaderboard_column() -> None:
+    analysis = analyze(
+        make_judgments(("local",), ("en", "zh"), per_subset=6, tie_probes=False, seed=3), settings=SETTINGS
+    )
+    assert not any(r.metric == ORIG_FLIP for r in analysis.records)
+    index = MetricIndex(analysis.records, [j.judge for j in analysis.judges])
+    fig = forest(index, list(analysis.conditions), analysis.settings)
+    assert fig is not None and len(fig.axes) == 2
+    assert _leaderboard_columns()[-2:] == ["Flip en->c %", "Pos. incons. %"]
 
 
 def _write_run(folder: Path, seed: int) -> Path:

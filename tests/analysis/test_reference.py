@@ -69,7 +69,7 @@ def test_every_metric_equals_the_reference_paths(tmp_path: Path, monkeypatch: py
     for module in (accuracy, flips, position, tie_probes, comparisons, calibration):
         monkeypatch.setattr(module, "sum_cells", reference.sum_cells)
 
-    def whole_draws(layout: Layout, units: Any, settings: Any, beside: Any) -> Any:
+    def whole_draws(layout: Layout, units: Any, settings: Any, beside: Any, own: Any = ()) -> Any:
         return beside.submit(reference.bootstrap_intervals, layout, units, settings)
 
     monkeypatch.setattr(pipeline, "start_bootstrap", whole_draws)

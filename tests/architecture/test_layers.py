@@ -20,6 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "progress": set(),
     "palette": set(),  # one colour per judge in every figure (report and bbe alike)
     "wire": set(),  # HTTP hygiene for every outside connection (providers' SDKs, the hub)
+    "plugins": {"errors"},  # entry-point groups read one way (metrics, report outputs)
     "records": set(),
     # the run folder: manifest, append-only logs with torn-line repair, per-file indexes, the
     # judgments' columnar table and its fingerprinted cache, atomic writes, locks; the judgment schema
@@ -64,7 +65,7 @@ ALLOWED: dict[str, set[str]] = {
         "store",
         "translate",
     },
-    "analysis": {"conditions", "config", "data", "errors", "records", "store"},
+    "analysis": {"conditions", "config", "data", "errors", "plugins", "records", "store"},
     # peer judge logs read as items and judgments, one module per format (a registry, plugins by entry point)
     "importers": {"data", "errors", "outside", "records", "store"},
     # human labels: their file (read like every input, data/'s readers), agreement, PPI++, budgets
@@ -72,7 +73,7 @@ ALLOWED: dict[str, set[str]] = {
     # selective judging (PROTOCOL §8): confidences, thresholds, cascades; pure, like analysis/
     "selective": {"analysis", "errors", "records"},
     "bbe": {"analysis", "errors", "outside", "palette", "records", "store"},
-    "report": {"analysis", "config", "errors", "human", "palette", "records", "store"},
+    "report": {"analysis", "config", "errors", "human", "palette", "plugins", "records", "store"},
     # drift between two runs: their judgment tables paired, the statistics, and its files (drawn with
     # the report's content model and Markdown renderer)
     "compare": {"analysis", "errors", "records", "report", "store"},
@@ -137,7 +138,9 @@ STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
 # analysis/ is pure: it reads no file (its callers pass what they read) and takes from other rooms
 # only records, errors and constants.
 PURE_ROOMS = {"analysis", "selective"}
-PURE_MAY_TAKE_ANYTHING_FROM = {"analysis", "records", "errors", "selective"}  # and constants from anywhere
+# and constants from anywhere; plugins: the metric registry loads the metrics installed packages
+# declare (code, as an import would; no run file is read)
+PURE_MAY_TAKE_ANYTHING_FROM = {"analysis", "records", "errors", "selective", "plugins"}
 IO_LIBRARIES = {"os", "io", "pathlib", "shutil", "tempfile", "glob", "tomllib", "json", "csv", "pickle"}
 IO_CALLS = {"open", "read_text", "read_bytes", "write_text", "write_bytes", "read_csv", "read_json"}
 

@@ -6,13 +6,14 @@ resamples all of them at once, and ECE with the same counts. Paired
 differences and ECE take the clustered interval as their main one; every other metric keeps its
 Wilson or normal interval and reports the clustered one beside it (boot_low, boot_high).
 
-The metrics a verdict or flag reads (ITEM_LEVEL) also get their item count and item-level interval
+The metrics a verdict or flag reads (declared with `items`) also get their item count and item-level interval
 (n_items, item_low, item_high: small_n.py), the bootstrap's union a score interval on the items, so
 that zero events on five items do not decide anything; computed with the bootstrap switched off too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from judgebench.analysis.calibration import BINS, ece_matrices
 from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import Layout, UnitTables, index_positions
 from judgebench.analysis.length_artefact import RULES, SPLITS
+from judgebench.analysis.metric_registry import ItemLevel, bootstrap_main, item_level
 from judgebench.analysis.small_n import tango_paired, union, wilson_items
 from judgebench.records import Metric
 from judgebench.records.metrics import CIMethod
@@ -33,29 +35,20 @@ from judgebench.records.metrics import CIMethod
 KEYS = ["judge", "metric", "condition"]
 ITEM_COLUMNS = ["n_items", "item_low", "item_high"]
 BOOT_COLUMNS = [*KEYS, "subset", "filtered", "boot_low", "boot_high", *ITEM_COLUMNS]
-# metrics whose only interval is the clustered one
-BOOTSTRAP_MAIN = (
-    Metric.POSITION_INCONSISTENCY_INCREASE,
-    Metric.FLIP_RATE_DIFF,
-    Metric.POSITION_INCONSISTENCY_DIFF,
-    Metric.ECE,
-)
-# metrics a verdict or flag reads, with their item-level interval (small_n.py): the wider of the
-# bootstrap and a score interval on the items; the paired increase's is Tango's, the others Wilson's
-ITEM_LEVEL = (
-    Metric.STRICT_ACCURACY,
-    Metric.TIE_HALF_ACCURACY,
-    Metric.FLIP_RATE,
-    Metric.POSITION_INCONSISTENCY,
-    Metric.POSITION_INCONSISTENCY_INCREASE,
-)
+# Which metrics take the clustered interval as their only one (interval=bootstrap) and which get an
+# item-level interval (the wider of the bootstrap and a score interval on the items: `items`, Wilson or
+# the paired increase's Tango) is each metric's declaration (analysis/metric_registry.py).
+KINDS: tuple[ItemLevel, ...] = ("wilson", "tango")
+# a registered metric's name and its unit rows (judge, condition, item_id, k, n)
+OwnUnits = tuple[str, pd.DataFrame]
 
 
-Piece = tuple[pd.DataFrame, Metric, str | tuple[str, str], str]
+Piece = tuple[pd.DataFrame, str, str | tuple[str, str], str]
 
 
-def _pieces(units: UnitTables) -> list[Piece]:
-    """Each bootstrapped ratio: its unit rows, the numerator column (or a difference) and the denominator."""
+def _pieces(units: UnitTables, own: Sequence[OwnUnits] = ()) -> list[Piece]:
+    """Each bootstrapped ratio: its unit rows, the numerator column (or a difference) and the
+    denominator; a registered metric's unit rows (`own`) last."""
     return [
         (units.pairs, Metric.STRICT_ACCURACY, "correct", "acc_n"),
         (units.pairs, Metric.TIE_HALF_ACCURACY, "half", "acc_n"),
@@ -66,16 +59,19 @@ def _pieces(units: UnitTables) -> list[Piece]:
         (units.judge_position, Metric.POSITION_INCONSISTENCY_DIFF, ("hit1", "hit2"), "common"),
         *[(units.lengths, metric, col, "acc_n") for metric, col, _ in RULES],
         *[(units.lengths, metric, k, m) for metric, k, m, _ in SPLITS],
+        *[(rows, metric, "k", "n") for metric, rows in own],
     ]
 
 
-def item_sums(layout: Layout, units: UnitTables) -> tuple[pd.DataFrame, FloatArray, FloatArray]:
+def item_sums(
+    layout: Layout, units: UnitTables, own: Sequence[OwnUnits] = ()
+) -> tuple[pd.DataFrame, FloatArray, FloatArray]:
     """Per item (rows, in `layout.items` order) the numerator and denominator of every bootstrapped
     ratio (columns: the returned (judge, metric, condition) keys), summed straight into the matrices."""
     item_index = pd.Index(layout.items)
     keys: dict[tuple[str, str, str], int] = {}
     parts: list[tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, Any], FloatArray, FloatArray]] = []
-    for rows, metric, num, den in _pieces(units):
+    for rows, metric, num, den in _pieces(units, own):
         if rows.empty:
             continue
         judge_codes, judges = pd.factorize(rows["judge"])
@@ -142,16 +138,13 @@ class _Job:
 
     def item_level(self, mask: npt.NDArray[np.bool_], boot: Interval) -> tuple[FloatArray, Interval]:
         """Per ratio column of one item set: its items (those with a unit of the denominator) and the
-        item-level interval, the bootstrap's union the score interval on those items (ITEM_LEVEL
+        item-level interval, the bootstrap's union the score interval on those items (`items`
         metrics; NaN for the others)."""
         metric = self.columns["metric"].to_numpy()
         n_items = np.full(len(metric), np.nan)
         score = (np.full(len(metric), np.nan), np.full(len(metric), np.nan))
-        for kind, chosen in (
-            ("wilson", [m for m in ITEM_LEVEL if m != Metric.POSITION_INCONSISTENCY_INCREASE]),
-            ("tango", [Metric.POSITION_INCONSISTENCY_INCREASE]),
-        ):
-            cols = np.flatnonzero(np.isin(metric, [str(m) for m in chosen]))
+        for kind in KINDS:
+            cols = np.flatnonzero(np.isin(metric, item_level(kind)))
             if not len(cols):
                 continue
             num, den = self.every[0][np.ix_(mask, cols)], self.every[1][np.ix_(mask, cols)]
@@ -192,8 +185,10 @@ class _Job:
         return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=BOOT_COLUMNS)
 
 
-def _job(layout: Layout, units: UnitTables, settings: ReportSettings) -> _Job | None:
-    columns, num_m, den_m = item_sums(layout, units)
+def _job(
+    layout: Layout, units: UnitTables, settings: ReportSettings, own: Sequence[OwnUnits] = ()
+) -> _Job | None:
+    columns, num_m, den_m = item_sums(layout, units, own)
     if columns.empty:
         return None
     ece_keys, ece_gap, ece_count = ece_matrices(layout, units.pairs)
@@ -210,9 +205,11 @@ def _job(layout: Layout, units: UnitTables, settings: ReportSettings) -> _Job | 
     return _Job(columns, ece_keys, every, exact32, sets, settings)
 
 
-def bootstrap_intervals(layout: Layout, units: UnitTables, settings: ReportSettings) -> pd.DataFrame:
+def bootstrap_intervals(
+    layout: Layout, units: UnitTables, settings: ReportSettings, own: Sequence[OwnUnits] = ()
+) -> pd.DataFrame:
     """Item-clustered percentile intervals for every (judge, metric, condition) x subset x filtered."""
-    job = _job(layout, units, settings)
+    job = _job(layout, units, settings, own)
     return job.frame(job.resample()) if job is not None else pd.DataFrame(columns=BOOT_COLUMNS)
 
 
@@ -231,12 +228,16 @@ class PendingBootstrap:
 
 
 def start_bootstrap(
-    layout: Layout, units: UnitTables, settings: ReportSettings, beside: Executor
+    layout: Layout,
+    units: UnitTables,
+    settings: ReportSettings,
+    beside: Executor,
+    own: Sequence[OwnUnits] = (),
 ) -> PendingBootstrap:
     """`bootstrap_intervals`, its resampling (numpy, which leaves the GIL in its products) run on
     `beside` while the caller makes the record table (pandas): at 23 languages the resampling is
     3-4 s of a report. `.result()` is the same frame `bootstrap_intervals` gives."""
-    job = _job(layout, units, settings)  # the pandas part, here: pandas is not shared across threads
+    job = _job(layout, units, settings, own)  # the pandas part, here: pandas is not shared across threads
     return PendingBootstrap(job, beside.submit(job.resample) if job is not None else None)
 
 
@@ -250,7 +251,7 @@ def with_intervals(table: pd.DataFrame, boot: pd.DataFrame) -> pd.DataFrame:
         counted = own.to_numpy(dtype=float)
         table["n_items"] = np.where(np.isnan(counted), table.get("n_items", np.nan), counted)
     # paired differences and ECE get the clustered interval as their main (only) interval
-    main = table["metric"].isin(BOOTSTRAP_MAIN) & table["boot_low"].notna()
+    main = table["metric"].isin(bootstrap_main()) & table["boot_low"].notna()
     table.loc[main, "ci_low"] = table.loc[main, "boot_low"]
     table.loc[main, "ci_high"] = table.loc[main, "boot_high"]
     table.loc[main, "ci_method"] = CIMethod.BOOTSTRAP

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 import pandas as pd
 
+from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import Layout, UnitTables
-from judgebench.errors import InputError
+from judgebench.errors import InputError, JudgebenchError
+from judgebench.plugins import declared
 from judgebench.records.metrics import SOURCE_HEADLINE_PREFIX, TIE_PROBE_PREFIX, CIMethod, Metric
 
 # the report sections a metric may be shown in (report/report_sections.py builds them in this order)
@@ -43,6 +46,27 @@ SECTIONS: tuple[str, ...] = (
 Role = Literal["baseline", "invariance"]  # which part of the readiness verdict reads it (PROTOCOL §4)
 Per = Literal["condition", "pair"]  # measured per condition (`zh`) or per condition pair (`en->zh`)
 Scale = Literal["percent", "points", "number"]  # how a table writes its value
+ItemLevel = Literal["wilson", "tango"]  # its score interval on the items (small_n.py): Tango: a paired change
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A readiness check on a metric: its deciding interval (small_n.decisive) against a limit.
+    `at_most`: the metric must be at or below the limit (fail when the lower bound is above it, pass
+    when the upper bound is at or below it on at least `min_items` items); else above it (fail when
+    the upper bound is at or below it, pass when the lower bound is above it). `limit`: a
+    ReportSettings field (the user's threshold, e.g. `max_flip_rate`) or a fixed number."""
+
+    limit: str | float
+    at_most: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, str) and self.limit not in ReportSettings.model_fields:
+            raise InputError(f"readiness gate: {self.limit!r} is not a report setting")
+
+    def threshold(self, settings: ReportSettings) -> float:
+        """The limit under these settings."""
+        return float(getattr(settings, self.limit)) if isinstance(self.limit, str) else float(self.limit)
 
 
 @dataclass(frozen=True)
@@ -65,7 +89,12 @@ class MetricSpec:
     tables say; `section` the report section that shows it (None: a record only); `readiness` the
     verdict part that reads it; `title` its name in prose (default: the name, spaced); `compare`:
     listed by `judgebench compare` for each run; `sensitivity`/`by_subset`: in those tables;
-    `prefix`: the name is a prefix (`tie_probe_<x>`)."""
+    `prefix`: the name is a prefix (`tie_probe_<x>`). `gate`: the readiness check its `readiness`
+    part makes (the forest plot draws the invariance gates of pair metrics against their limits);
+    `items`: it gets an item-level interval (what verdicts read); `leaderboard`: its column header
+    in the leaderboard table. `units` (instead of `compute`): its unit rows (judge, condition,
+    item_id and the counts `k` of `n`), summed per cell into a Wilson proportion and resampled by the
+    item-clustered bootstrap like the built-in ratios (`items`: with an item-level interval too)."""
 
     name: str
     family: str
@@ -82,6 +111,10 @@ class MetricSpec:
     prefix: bool = False
     compute: Computation | None = None
     title: str = ""
+    gate: Gate | None = None
+    items: ItemLevel | None = None
+    leaderboard: str | None = None
+    units: Computation | None = None
 
     @property
     def prose(self) -> str:
@@ -94,6 +127,10 @@ class MetricSpec:
                 f"metric {self.name!r}: unknown report section {self.section!r} "
                 f"(one of {', '.join(SECTIONS)})"
             )
+        if self.gate is not None and self.readiness is None:
+            raise InputError(f"metric {self.name!r}: a readiness gate needs a readiness role")
+        if self.compute is not None and self.units is not None:
+            raise InputError(f"metric {self.name!r}: give its `compute` or its `units`, not both")
 
 
 _SPECS: dict[str, MetricSpec] = {}
@@ -114,20 +151,21 @@ def unregister(name: str) -> None:
 
 def specs() -> list[MetricSpec]:
     """Every declaration in declaration order (the order tables list their columns in)."""
-    return list(_SPECS.values())
+    return list(_every().values())
 
 
 def spec_of(metric: str) -> MetricSpec | None:
     """The declaration of a metric name: its own, else the prefix it starts with (`tie_probe_ja`)."""
-    found = _SPECS.get(metric)
+    every = _every()
+    found = every.get(metric)
     if found is not None:
         return found
-    return next((s for s in _SPECS.values() if s.prefix and metric.startswith(s.name)), None)
+    return next((s for s in every.values() if s.prefix and metric.startswith(s.name)), None)
 
 
 def in_section(section: str) -> list[MetricSpec]:
     """The metrics a report section shows, in declaration order."""
-    return [s for s in _SPECS.values() if s.section == section and not s.prefix]
+    return [s for s in _every().values() if s.section == section and not s.prefix]
 
 
 def label(metric: str) -> str:
@@ -138,12 +176,61 @@ def label(metric: str) -> str:
 
 def computed() -> Iterator[MetricSpec]:
     """The declarations that bring their own computation (not one of the built-in families)."""
-    return (s for s in _SPECS.values() if s.compute is not None)
+    return (s for s in _every().values() if s.compute is not None)
+
+
+def counted() -> Iterator[MetricSpec]:
+    """The declarations that bring their unit rows (summed per cell and bootstrapped over items)."""
+    return (s for s in _every().values() if s.units is not None)
 
 
 def read_by(role: Role) -> list[str]:
     """The metrics a readiness part reads."""
-    return [s.name for s in _SPECS.values() if s.readiness == role]
+    return [s.name for s in _every().values() if s.readiness == role]
+
+
+def gated(role: Role) -> list[MetricSpec]:
+    """The metrics with a readiness gate in a verdict part, in declaration order."""
+    return [s for s in _every().values() if s.readiness == role and s.gate is not None]
+
+
+def gate_of(metric: str) -> Gate:
+    """A built-in metric's declared gate (a figure draws its limit); an undeclared one is a bug."""
+    spec = spec_of(metric)
+    if spec is None or spec.gate is None:
+        raise JudgebenchError(f"metric {metric!r} declares no readiness gate")
+    return spec.gate
+
+
+def bootstrap_main() -> frozenset[str]:
+    """The metrics whose only interval is the item-clustered bootstrap (paired differences, ECE)."""
+    return frozenset(str(s.name) for s in _every().values() if s.interval == CIMethod.BOOTSTRAP)
+
+
+def item_level(kind: ItemLevel) -> list[str]:
+    """The metrics that get an item-level interval of this kind (clustered.py, small_n.py)."""
+    return [str(s.name) for s in _every().values() if s.items == kind]
+
+
+def on_leaderboard() -> list[MetricSpec]:
+    """The metrics the leaderboard table shows beside the score, in declaration order."""
+    return [s for s in _every().values() if s.leaderboard is not None]
+
+
+PLUGIN_GROUP = "judgebench.metrics"
+
+
+@cache
+def _plugins() -> dict[str, MetricSpec]:
+    """The metrics other packages declare in the entry-point group `judgebench.metrics` (read once):
+    each names a `MetricSpec`; a name clash or another object is an error naming the entry point."""
+    return declared(PLUGIN_GROUP, MetricSpec, lambda spec: spec.name, _SPECS, "metric")
+
+
+def _every() -> dict[str, MetricSpec]:
+    """Every declaration: those registered here (in declaration order), then the plugins'."""
+    plugins = _plugins()
+    return {**_SPECS, **plugins} if plugins else _SPECS
 
 
 def _declare(*declared: MetricSpec) -> None:
@@ -161,9 +248,11 @@ VALID_PROBES = "valid tie-probe verdicts"
 
 _declare(
     MetricSpec(Metric.STRICT_ACCURACY, "accuracy", ANSWERED, _W, "Strict %", "accuracy", "baseline",
-               compare=True, sensitivity=True, by_subset=True, title="strict accuracy"),
+               compare=True, sensitivity=True, by_subset=True, title="strict accuracy",
+               gate=Gate("chance", at_most=False), items="wilson"),
     MetricSpec(Metric.TIE_HALF_ACCURACY, "accuracy", ANSWERED + "; a tie scores 0.5", _N, "Tie-half %",
-               "accuracy", compare=True, sensitivity=True, by_subset=True, title="tie-half accuracy"),
+               "accuracy", compare=True, sensitivity=True, by_subset=True, title="tie-half accuracy",
+               items="wilson"),
     MetricSpec(Metric.POSITION_A_RATE, "answers", "valid pair judgments", _W, "Raw A %", "answers",
                "baseline", compare=True),
     MetricSpec(Metric.TIE_RATE, "answers", "valid pair judgments", _W, "Tie %", "answers", "baseline",
@@ -181,7 +270,8 @@ _declare(
     MetricSpec(Metric.ECE, "calibration", "judgments stating a confidence (10 bins)", _BOOT, "ECE", "answers",
                scale="number"),
     MetricSpec(Metric.FLIP_RATE, "flips", VALID_PAIRS, _W, "Flip %", "flips", "invariance", per="pair",
-               compare=True, sensitivity=True, by_subset=True),
+               compare=True, sensitivity=True, by_subset=True, gate=Gate("max_flip_rate"), items="wilson",
+               leaderboard="Flip en->c %"),
     MetricSpec(Metric.GOLD_FLIP_RATE, "flips", VALID_PAIRS + " with a label", _W, "Gold flip %", "flips",
                per="pair", sensitivity=True, title="gold flip rate"),
     MetricSpec(Metric.FLIP_REVERSAL_RATE, "flips", VALID_PAIRS, _W, "Reversal %", "flips", per="pair"),
@@ -190,9 +280,11 @@ _declare(
     MetricSpec(Metric.MCNEMAR, "flips", VALID_PAIRS + " with a label (b - c, a count)", None, "McNemar",
                "flips", per="pair", scale="number"),
     MetricSpec(Metric.POSITION_INCONSISTENCY, "position", VALID_ITEMS, _W, "Inconsistent %", "position",
-               "baseline", compare=True, sensitivity=True, by_subset=True),
+               "baseline", compare=True, sensitivity=True, by_subset=True,
+               gate=Gate("max_position_inconsistency"), items="wilson", leaderboard="Pos. incons. %"),
     MetricSpec(Metric.POSITION_INCONSISTENCY_INCREASE, "position", VALID_ITEMS + " in both conditions", _BOOT,
-               "Increase (pts)", "position", "invariance", per="pair", scale="points"),
+               "Increase (pts)", "position", "invariance", per="pair", scale="points",
+               gate=Gate("max_position_increase"), items="tango", title="position-inconsistency increase"),
     MetricSpec(Metric.POSITIONAL_MCNEMAR, "position", VALID_ITEMS + " (A won in both orders vs B)", _WALD,
                "Positional McNemar", scale="number"),
     MetricSpec(Metric.LENGTH_BASELINE_SHORTER_CHARS, "length", LENGTH, _W, "Shorter (chars) %", "length"),
@@ -200,9 +292,9 @@ _declare(
     MetricSpec(Metric.LENGTH_BASELINE_SHORTER_TOKENS, "length", LENGTH, _W, "Shorter (tokens) %", "length"),
     MetricSpec(Metric.LENGTH_BASELINE_LONGER_TOKENS, "length", LENGTH, _W, "Longer (tokens) %", "length"),
     MetricSpec(Metric.ACCURACY_GOLD_SHORTER, "length", LENGTH + ", gold the shorter", _W, "Gold shorter %",
-               "length", "baseline"),
+               "length", "baseline", gate=Gate("chance", at_most=False)),
     MetricSpec(Metric.ACCURACY_GOLD_LONGER, "length", LENGTH + ", gold the longer", _W, "Gold longer %",
-               "length", "baseline"),
+               "length", "baseline", gate=Gate("chance", at_most=False)),
     MetricSpec(Metric.ACCURACY_OVER_LENGTH_BASELINE, "length", LENGTH, _WALD, "Over the length rule (pts)",
                "length", scale="points"),
     MetricSpec(TIE_PROBE_PREFIX, "tie_probes", VALID_PROBES, _W, "Target %", "tie_probes", prefix=True),

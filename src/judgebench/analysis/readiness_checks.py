@@ -32,12 +32,29 @@ from judgebench.analysis.findings import (
     is_comparison,
     pair_name,
 )
-from judgebench.analysis.metric_registry import read_by
+from judgebench.analysis.metric_registry import MetricSpec, Role, gated, read_by
 from judgebench.analysis.small_n import decisive, too_few
 from judgebench.records import Metric, MetricRecord
 
-# what the verdict reads: the metrics declared with a readiness role (analysis/metric_registry.py)
-WANTED = frozenset([*read_by("invariance"), *read_by("baseline")])
+# the gated metrics whose checks are written out below (their reasons say more than a limit: the
+# split by length, the degenerate answers beside them); every other metric declared with a readiness
+# role and a gate (analysis/metric_registry.py, a plugin's too) is checked by `_gate`
+WRITTEN_OUT = frozenset(
+    {
+        Metric.STRICT_ACCURACY,
+        Metric.ACCURACY_GOLD_SHORTER,
+        Metric.ACCURACY_GOLD_LONGER,
+        Metric.POSITION_INCONSISTENCY,
+        Metric.FLIP_RATE,
+        Metric.POSITION_INCONSISTENCY_INCREASE,
+    }
+)
+
+
+def wanted() -> frozenset[str]:
+    """What the verdict reads: the metrics declared with a readiness role, read when a verdict is made
+    (a metric registered later, or by a plugin, takes part)."""
+    return frozenset([*read_by("invariance"), *read_by("baseline")])
 
 
 def _bounds(rec: MetricRecord) -> tuple[float | None, float | None, str]:
@@ -58,6 +75,14 @@ def _pct(x: float | None) -> str:
 
 def _pp(x: float | None) -> str:
     return "n/a" if x is None else f"{100.0 * x:+.1f} pp"
+
+
+def _scaled(spec: MetricSpec, x: float | None) -> str:
+    if spec.scale == "percent":
+        return _pct(x)
+    if spec.scale == "points":
+        return _pp(x)
+    return "n/a" if x is None else f"{x:.3g}"
 
 
 class _Part:
@@ -173,6 +198,7 @@ def _baseline(judge: str, table: Table, settings: ReportSettings) -> _Part:
         )
     for reason in _degenerate(judge, table, settings):
         part.check(reason, fail=True, ok=False)
+    _declared_gates(part, "baseline", judge, SOURCE, table=table, settings=settings)
     return part
 
 
@@ -285,7 +311,47 @@ def _invariance(judge: str, target: str, table: Table, settings: ReportSettings)
             fail=fail,
             ok=ok,
         )
+    _declared_gates(part, "invariance", judge, target, table=table, settings=settings)
     return part
+
+
+def _gate(
+    part: _Part, spec: MetricSpec, rec: MetricRecord | None, where: str, settings: ReportSettings
+) -> None:
+    """A declared gate (MetricSpec.gate): the metric's deciding interval against its limit, at or
+    below it (`at_most`) or above it; on fewer than `min_items` items it may fail but not pass."""
+    assert spec.gate is not None
+    name = f"{spec.prose} {where}"
+    low, high, method = _bounds(rec) if rec is not None else (None, None, "")
+    if rec is None or rec.value is None or low is None or high is None:
+        part.unknown(f"{name} unknown (no record with an interval): its readiness gate cannot be read")
+        return
+    limit, few = spec.gate.threshold(settings), _few_items(rec, settings)
+    if spec.gate.at_most:
+        fail, ok = low > limit, high <= limit and not few
+        words = _word(fail, ok)
+    else:
+        fail, ok = high <= limit, low > limit and not few
+        words = _word(fail, ok, above="not above", within="above")
+    part.check(
+        f"{name} {_scaled(spec, rec.value)} ({100.0 * settings.confidence:g}% {method} interval "
+        f"{_scaled(spec, low)} to {_scaled(spec, high)}, n = {rec.n}) is {words} the limit "
+        f"{_scaled(spec, limit)}{few}",
+        fail=fail,
+        ok=ok,
+    )
+
+
+def _declared_gates(
+    part: _Part, role: Role, judge: str, target: str, *, table: Table, settings: ReportSettings
+) -> None:
+    """The gates of the declared metrics whose checks are not written out here, in declaration order:
+    a pair metric read at en->target, a condition metric at the condition the part reads."""
+    for spec in gated(role):
+        if spec.name in WRITTEN_OUT:
+            continue
+        where = pair_name(SOURCE, target) if spec.per == "pair" else target
+        _gate(part, spec, table.get((judge, where, spec.name)), where, settings)
 
 
 def _combine(baseline: Status, invariance: Status, complete: bool) -> Status:
@@ -298,8 +364,9 @@ def _combine(baseline: Status, invariance: Status, complete: bool) -> Status:
 
 def _table(records: list[MetricRecord], settings: ReportSettings) -> Table:
     table: Table = {}
+    read = wanted()
     for rec in records:
-        if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in WANTED:
+        if rec.subset != ALL or rec.filtered != settings.readiness_filtered or rec.metric not in read:
             continue
         if rec.judge == MEAN_JUDGE or is_comparison(rec.judge):
             continue

@@ -27,8 +27,8 @@ from judgebench.analysis import settled
 from judgebench.analysis.accuracy import pair_records
 from judgebench.analysis.adjust import adjust_and_power
 from judgebench.analysis.assemble import mean_over_judges, order_table, to_records
-from judgebench.analysis.cell_sums import CELL
-from judgebench.analysis.clustered import start_bootstrap, with_intervals
+from judgebench.analysis.cell_sums import CELL, proportion, sum_cells
+from judgebench.analysis.clustered import OwnUnits, start_bootstrap, with_intervals
 from judgebench.analysis.comparisons import judge_comparison_records, judge_pair_rows
 from judgebench.analysis.findings import Analysis, Completeness, JudgeSummary, ReportSettings
 from judgebench.analysis.flips import flip_records, flip_rows
@@ -43,7 +43,7 @@ from judgebench.analysis.frame import (
 )
 from judgebench.analysis.length_artefact import Lengths, length_records, length_units
 from judgebench.analysis.length_preference import longer_win_records
-from judgebench.analysis.metric_registry import MetricInputs, computed
+from judgebench.analysis.metric_registry import MetricInputs, computed, counted
 from judgebench.analysis.position import (
     direction_records,
     direction_rows,
@@ -104,8 +104,17 @@ def _with_direction(
     return table.reset_index(drop=True)
 
 
-def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidence: float) -> pd.DataFrame:
-    """Every family's records (before bootstrap, adjustment and the mean over judges) as one table."""
+def _own_units(layout: Layout, df: pd.DataFrame, units: UnitTables, confidence: float) -> list[OwnUnits]:
+    """The unit rows of the registered metrics that bring them (MetricSpec.units)."""
+    inputs = MetricInputs(layout, df, units, confidence)
+    return [(spec.name, spec.units(inputs)) for spec in counted() if spec.units is not None]
+
+
+def _record_table(
+    layout: Layout, df: pd.DataFrame, units: UnitTables, confidence: float, own: Sequence[OwnUnits] = ()
+) -> pd.DataFrame:
+    """Every family's records (before bootstrap, adjustment and the mean over judges) as one table;
+    a registered metric's unit rows (`own`) summed per cell into a proportion."""
     parts = [
         pair_records(layout, units.pairs, confidence) if not units.pairs.empty else pd.DataFrame(),
         flip_records(layout, units.flips, confidence),
@@ -114,6 +123,7 @@ def _record_table(layout: Layout, df: pd.DataFrame, units: UnitTables, confidenc
         judge_comparison_records(layout, units.judge_flips, units.judge_position, confidence),
         length_records(layout, units.lengths, confidence),
         *(spec.compute(MetricInputs(layout, df, units, confidence)) for spec in computed() if spec.compute),
+        *(proportion(sum_cells(layout, rows, ["k", "n"]), name, "k", "n", confidence) for name, rows in own),
     ]
     parts = [x for x in parts if not x.empty]
     if not parts:
@@ -287,9 +297,11 @@ def analyze_inputs(df: pd.DataFrame, inputs: AnalysisInputs) -> Analysis:
     judges = unique(df["judge"].tolist())
 
     units = _unit_tables(df, conditions, judges, probes, lengths.outputs)
+    own = _own_units(layout, df, units, settings.confidence)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bootstrap") as beside:
-        boot = start_bootstrap(layout, units, settings, beside)  # resampled while the records are made
-        table = _record_table(layout, df, units, settings.confidence)
+        # resampled while the records are made
+        boot = start_bootstrap(layout, units, settings, beside, own=own)
+        table = _record_table(layout, df, units, settings.confidence, own)
         table = with_intervals(table, boot.result())
     table = adjust_and_power(table, settings)
     mean = mean_over_judges(table)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from judgebench.analysis.metric_registry import item_level
 from judgebench.analysis.stats import wilson
-from judgebench.records import Metric, MetricRecord
+from judgebench.records import MetricRecord
 from judgebench.records.metrics import CIMethod
 
 FloatArray = npt.NDArray[np.float64]
@@ -117,7 +118,7 @@ def decisive(rec: MetricRecord) -> tuple[float | None, float | None, str]:
     """The interval a verdict or flag reads from a record, and how to name it: the item-level one
     (bootstrap union score interval on the items) where the record has it, else the record's own."""
     if rec.item_low is not None and rec.item_high is not None:
-        score = "Tango" if rec.metric == Metric.POSITION_INCONSISTENCY_INCREASE else "Wilson"
+        score = "Tango" if rec.metric in item_level("tango") else "Wilson"
         parts = f"{score} on {rec.n_items} items"
         if rec.boot_low is not None or rec.ci_method == CIMethod.BOOTSTRAP:
             parts = f"wider of item bootstrap and {parts}"

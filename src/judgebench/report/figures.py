@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from judgebench.analysis.findings import Analysis
+from judgebench.analysis.metric_registry import gate_of
 from judgebench.records import Metric
 from judgebench.report.forest import forest, forest_subsets
 from judgebench.report.index import MetricIndex
@@ -40,26 +41,28 @@ class _Inputs:
         self.subsets = analysis.subsets
 
 
+def _limit(metric: str, f: _Inputs) -> float:
+    """The limit a metric's declared readiness gate sets under the report's settings: the line a
+    figure draws is the one the verdict reads (analysis/metric_registry.py)."""
+    return gate_of(metric).threshold(f.settings)
+
+
+FLIP, POSITION = Metric.FLIP_RATE, Metric.POSITION_INCONSISTENCY
+INCREASE, STRICT = Metric.POSITION_INCONSISTENCY_INCREASE, Metric.STRICT_ACCURACY
+
 # every figure, in the order the report shows them, and how it is drawn
 _BUILDERS: dict[str, Builder] = {
     "accuracy": lambda f: accuracy_plot(f.index, f.conditions),
-    "flips": lambda f: flips_plot(f.index, f.conditions, f.settings.max_flip_rate),
-    # the limit the readiness baseline reads (analysis/readiness_checks.py), from the same settings
-    "position": lambda f: position_plot(f.index, f.conditions, f.settings.max_position_inconsistency),
+    "flips": lambda f: flips_plot(f.index, f.conditions, _limit(FLIP, f)),
+    "position": lambda f: position_plot(f.index, f.conditions, _limit(POSITION, f)),
     "tie_probe": lambda f: tie_probe_plot(f.index, f.conditions),
-    "subset_heatmap": lambda f: heatmap_plot(f.index, f.conditions, f.subsets, f.settings.chance),
+    "subset_heatmap": lambda f: heatmap_plot(f.index, f.conditions, f.subsets, _limit(STRICT, f)),
     "forest": lambda f: forest(f.index, f.conditions, f.settings),
-    "forest_flips_subsets": lambda f: forest_subsets(
-        f.index, f.conditions, f.subsets, f.settings.max_flip_rate
-    ),
+    "forest_flips_subsets": lambda f: forest_subsets(f.index, f.conditions, f.subsets, _limit(FLIP, f)),
     "forest_position_subsets": lambda f: forest_subsets(
-        f.index,
-        f.conditions,
-        f.subsets,
-        f.settings.max_position_increase,
-        Metric.POSITION_INCONSISTENCY_INCREASE,
+        f.index, f.conditions, f.subsets, _limit(INCREASE, f), INCREASE
     ),
-    PROBES_FOREST: lambda f: probes_forest(f.analysis.probe_rows, f.settings.max_flip_rate),
+    PROBES_FOREST: lambda f: probes_forest(f.analysis.probe_rows, _limit(FLIP, f)),
 }
 
 

@@ -1,5 +1,7 @@
 """Forest plots: the readiness quantities per judge and target (and each of them per subset), each
-with the interval readiness judges by and its limit, so several judges compare at a glance."""
+with the interval readiness judges by and its limit, so several judges compare at a glance. Which
+quantities, with which limit: the pair metrics declared with an invariance gate
+(analysis/metric_registry.py), so a registered one gets its panel too."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from judgebench.analysis.findings import SOURCE, ReportSettings
+from judgebench.analysis.metric_registry import MetricSpec, gate_of, gated, spec_of
 from judgebench.analysis.small_n import decisive
 from judgebench.analysis.subsets import leaf_subsets
 from judgebench.records import ConditionPair, Metric, MetricRecord
@@ -104,25 +107,24 @@ def _draw_forest(
         ax.spines[side].set_visible(False)
 
 
+def forest_specs() -> list[MetricSpec]:
+    """The metrics the forest draws: en -> target quantities with an upper readiness limit."""
+    return [s for s in gated("invariance") if s.per == "pair" and s.gate is not None and s.gate.at_most]
+
+
 def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) -> Figure | None:
-    """The two readiness quantities side by side on shared rows (one per target x judge): the en ->
-    target flip rate and the position-inconsistency increase, each with the interval readiness judges
-    by and its limit, so several judges compare at a glance (a judge fails where its whole interval is
-    right of the red line, passes where it is left of it)."""
+    """The readiness quantities side by side on shared rows (one per target x judge): the en ->
+    target flip rate, the position-inconsistency increase and any other declared invariance gate,
+    each with the interval readiness judges by and its limit, so several judges compare at a glance
+    (a judge fails where its whole interval is right of the red line, passes where it is left of it)."""
     panels = []
-    for metric, limit, what, unit in (
-        (Metric.FLIP_RATE, settings.max_flip_rate, "flip rate", "%"),
-        (
-            Metric.POSITION_INCONSISTENCY_INCREASE,
-            settings.max_position_increase,
-            "position increase",
-            "points",
-        ),
-    ):
-        pairs = [p for p in index.pairs(metric, conditions) if _from_source(p)]
-        rows = _forest_rows(index, pairs, metric)
+    for spec in forest_specs():
+        limit = gate_of(spec.name).threshold(settings)
+        unit = "points" if spec.scale == "points" else "%"
+        pairs = [p for p in index.pairs(spec.name, conditions) if _from_source(p)]
+        rows = _forest_rows(index, pairs, spec.name)
         if rows:
-            panels.append((metric, limit, what, unit, rows))
+            panels.append((spec, limit, spec.prose, unit, rows))
     if not panels:
         return None
     keys = list(dict.fromkeys((pair, judge) for *_, rows in panels for pair, judge, _, _ in rows))
@@ -135,10 +137,10 @@ def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) 
     colors = judge_palette(index)
     fig = figure(MAX_WIDTH, 1.6 + 0.3 * len(keys))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
-    for ax, (metric, limit, what, unit, rows) in zip(axes, panels, strict=True):
-        increase = metric == Metric.POSITION_INCONSISTENCY_INCREASE
+    for ax, (spec, limit, what, unit, rows) in zip(axes, panels, strict=True):
+        increase = spec.scale == "points"  # a change: it can be negative
         _draw_forest(ax, ys, rows, colors, limit=limit, increase=increase)
-        methods = sorted({m for p, j, _, _ in rows if (m := _method(index.get(j, metric, p)))})
+        methods = sorted({m for p, j, _, _ in rows if (m := _method(index.get(j, spec.name, p)))})
         title(ax, f"{what} ({' / '.join(methods) or 'no'} 95% interval)")
         ax.set_xlabel(f"{what}, {unit}; limit {100 * limit:g} {unit}", fontsize=8)
     labels = [f"{pair}  {judge_label(judge, 30).replace(chr(10), ' ')}" for pair, judge in keys]
@@ -147,14 +149,6 @@ def forest(index: MetricIndex, conditions: list[str], settings: ReportSettings) 
     limit_handle = line_handle(color=LIMIT_RED, linestyle="--", linewidth=1.2, label="readiness limit")
     top_legend(fig, [*series_handles(colors, index.judges), limit_handle], "judge")
     return fig
-
-
-# The per-subset forests: the metric, its name on the axis, and whether it is a difference (it can be
-# negative: the axis then spans zero, which gets a line of its own).
-SUBSET_FORESTS: dict[str, tuple[str, bool]] = {
-    Metric.FLIP_RATE: ("flip rate", False),
-    Metric.POSITION_INCONSISTENCY_INCREASE: ("position-inconsistency increase", True),
-}
 
 
 def forest_subsets(
@@ -167,7 +161,11 @@ def forest_subsets(
     """A readiness quantity per subset (the flip rate, or the position-inconsistency increase): one
     panel per en -> target pair, a group of rows (one per judge) per subset, each with its interval,
     against the readiness limit; where a judge flips or loses its order-consistency is where to look."""
-    name, difference = SUBSET_FORESTS[metric]
+    # its name on the axis (declared), and whether it is a difference (it can be negative: the axis
+    # then spans zero, which gets a line of its own)
+    spec = spec_of(metric)
+    name = spec.prose if spec is not None else metric
+    difference = spec is not None and spec.scale == "points"
     pairs = [p for p in index.pairs(metric, conditions) if _from_source(p)]
     subsets = leaf_subsets(index.subsets(metric, subsets_hint))
     judges = index.judges

@@ -1,10 +1,12 @@
 """The leaderboard-comparable section: the "RewardBench score" (weighted as the official code weighs,
 analysis/rewardbench_score.py) beside the pooled accuracy, per judge and language, with the drop from
-English and the Judge-LS metrics over the same items: a table that reads like M-RewardBench's."""
+English and the Judge-LS metrics over the same items: a table that reads like M-RewardBench's. The
+Judge-LS columns are the metrics declared with a `leaderboard` header (analysis/metric_registry.py)."""
 
 from __future__ import annotations
 
 from judgebench.analysis.findings import ALL, SOURCE, pair_name
+from judgebench.analysis.metric_registry import MetricSpec, on_leaderboard
 from judgebench.records import Metric, MetricRecord
 from judgebench.report.cell_text import judge_cell, n_cell, signed_ci, value_cell
 from judgebench.report.content import DASH, Cell, Section, Table
@@ -23,6 +25,13 @@ def _drop_cell(record: MetricRecord | None) -> Cell:
     return Cell(
         signed_ci(record.value, record.ci_low, record.ci_high), short=signed_ci(record.value, None, None)
     )
+
+
+def _beside(index: MetricIndex, spec: MetricSpec, judge: str, cond: str) -> Cell:
+    """A declared leaderboard column's cell: a pair metric at en -> cond (a dash for en itself)."""
+    if spec.per == "condition":
+        return value_cell(index.get(judge, spec.name, cond))
+    return value_cell(index.get(judge, spec.name, pair_name(SOURCE, cond))) if cond != SOURCE else Cell(DASH)
 
 
 def _scheme(index: MetricIndex) -> str | None:
@@ -57,6 +66,7 @@ def leaderboard_section(index: MetricIndex, conditions: list[str]) -> Section | 
         ],
     )
     conds = index.conditions(Metric.REWARDBENCH_SCORE, conditions)
+    beside = on_leaderboard()
     rows: list[list[Cell]] = []
     for judge in index.judges:
         for cond in conds:
@@ -77,12 +87,12 @@ def leaderboard_section(index: MetricIndex, conditions: list[str]) -> Section | 
                     _drop_cell(index.get(judge, Metric.REWARDBENCH_SCORE_DROP, pair))
                     if target
                     else Cell(DASH),
-                    value_cell(index.get(judge, Metric.FLIP_RATE, pair)) if target else Cell(DASH),
-                    value_cell(index.get(judge, Metric.POSITION_INCONSISTENCY, cond)),
+                    *(_beside(index, spec, judge, cond) for spec in beside),
                 ]
             )
     columns = ["Judge", "Condition", "n", "Score %", *(f"{s} %" for s in SECTIONS)]
-    columns += ["Pooled %", "Δ vs en pts", "Flip en->c %", "Pos. incons. %"]
+    extra = [str(spec.leaderboard) for spec in beside]
+    columns += ["Pooled %", "Δ vs en pts", *extra]
     section.tables.append(
         Table(
             columns,
@@ -90,9 +100,10 @@ def leaderboard_section(index: MetricIndex, conditions: list[str]) -> Section | 
             left=2,
             caption="Score: the mean of the four category scores; a category scores the subsets it has "
             "judged items in.",
-            # the terminal keeps the intervals of the score and of the drop, the files of every column
+            # the terminal keeps the intervals of the score and of the drop, the files of every column;
+            # of the declared columns it keeps the first (the flip rate) to stay narrow
             short_columns=frozenset(columns[4:]) - {"Δ vs en pts"},
-            detail_columns=frozenset({"Pos. incons. %"}),
+            detail_columns=frozenset(extra[1:]),
         )
     )
     drops = _drop_table(index, conditions)

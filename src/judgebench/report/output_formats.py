@@ -15,7 +15,6 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache, cached_property
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,6 +23,7 @@ from judgebench import __version__
 from judgebench.analysis.findings import Analysis
 from judgebench.errors import JudgebenchError
 from judgebench.human import HumanReport
+from judgebench.plugins import declared
 from judgebench.records.clock import now_iso
 from judgebench.report.bbe_section import PLOT_FILE as BBE_PLOT_FILE
 from judgebench.report.bbe_section import PLOT_KEY as BBE_PLOT_KEY
@@ -222,16 +222,7 @@ PLUGIN_GROUP = "judgebench.outputs"
 def _plugins() -> dict[str, ReportOutput]:
     """The outputs other packages declare in the entry-point group `judgebench.outputs` (read once):
     each names a `ReportOutput`; a name clash or another object is an error naming the entry point."""
-    found: dict[str, ReportOutput] = {}
-    for ep in entry_points(group=PLUGIN_GROUP):
-        where = f"entry point {ep.name} = {ep.value} ({PLUGIN_GROUP})"
-        output = ep.load()
-        if not isinstance(output, ReportOutput):
-            raise JudgebenchError(f"{where} is a {type(output).__name__}, not a ReportOutput")
-        if output.name in OUTPUTS or output.name in found:
-            raise JudgebenchError(f"{where}: report output {output.name!r} is registered twice")
-        found[output.name] = output
-    return found
+    return declared(PLUGIN_GROUP, ReportOutput, lambda output: output.name, OUTPUTS, "report output")
 
 
 def available() -> dict[str, ReportOutput]:
