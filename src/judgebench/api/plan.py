@@ -22,6 +22,7 @@ from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
+from judgebench.api.judge import plan_design
 from judgebench.api.options import CallOptions
 from judgebench.api.study import ConditionNames, Study
 from judgebench.conditions import SOURCE, select_conditions
@@ -29,8 +30,8 @@ from judgebench.config import defaults
 from judgebench.costing.estimate import Estimate
 from judgebench.costing.output_tokens import run_figures
 from judgebench.costing.template_costs import TemplateCost, template_costs
-from judgebench.data.dataset import load_dataset
-from judgebench.judge.call_plan import plan_calls, stand_in_variants
+from judgebench.data.dataset import load_dataset, narrowed_to
+from judgebench.judge.call_plan import ahead_variants
 from judgebench.models.sim import load_scenario, pair_letter
 from judgebench.records import Item
 
@@ -193,12 +194,16 @@ def plan_study(request: PlanRequest | None = None, *, options: CallOptions | Non
     req = request or PlanRequest()
     judges = (options or CallOptions()).judges()
     resolved = judges.resolve_all(req.models)  # a bad spec first, before the dataset loads
-    ds = load_dataset(req.dataset or defaults.DATASET, data_dir=req.data_dir)
+    spec = narrowed_to(req.dataset or defaults.DATASET, req.conditions)  # m-rewardbench's languages
+    ds = load_dataset(spec, data_dir=req.data_dir)
     items = pick_items(ds.items, req.subset, req.limit, ds.spec)
     targets = select_conditions(req.targets()) if req.targets() else []
-    # the target texts are not known before translation: the en text stands in for their tokens
-    variants = stand_in_variants(items, targets)
-    calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)
+    # judge's own planning, in memory: the dataset's own variants (M-RewardBench), else the en text
+    # standing in for the target texts, not known before translation
+    variants = ahead_variants(items, targets, ds.variants)
+    calls = plan_design(
+        items, variants, [SOURCE, *(c.name for c in targets)], req, tie_probes=req.tie_probes
+    ).calls
     observed = run_figures(req.from_run) if req.from_run is not None else None
     templates = template_costs(calls, resolved.values(), req.template_path, observed, catalog=judges)
     estimates = next(t.estimates for t in templates if t.chosen)

@@ -93,6 +93,18 @@ def stand_in_variants(items: Sequence[Item], targets: Sequence[Condition]) -> di
     }
 
 
+def ahead_variants(
+    items: Sequence[Item], targets: Sequence[Condition], carried: Mapping[str, Sequence[Variant]]
+) -> dict[tuple[str, str], Variant]:
+    """The variants to plan judging with before a run holds any: the dataset's own where it carries
+    the condition (M-RewardBench's languages, `Dataset.variants`: exact, an item missing in a language
+    is not planned in it), the en text standing in for the others (`stand_in_variants`). `plan`,
+    `judge --dry-run` and `run --dry-run` plan from it in memory, with no run folder."""
+    chosen = {i.id for i in items}
+    own = {(v.item_id, c.name): v for c in targets for v in carried.get(c.name, ()) if v.item_id in chosen}
+    return {**stand_in_variants(items, [c for c in targets if c.name not in carried]), **own}
+
+
 def plan_calls(
     items: Sequence[Item],
     variants: Mapping[tuple[str, str], Variant],
