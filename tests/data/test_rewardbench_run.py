@@ -177,6 +177,8 @@ def test_run_dry_run_plans_in_memory_as_judge_dry_run_and_plan_do(
     assert figures(piped.estimates) == figures(judged.estimates) == figures(after)
     assert figures(planned.estimates) == figures(after)
     assert planned.calls_per_judge == dict.fromkeys(models, pairs + probes)
+    assert "zh, ja, de: costed at the dataset's own variants" in planned.assumptions
+    assert not any("en text's tokens" in a for a in planned.assumptions)
     assert any("planned from the dataset's own variants" in n for n in judged.notes)
     assert not any("priced from the en texts" in n for n in judged.notes)
     # a run whose en calls are made: those are done, the rest still to make, as before

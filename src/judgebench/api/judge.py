@@ -541,9 +541,9 @@ def record_repeats(
     run: RunDir, judges: Sequence[str], repeats: int, *, options: CallOptions, execution: Execution
 ) -> int:
     """`judge --repeats K`: re-ask the identical en input of sampled units K times for each judge
-    (planned calls of the `repeat-i` kind, judge/units.py), each a recorded call the cache does not
-    answer, into the neighbours file, where `bbe` reads them as the repeat jitter it reports beside
-    the sensitivity (PROTOCOL §5). Returns the calls planned."""
+    (planned calls of the repeat kind, judge/units.py, recorded as `repeat-i`), each a recorded call
+    the cache does not answer, into the neighbours file, where `bbe` reads them as the repeat jitter
+    it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
     # the units bbe draws with its default seed, so that it finds these re-asks
     sets = [ss for ss in load_run(run).sets if ss.name in judges]
     items = open_dataset(run, None, None).by_id()

@@ -10,7 +10,7 @@ simulated fleet of configs/sim.toml, judged over a few seeds on this many items)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -188,6 +188,17 @@ def expected_settling(
     return out
 
 
+def _variant_sources(targets: Sequence[str], carried: Mapping[str, object]) -> list[str]:
+    """What the targets' prompts are costed at: the dataset's own variants, or the en text's tokens."""
+    own = [t for t in targets if t in carried]
+    out = [f"{', '.join(own)}: costed at the dataset's own variants"] if own else []
+    if len(own) < len(targets) or not targets:
+        out.append(
+            "target-language prompts are costed at the en text's tokens (translations are not known yet)"
+        )
+    return out
+
+
 def plan_study(request: PlanRequest | None = None, *, options: CallOptions | None = None) -> PlanResult:
     """The cost, power, duration and --until-settled savings of a study; makes no call (`options`:
     the command's judges, resolved once)."""
@@ -226,7 +237,7 @@ def plan_study(request: PlanRequest | None = None, *, options: CallOptions | Non
         wall_basis=f"{basis} (judges share the rate)",
         until_settled=expected_settling(items, names, per_item, req) if names and items else [],
         assumptions=[
-            "target-language prompts are costed at the en text's tokens (translations are not known yet)",
+            *_variant_sources(names, ds.variants),
             "output tokens per judgment: by judge and template, from the source named under the "
             "table (configs/output_tokens.toml; `--from-run RUN` for a run's own); the assumed "
             "figures leave out a reasoning model's hidden reasoning tokens, which are billed as "
