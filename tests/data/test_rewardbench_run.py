@@ -194,6 +194,25 @@ def test_run_dry_run_plans_in_memory_as_judge_dry_run_and_plan_do(
     assert scratch == []
 
 
+def test_a_dry_run_plans_the_dataset_languages_exactly_and_ls_from_the_en_text(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    """ja and de from M-RewardBench, ls to translate: ja and de are planned from the dataset's own
+    variants (ja's missing item left out, a tie-probe per item), ls from the en texts (every item,
+    no tie-probe); before, one condition to translate made every target a stand-in."""
+    study = {"dataset": "m-rewardbench", "data_dir": str(snapshot), "models": ["sim:unbiased"]}
+    judged = judge(tmp_path / "j", JudgeRequest(**study, conditions="en,ja,de,ls", dry_run=True))
+    ja, de = PER_LANGUAGE["ja"], PER_LANGUAGE["de"]
+    exact = 2 * (N + ja + de + N) + 2 * (ja + de)
+    assert ja < N and [e.calls for e in judged.estimates] == [exact]
+    assert any(n.startswith("ja, de: planned from the dataset's own variants") for n in judged.notes)
+    assert any(n.startswith("ls: not translated yet, priced from the en texts") for n in judged.notes)
+    asked = PipelineRequest(**study, conditions="ja,de,ls", translator="openai:gpt-4.1-mini", dry_run=True)
+    piped = run_pipeline(tmp_path / "p", asked)
+    assert [e.calls for e in piped.estimates if e.stage == "judge"] == [exact]
+    assert not (tmp_path / "j").exists() and not (tmp_path / "p").exists()
+
+
 def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(
     snapshot: Path, tmp_path: Path
 ) -> None:
