@@ -5,6 +5,7 @@ simulated judges over three languages gives per-language flip rates and readines
 from __future__ import annotations
 
 import json
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -134,6 +135,82 @@ def test_run_dry_run_plans_the_whole_study_exactly_before_anything_exists(
     assert [(e.stage, e.calls) for e in calling] == [("judge", pairs + probes)]
     assert result.estimates[0].cost_live_usd is not None and result.estimates[0].cost_live_usd > 0
     assert not run.exists()
+
+
+def test_run_dry_run_plans_in_memory_as_judge_dry_run_and_plan_do(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --dry-run` imported the dataset's variants into a scratch run (a temporary folder) to plan
+    them; now the judge stage's own planning takes them in memory, and `judge --dry-run` (with
+    --dataset and --conditions) and `plan` price the same plan: the exact one, items missing in a
+    language left out and a tie-probe per target, as `judge --dry-run` prices after translate."""
+    from judgebench.api import PlanRequest, plan_study
+
+    scratch: list[object] = []
+    real = tempfile.TemporaryDirectory
+
+    def watched(*args: object, **kwargs: object) -> tempfile.TemporaryDirectory[str]:
+        scratch.append(kwargs.get("prefix"))
+        return real(*args, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", watched)
+    models = ["openai:gpt-4.1-mini", "sim:unbiased"]
+    study = {"dataset": "m-rewardbench", "data_dir": str(snapshot), "models": models}
+    piped = run_pipeline(tmp_path / "p", PipelineRequest(**study, conditions="zh,ja,de", dry_run=True))
+    assert scratch == [] and not (tmp_path / "p").exists()  # no scratch run, no run folder
+    judged = judge(tmp_path / "j", JudgeRequest(**study, conditions="en,zh,ja,de", dry_run=True))
+    planned = plan_study(PlanRequest(**study, conditions="en,zh,ja,de"))
+    exact = tmp_path / "exact"
+    translate(exact, TranslateRequest(dataset="m-rewardbench", data_dir=str(snapshot), conditions="zh,ja,de"))
+    after = judge(exact, JudgeRequest(models=models, dry_run=True)).estimates
+
+    def figures(estimates: list) -> list[tuple[object, ...]]:  # type: ignore[type-arg]
+        return sorted(
+            (e.model, e.calls, e.already_done, e.input_tokens, e.output_tokens, e.cost_live_usd)
+            for e in estimates
+            if e.stage == "judge"
+        )
+
+    pairs = 2 * (N + sum(PER_LANGUAGE.values()))  # ja lacks one item: not planned in ja
+    probes = 2 * sum(PER_LANGUAGE.values())
+    assert {e.calls for e in after} == {pairs + probes}
+    assert figures(piped.estimates) == figures(judged.estimates) == figures(after)
+    assert figures(planned.estimates) == figures(after)
+    assert planned.calls_per_judge == dict.fromkeys(models, pairs + probes)
+    assert "zh, ja, de: costed at the dataset's own variants" in planned.assumptions
+    assert not any("en text's tokens" in a for a in planned.assumptions)
+    assert any("planned from the dataset's own variants" in n for n in judged.notes)
+    assert not any("priced from the en texts" in n for n in judged.notes)
+    # a run whose en calls are made: those are done, the rest still to make, as before
+    run = tmp_path / "resumed"
+    judge(run, JudgeRequest(models=["sim:unbiased"], dataset="m-rewardbench:zh,ja,de", data_dir=str(snapshot),
+                            conditions="en"))  # fmt: skip
+    resumed = run_pipeline(
+        run, PipelineRequest(**{**study, "models": ["sim:unbiased"]}, conditions="zh,ja,de", dry_run=True)
+    )
+    assert [(e.calls, e.already_done) for e in resumed.estimates if e.stage == "judge"] == [
+        (pairs + probes - 2 * N, 2 * N)
+    ]
+    assert scratch == []
+
+
+def test_a_dry_run_plans_the_dataset_languages_exactly_and_ls_from_the_en_text(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    """ja and de from M-RewardBench, ls to translate: ja and de are planned from the dataset's own
+    variants (ja's missing item left out, a tie-probe per item), ls from the en texts (every item,
+    no tie-probe); before, one condition to translate made every target a stand-in."""
+    study = {"dataset": "m-rewardbench", "data_dir": str(snapshot), "models": ["sim:unbiased"]}
+    judged = judge(tmp_path / "j", JudgeRequest(**study, conditions="en,ja,de,ls", dry_run=True))
+    ja, de = PER_LANGUAGE["ja"], PER_LANGUAGE["de"]
+    exact = 2 * (N + ja + de + N) + 2 * (ja + de)
+    assert ja < N and [e.calls for e in judged.estimates] == [exact]
+    assert any(n.startswith("ja, de: planned from the dataset's own variants") for n in judged.notes)
+    assert any(n.startswith("ls: not translated yet, priced from the en texts") for n in judged.notes)
+    asked = PipelineRequest(**study, conditions="ja,de,ls", translator="openai:gpt-4.1-mini", dry_run=True)
+    piped = run_pipeline(tmp_path / "p", asked)
+    assert [e.calls for e in piped.estimates if e.stage == "judge"] == [exact]
+    assert not (tmp_path / "j").exists() and not (tmp_path / "p").exists()
 
 
 def test_a_full_run_gives_per_language_flip_rates_tie_probes_and_readiness(

@@ -32,8 +32,16 @@ def test_a_perturbed_call_carries_its_texts_and_what_changed() -> None:
 def test_repeats_are_one_call_key_each_and_are_counted_back() -> None:
     units = [UnitKey("Natural/3", "orig"), UnitKey("Natural/3", "swap")]
     calls = repeat_calls("j", {ITEM.id: ITEM}, units, 3)
-    assert [c.condition for c in calls] == ["repeat-1", "repeat-2", "repeat-3"] * 2
+    # a repeat is a planned call of its own kind on the en input, not a condition of the plan...
+    assert {(c.asks, c.condition, c.language) for c in calls} == {("repeat", "en", "English")}
+    assert [c.repeat for c in calls] == [1, 2, 3] * 2
+    # ...recorded under `repeat-i`, the neighbours file's format (bbe and old runs read it)
+    assert [c.key.condition for c in calls] == ["repeat-1", "repeat-2", "repeat-3"] * 2
+    assert [c.context()["condition"] for c in calls] == ["repeat-1", "repeat-2", "repeat-3"] * 2
     assert len({c.key for c in calls}) == 6
+    judgment = unit_call("j", ITEM, "orig", "en")
+    assert judgment.asks == "judgment" and judgment.key.condition == "en"
+    assert calls[0].key != judgment.key and (calls[0].output_a, calls[0].output_b) == ("one", "two")
     assert repeats_held(c.key for c in calls) == 3
     assert repeats_held([CallKey("j", "x", "pair", "formatting", "orig")]) == 0
     assert is_repeat("repeat-2") and not is_repeat("repeat-x") and not is_repeat("en")

@@ -25,7 +25,7 @@ from judgebench.costing.output_tokens import run_figures
 from judgebench.errors import ConfigError, InputError, RunDirError
 from judgebench.execution import Execution, execute_plan, pending_calls, rejudge
 from judgebench.execution.settling import Rounds, judge_until_settled
-from judgebench.judge.call_plan import PlannedCall, plan_calls, stand_in_variants
+from judgebench.judge.call_plan import PlannedCall, ahead_variants, plan_calls
 from judgebench.judge.provider_requests import build_request
 from judgebench.judge.templates import JudgeTemplate, load_template
 from judgebench.judge.units import REPEAT_SEED, repeat_calls
@@ -33,7 +33,7 @@ from judgebench.models import JudgeSpec
 from judgebench.models.client import ModelClient
 from judgebench.models.pricing import estimate_tokens
 from judgebench.progress import ProgressReporter
-from judgebench.records import PlannedKey
+from judgebench.records import Item, PlannedKey, Variant
 from judgebench.records.manifest import (
     DatasetEntry,
     JudgeEntry,
@@ -86,6 +86,8 @@ class JudgePlan(BaseModel):
     notes: list[str]
     dataset: DatasetEntry
     probes: ProbePlan = Field(default_factory=ProbePlan)
+    # the targets planned with the en texts standing in for theirs (not translated yet: `ahead`)
+    stood_in: list[str] = Field(default_factory=list)
 
 
 def _wanted_conditions(run: RunDir, manifest: Manifest, conditions: Sequence[str] | None) -> list[str]:
@@ -116,30 +118,29 @@ def _refuse_unfinished(run: RunDir, translated: TranslateStage) -> None:
     )
 
 
-def plan_judging(run: RunDir, request: JudgeRequest, *, stand_in: bool = False) -> JudgePlan:
-    """The plan and the dataset's manifest entry; reads only, so bad input leaves the run as it was.
-    `stand_in`: a run with no variants yet is planned with the en texts standing in for its targets'
-    (`stand_in_variants`: to price judging before translation is paid for)."""
-    manifest = run.manifest()
-    if request.dataset is None and manifest.dataset is None:
-        raise RunDirError(
-            f"run {run.path} has no dataset yet (`translate --dry-run` records nothing): run "
-            "`judgebench translate` first, or pass --dataset SPEC [--data-dir DIR]; to price judging "
-            "before paying for translation, add the conditions too: --dry-run --conditions en,zh,ls"
-        )
-    ds, entry = load_run_dataset(run, request.dataset, request.data_dir, conditions=request.conditions)
-    items = pick_items(ds.items, request.subset, request.limit, ds.spec)
-    wanted = _wanted_conditions(run, manifest, request.conditions)
+class Design(BaseModel):
+    """The calls of a study's judging, planned in memory from its items and variants (no run folder):
+    what `judge`, `judge --dry-run`, `run --dry-run` and `plan` all price and make."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    calls: list[PlannedCall]
+    notes: list[str]
+    probes: ProbePlan = Field(default_factory=ProbePlan)
+
+
+def plan_design(
+    items: Sequence[Item],
+    variants: Mapping[tuple[str, str], Variant],
+    wanted: Sequence[str],
+    request: Study,
+    *,
+    tie_probes: bool = True,
+) -> Design:
+    """Every judge's calls on `items` in the `wanted` conditions (en and targets, by name) and the
+    probes the study asks for on them: the one planning code of every command."""
     others = [w for w in wanted if w != SOURCE]
     targets = select_conditions(others) if others else []
-    variants = run.variants().latest()
-    if targets and not variants and stand_in:
-        variants = stand_in_variants(items, targets)
-    if targets and not variants:
-        raise RunDirError(
-            f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
-            "run `judgebench translate` first"
-        )
     probes = plan_probes(request.probes, items, variants, bases_of(SOURCE in wanted, targets))
     if probes.variants:
         variants = {**variants, **{(v.item_id, v.condition): v for v in probes.variants}}
@@ -150,15 +151,52 @@ def plan_judging(run: RunDir, request: JudgeRequest, *, stand_in: bool = False) 
             [*targets, *probes.conditions],
             request.models,
             include_source=SOURCE in wanted,
-            tie_probes=request.tie_probes,
+            tie_probes=tie_probes,
             templates=probes.templates,
         )
-    notes += probes.notes
-    if not calls:
+    return Design(calls=calls, notes=[*notes, *probes.notes], probes=probes)
+
+
+def plan_judging(
+    run: RunDir, request: JudgeRequest, *, ahead: bool = False, skip_bad_rows: bool = False
+) -> JudgePlan:
+    """The plan and the dataset's manifest entry; reads only, so bad input leaves the run as it was.
+    `ahead`: a run with no variants yet is planned from the dataset's own variants where it carries
+    them, the en texts standing in for the other targets' (`ahead_variants`: to price judging before
+    translate imports or pays for them). `skip_bad_rows`: as the translate stage to come will."""
+    manifest = run.manifest()
+    if request.dataset is None and manifest.dataset is None:
+        raise RunDirError(
+            f"run {run.path} has no dataset yet (`translate --dry-run` records nothing): run "
+            "`judgebench translate` first, or pass --dataset SPEC [--data-dir DIR]; to price judging "
+            "before paying for translation, add the conditions too: --dry-run --conditions en,zh,ls"
+        )
+    ds, entry = load_run_dataset(
+        run, request.dataset, request.data_dir, skip_bad_rows=skip_bad_rows, conditions=request.conditions
+    )
+    items = pick_items(ds.items, request.subset, request.limit, ds.spec)
+    wanted = _wanted_conditions(run, manifest, request.conditions)
+    others = [w for w in wanted if w != SOURCE]
+    targets = select_conditions(others) if others else []
+    variants = run.variants().latest()
+    stood_in: list[str] = []
+    if targets and not variants and ahead:
+        variants = ahead_variants(items, targets, ds.variants)
+        stood_in = [c.name for c in targets if not ds.provides(c.name)]
+    if targets and not variants:
+        raise RunDirError(
+            f"run {run.path} has no variants for {', '.join(c.name for c in targets)}: "
+            "run `judgebench translate` first"
+        )
+    design = plan_design(items, variants, wanted, request, tie_probes=request.tie_probes)
+    if not design.calls:
+        notes = design.notes
         more = f" and {len(notes) - 1} more like it" if len(notes) > 1 else ""
         why = f": {notes[0]}{more}" if notes else ""
         raise ConfigError(f"run {run.path}: nothing to judge for conditions {', '.join(wanted)}{why}")
-    return JudgePlan(calls=calls, notes=notes, dataset=entry, probes=probes)
+    return JudgePlan(
+        calls=design.calls, notes=design.notes, dataset=entry, probes=design.probes, stood_in=stood_in
+    )
 
 
 def record_plan(run: RunDir, calls: Sequence[PlannedCall]) -> None:
@@ -356,38 +394,58 @@ def _until_settled(
     ), entry
 
 
-def _dry_run(
-    run: RunDir,
-    req: JudgeRequest,
-    template: JudgeTemplate,
-    options: CallOptions,
-    judges: Mapping[str, JudgeSpec],
+def price_judging(
+    run_dir: str | Path | RunDir,
+    request: JudgeRequest,
+    *,
+    options: CallOptions | None = None,
+    skip_bad_rows: bool = False,
 ) -> JudgeResult:
-    """The calls, tokens and cost of the judging asked for; conditions the run has no variants for
-    yet (before `translate`, whose dry run writes nothing) are priced from the en plan, as
-    `run --dry-run` prices them, so that judging can be priced before translation is paid for."""
-    wanted = _wanted_conditions(run, run.manifest(), req.conditions)
+    """`judge --dry-run` (and `run --dry-run`'s judge part): the calls, tokens and cost of the judging
+    asked for, pending calls only; writes nothing. Conditions the run has no variants for yet (before
+    `translate`, whose dry run writes nothing) are planned in memory from the dataset's own variants
+    (M-RewardBench) or the en texts (`ahead_variants`), as `plan` plans them, so that judging can be
+    priced before translation is paid for. `skip_bad_rows`: as the translate stage to come will."""
+    options = options or CallOptions()
+    judges = _resolve_models(request.models, options)
+    run = run_folder(run_dir)
+    template = load_template(request.template_path)
+    refuse_changed_meaning(run, judges, template)  # never one judge made of two settings
+    wanted = _wanted_conditions(run, run.manifest(), request.conditions)
     others = [c for c in wanted if c != SOURCE]
     ahead = bool(others) and not run.variants().latest()
-    plan = plan_judging(run, req, stand_in=ahead)
+    plan = plan_judging(run, request, ahead=ahead, skip_bad_rows=skip_bad_rows)
     todo = pending_calls(plan.calls, run.judgments().latest())
     # a resumed run's replies so far are the best guess at the rest of its replies
     observed = run_figures(run) if run.judgments().path.exists() else None
     estimates = estimate_judging(
         plan.calls, todo, template, judges.values(), catalog=options.judges(), observed=observed
     )
-    notes = list(plan.notes)
-    if ahead:
+    notes = [*plan.notes, *_pricing_notes(run, others, plan, ahead=ahead)]
+    return JudgeResult(planned=len(plan.calls), notes=notes, estimates=estimates)
+
+
+def _pricing_notes(run: RunDir, others: Sequence[str], plan: JudgePlan, *, ahead: bool) -> list[str]:
+    """What a dry run's figures rest on: the dataset's own variants, the en texts, or en only."""
+    notes: list[str] = []
+    carried = [c for c in others if c not in plan.stood_in]
+    if ahead and carried:
         notes.append(
-            f"{', '.join(others)}: not translated yet, priced from the en texts (a translation is about "
-            "as long as its source), as `plan` prices them; `judgebench translate` first makes them exact"
+            f"{', '.join(carried)}: planned from the dataset's own variants (`judgebench translate` "
+            "imports them, with no call)"
+        )
+    if plan.stood_in:
+        notes.append(
+            f"{', '.join(plan.stood_in)}: not translated yet, priced from the en texts (a translation is "
+            "about as long as its source), as `plan` prices them; `judgebench translate` first makes "
+            "them exact"
         )
     elif not others and run.manifest().stages.translate is None:
         notes.append(
             "priced en only, as this run holds no translation yet: to price judging the targets "
             "before translating them, add --conditions en,zh,ls (or the targets you will translate)"
         )
-    return JudgeResult(planned=len(plan.calls), notes=notes, estimates=estimates)
+    return notes
 
 
 def judge(
@@ -403,14 +461,14 @@ def judge(
     output to import; `max_cost` (USD, shared by all judges) stops scheduling paid calls before the
     budget would be exceeded, leaving a resumable run."""
     req = request or JudgeRequest()
+    if req.dry_run:
+        return price_judging(run_dir, req, options=options)
     options = options or CallOptions()
     judges = _resolve_models(req.models, options)
     execution = execution or Execution()
     run = run_folder(run_dir)
     template = load_template(req.template_path)
     refuse_changed_meaning(run, judges, template)  # never one judge made of two settings
-    if req.dry_run:
-        return _dry_run(run, req, template, options, judges)
     plan = plan_judging(run, req)
     if req.until_settled and (execution.write_requests is not None or execution.import_file is not None):
         raise ConfigError("--until-settled runs rounds of calls: it cannot write or import a batch file")
@@ -483,9 +541,9 @@ def record_repeats(
     run: RunDir, judges: Sequence[str], repeats: int, *, options: CallOptions, execution: Execution
 ) -> int:
     """`judge --repeats K`: re-ask the identical en input of sampled units K times for each judge
-    (planned calls of the `repeat-i` kind, judge/units.py), each a recorded call the cache does not
-    answer, into the neighbours file, where `bbe` reads them as the repeat jitter it reports beside
-    the sensitivity (PROTOCOL §5). Returns the calls planned."""
+    (planned calls of the repeat kind, judge/units.py, recorded as `repeat-i`), each a recorded call
+    the cache does not answer, into the neighbours file, where `bbe` reads them as the repeat jitter
+    it reports beside the sensitivity (PROTOCOL §5). Returns the calls planned."""
     # the units bbe draws with its default seed, so that it finds these re-asks
     sets = [ss for ss in load_run(run).sets if ss.name in judges]
     items = open_dataset(run, None, None).by_id()

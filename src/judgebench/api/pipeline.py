@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -12,17 +11,16 @@ from pydantic import BaseModel, Field
 
 from judgebench.api.bbe import BBEOutcome, BBERequest, bbe
 from judgebench.api.datasets import run_folder
-from judgebench.api.judge import JudgeRequest, JudgeResult, judge
+from judgebench.api.judge import JudgeRequest, JudgeResult, judge, price_judging
 from judgebench.api.options import CallOptions, require_keys
 from judgebench.api.report import ReadinessDoc, report
 from judgebench.api.study import ConditionNames, Study
 from judgebench.api.translate import TranslateRequest, TranslateResult, translate
 from judgebench.bbe.engine import BBEParams
-from judgebench.conditions import SOURCE, Condition, select_conditions
+from judgebench.conditions import SOURCE
 from judgebench.config import defaults
 from judgebench.costing.estimate import Estimate, after_judging_estimates
-from judgebench.data import load_dataset
-from judgebench.data.dataset import narrowed_to, sample_variants_path
+from judgebench.data.dataset import sample_variants_path
 from judgebench.errors import ConfigError, JudgebenchError
 from judgebench.execution import Execution
 from judgebench.models import JudgeSpec
@@ -77,29 +75,17 @@ def default_run_dir(dataset: str) -> Path:
 
 def _judge_estimates(run: RunDir, req: PipelineRequest, options: CallOptions) -> list[Estimate]:
     """The judge calls `run` will still make, per judge, before it has made any: the judge stage's own
-    dry run, which plans a run with no variants yet on the en texts standing in for the targets' (as
-    `plan` does), pending calls only. A dataset that carries every variant (M-RewardBench) is
-    imported into a scratch run (no call) and planned exactly, items missing in a language and
-    tie-probes included."""
+    dry run, which plans in memory a run with no variants yet (as `plan` does, no run folder): from
+    the dataset's own variants where it carries them (M-RewardBench: exact, items missing in a
+    language and tie-probes included), the en texts standing in for the other targets'; pending
+    calls only (a resumed run's judgments are done)."""
     base = req.request(JudgeRequest, {"dataset": None, "data_dir": None, "conditions": None, "dry_run": True})
     if run.variants().latest():
-        return judge(run, base, options=options).estimates
+        return price_judging(run, base, options=options).estimates
     study = base.model_copy(
         update={"dataset": req.dataset, "data_dir": req.data_dir, "conditions": [SOURCE, *req.targets()]}
     )
-    targets = select_conditions(req.targets()) if req.targets() else []
-    if not _provided_by_dataset(req, targets):
-        return judge(run, study, options=options).estimates
-    en_only = study.model_copy(update={"conditions": [SOURCE], "tie_probes": False})
-    done = (
-        {e.model: e.already_done for e in judge(run, en_only, options=options).estimates}
-        if run.path.exists()
-        else {}
-    )
-    with tempfile.TemporaryDirectory(prefix="jb-estimate-") as tmp:
-        translate(Path(tmp) / "fresh", _translate_request(req, req.models[0]))
-        planned = judge(Path(tmp) / "fresh", base, options=options).estimates
-    return [e.scaled(max(0, e.calls - done.get(e.model, 0)), done.get(e.model, 0)) for e in planned]
+    return price_judging(run, study, options=options, skip_bad_rows=req.skip_bad_rows).estimates
 
 
 def _estimates(run: RunDir, req: PipelineRequest, options: CallOptions, translator: str) -> list[Estimate]:
@@ -111,15 +97,6 @@ def _estimates(run: RunDir, req: PipelineRequest, options: CallOptions, translat
     judging = _judge_estimates(run, req, options)
     judgments = sum(e.calls + e.already_done for e in judging)
     return [*estimates, *judging, *after_judging_estimates(judgments)]
-
-
-def _provided_by_dataset(req: PipelineRequest, targets: Sequence[Condition]) -> bool:
-    """Whether the dataset carries its own variants for every target (no translation to plan)."""
-    if _bundled(req) or req.machine_translate or not targets:
-        return False
-    spec = narrowed_to(req.spec, req.conditions)
-    ds = load_dataset(spec, data_dir=req.data_dir, skip_bad_rows=req.skip_bad_rows)
-    return all(ds.provides(c.name) for c in targets)
 
 
 def _bundled(req: PipelineRequest) -> bool:

@@ -10,7 +10,7 @@ simulated fleet of configs/sim.toml, judged over a few seeds on this many items)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,7 @@ from judgebench.analysis.findings import ReportSettings
 from judgebench.analysis.frame import COLUMNS
 from judgebench.analysis.sequential import item_values, settle, stratified_order
 from judgebench.api.datasets import pick_items
+from judgebench.api.judge import plan_design
 from judgebench.api.options import CallOptions
 from judgebench.api.study import ConditionNames, Study
 from judgebench.conditions import SOURCE, select_conditions
@@ -29,8 +30,8 @@ from judgebench.config import defaults
 from judgebench.costing.estimate import Estimate
 from judgebench.costing.output_tokens import run_figures
 from judgebench.costing.template_costs import TemplateCost, template_costs
-from judgebench.data.dataset import load_dataset
-from judgebench.judge.call_plan import plan_calls, stand_in_variants
+from judgebench.data.dataset import load_dataset, narrowed_to
+from judgebench.judge.call_plan import ahead_variants
 from judgebench.models.sim import load_scenario, pair_letter
 from judgebench.records import Item
 
@@ -187,18 +188,33 @@ def expected_settling(
     return out
 
 
+def _variant_sources(targets: Sequence[str], carried: Mapping[str, object]) -> list[str]:
+    """What the targets' prompts are costed at: the dataset's own variants, or the en text's tokens."""
+    own = [t for t in targets if t in carried]
+    out = [f"{', '.join(own)}: costed at the dataset's own variants"] if own else []
+    if len(own) < len(targets) or not targets:
+        out.append(
+            "target-language prompts are costed at the en text's tokens (translations are not known yet)"
+        )
+    return out
+
+
 def plan_study(request: PlanRequest | None = None, *, options: CallOptions | None = None) -> PlanResult:
     """The cost, power, duration and --until-settled savings of a study; makes no call (`options`:
     the command's judges, resolved once)."""
     req = request or PlanRequest()
     judges = (options or CallOptions()).judges()
     resolved = judges.resolve_all(req.models)  # a bad spec first, before the dataset loads
-    ds = load_dataset(req.dataset or defaults.DATASET, data_dir=req.data_dir)
+    spec = narrowed_to(req.dataset or defaults.DATASET, req.conditions)  # m-rewardbench's languages
+    ds = load_dataset(spec, data_dir=req.data_dir)
     items = pick_items(ds.items, req.subset, req.limit, ds.spec)
     targets = select_conditions(req.targets()) if req.targets() else []
-    # the target texts are not known before translation: the en text stands in for their tokens
-    variants = stand_in_variants(items, targets)
-    calls, _ = plan_calls(items, variants, targets, req.models, tie_probes=req.tie_probes)
+    # judge's own planning, in memory: the dataset's own variants (M-RewardBench), else the en text
+    # standing in for the target texts, not known before translation
+    variants = ahead_variants(items, targets, ds.variants)
+    calls = plan_design(
+        items, variants, [SOURCE, *(c.name for c in targets)], req, tie_probes=req.tie_probes
+    ).calls
     observed = run_figures(req.from_run) if req.from_run is not None else None
     templates = template_costs(calls, resolved.values(), req.template_path, observed, catalog=judges)
     estimates = next(t.estimates for t in templates if t.chosen)
@@ -221,7 +237,7 @@ def plan_study(request: PlanRequest | None = None, *, options: CallOptions | Non
         wall_basis=f"{basis} (judges share the rate)",
         until_settled=expected_settling(items, names, per_item, req) if names and items else [],
         assumptions=[
-            "target-language prompts are costed at the en text's tokens (translations are not known yet)",
+            *_variant_sources(names, ds.variants),
             "output tokens per judgment: by judge and template, from the source named under the "
             "table (configs/output_tokens.toml; `--from-run RUN` for a run's own); the assumed "
             "figures leave out a reasoning model's hidden reasoning tokens, which are billed as "

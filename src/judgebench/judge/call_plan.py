@@ -6,11 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from judgebench.conditions import SOURCE, Condition
 from judgebench.judge.templates import JudgeTemplate
 from judgebench.records import CallKey, Item, Kind, Perturbation, Variant
 from judgebench.records.family_names import answer_models
+
+# A re-ask is recorded under the condition `repeat-i` (the neighbours file's format, which bbe, old
+# runs and `judgebench select` read); in memory it is a planned call of the repeat kind (`repeat`).
+REPEAT_PREFIX = "repeat-"
+
+
+def repeat_condition(index: int) -> str:
+    """The condition a run's files name the `index`-th re-ask of a unit by (`repeat-1`, ...)."""
+    return f"{REPEAT_PREFIX}{index}"
 
 
 @dataclass(frozen=True, slots=True)  # slots: a million-call plan holds no dict per call
@@ -33,10 +43,23 @@ class PlannedCall:
     # the models behind output_1 and output_2 (the items' chosen/rejected model), for a simulated
     # judge's planted self-preference; (None, None) when the data names none
     models: tuple[str | None, str | None] = field(default=(None, None), compare=False, hash=False)
+    # a repeat call (`judge --repeats`, bbe's --repeats): the `repeat`-th re-ask of the identical
+    # input of `condition` (en), a call of its own that the cache does not answer; 0: a judgment
+    repeat: int = 0
+
+    @property
+    def asks(self) -> Literal["judgment", "repeat"]:
+        """What the call is for: a judgment of the plan, or a re-ask measuring the judge's jitter."""
+        return "repeat" if self.repeat else "judgment"
+
+    @property
+    def recorded_condition(self) -> str:
+        """The condition the call's record names: a repeat's is `repeat-i` (the files' format)."""
+        return repeat_condition(self.repeat) if self.repeat else self.condition
 
     @property
     def key(self) -> CallKey:
-        return CallKey(self.judge, self.item_id, self.kind, self.condition, self.order)
+        return CallKey(self.judge, self.item_id, self.kind, self.recorded_condition, self.order)
 
     def verdict_for(self, winner: str) -> str:
         """Map the judge's letter to the INTERFACE verdict (output number, or probe language)."""
@@ -60,7 +83,7 @@ class PlannedCall:
             "item_id": self.item_id,
             "subset": self.subset,
             "kind": self.kind,
-            "condition": self.condition,
+            "condition": self.recorded_condition,  # a simulated judge draws each re-ask anew
             "order": self.order,
             "label": self.label,
             "gold": gold,
@@ -91,6 +114,18 @@ def stand_in_variants(items: Sequence[Item], targets: Sequence[Condition]) -> di
         for i in items
         for c in targets
     }
+
+
+def ahead_variants(
+    items: Sequence[Item], targets: Sequence[Condition], carried: Mapping[str, Sequence[Variant]]
+) -> dict[tuple[str, str], Variant]:
+    """The variants to plan judging with before a run holds any: the dataset's own where it carries
+    the condition (M-RewardBench's languages, `Dataset.variants`: exact, an item missing in a language
+    is not planned in it), the en text standing in for the others (`stand_in_variants`). `plan`,
+    `judge --dry-run` and `run --dry-run` plan from it in memory, with no run folder."""
+    chosen = {i.id for i in items}
+    own = {(v.item_id, c.name): v for c in targets for v in carried.get(c.name, ()) if v.item_id in chosen}
+    return {**stand_in_variants(items, [c for c in targets if c.name not in carried]), **own}
 
 
 def plan_calls(

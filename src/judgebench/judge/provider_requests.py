@@ -66,7 +66,7 @@ def to_judgment(call: PlannedCall, result: CallResult, template: JudgeTemplate, 
         "item_id": call.item_id,
         "subset": call.subset,
         "kind": call.kind,
-        "condition": call.condition,
+        "condition": call.recorded_condition,  # a repeat: `repeat-i`
         "order": call.order,
         "label": call.label,
         "cache_key": result.cache_key,
