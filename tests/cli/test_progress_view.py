@@ -132,3 +132,16 @@ def test_off_a_terminal_a_line_comes_at_the_interval_even_while_no_call_finishes
     assert "past the expected" in err and "so far" in err
     clock_module.sleep(0.5)
     assert "translate local" not in capsys.readouterr().err  # the lines stop with the stage
+
+
+def test_calls_dropped_from_the_total_shrink_the_bar_and_the_line() -> None:
+    """A stage that counted calls it will not make (bbe's fresh check of a calibration with no
+    release) drops them: the bar and the plain line end at what was made, not short of the total."""
+    buffer = io.StringIO()
+    view = ProgressView(Console(file=buffer, force_terminal=True, width=150), terminal=True)
+    with shown_progress(view), ProgressReporter(5, "bbe neighbours x") as bar:
+        bar.advance(tokens=10)
+        bar.advance(tokens=10)
+        bar.drop(3)
+    assert bar.total == 2 and bar.line().startswith("bbe neighbours x: 2/2 calls, ")
+    assert "2/2" in buffer.getvalue() and "2/5" not in buffer.getvalue().rsplit("\r", 1)[-1]

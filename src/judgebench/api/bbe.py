@@ -7,6 +7,7 @@ import dataclasses
 import json
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, Field, model_validator
 from judgebench.api.datasets import open_dataset, run_folder
 from judgebench.api.options import CallOptions
 from judgebench.api.probing import probe_neighbours
+from judgebench.api.stages import Counted, Stage, run_stage
 from judgebench.bbe import certificate_registry as registry
 from judgebench.bbe.bbe_files import default_out, write_outputs
 from judgebench.bbe.engine import BBEParams, BBERun, CalibrationOutput
@@ -39,6 +41,9 @@ from judgebench.execution import Execution, pending_calls, rejudge
 from judgebench.judge.call_plan import PlannedCall
 from judgebench.judge.templates import load_template
 from judgebench.judge.units import REPEAT_SEED, is_repeat, repeat_calls, repeats_held, unit_call, unit_item
+from judgebench.models import JudgeSpec
+from judgebench.models.client import ModelClient
+from judgebench.progress import ProgressReporter
 from judgebench.records import Item, Judgment, Perturbation, UnitKey
 from judgebench.records.bbe_document import BBEResult
 from judgebench.records.manifest import BBEStage, ProbeEntry
@@ -173,22 +178,6 @@ def _perturbed_calls(
     return calls, unperturbable
 
 
-def _rejudge(
-    run: RunDir,
-    calls: Sequence[PlannedCall],
-    *,
-    judge: str,
-    template_path: str | None,
-    options: CallOptions,
-    execution: Execution,
-) -> tuple[list[Judgment], int]:
-    """Judge `calls` of one judge into the run's neighbours file (execution.rejudge)."""
-    template = load_template(template_path)
-    client = options.client(judge)
-    sink = run.neighbours()
-    return rejudge(calls, client, template, sink, execution=execution, progress=options.progress)
-
-
 def _recorded_probes(run: RunDir) -> dict[str, ProbeEntry]:
     stage = run.manifest().stages.judge
     return dict(stage.probes) if stage else {}
@@ -196,56 +185,6 @@ def _recorded_probes(run: RunDir) -> dict[str, ProbeEntry]:
 
 def _kinds(sets: Sequence[ScoreSet]) -> set[str]:
     return {str(k) for s in sets for k in (*s.pair_kind, *s.invalid_kind)}
-
-
-def _from_run(
-    run: RunDir, req: BBERequest, options: CallOptions, execution: Execution
-) -> tuple[BBERun, RejudgeOutcome | None]:
-    loaded = load_run(run, mode=req.unit_score)
-    source: dict[str, Any] = {"type": "run", "path": str(run.path), "unit_score": req.unit_score}
-    sets, neighbours, outcome = loaded.sets, req.neighbours, None
-    spec = req.perturb
-    if spec is not None:
-        names = [s.name for s in sets]
-        if spec.model not in names:
-            raise ConfigError(f"--model {spec.model} is not a judge of this run; judges: {', '.join(names)}")
-        ss = sets[names.index(spec.model)]
-        units = sample_units(ss, spec.units, req.params.seed)
-        calls, unperturbable = _perturbed_calls(
-            _items(run, req), units, kind=spec.kind, judge=spec.model, seed=req.params.seed
-        )
-        template = _template_path(run, spec.template_path)
-        with run.lock("bbe", wait=options.wait_lock):  # one writer of the neighbours file
-            answers, failed = _rejudge(
-                run, calls, judge=spec.model, template_path=template, options=options, execution=execution
-            )
-        sets = [with_perturbation_pairs(ss, answers, kind=spec.kind, judge=spec.model, units=units)]
-        neighbours = neighbours or [spec.kind]
-        outcome = RejudgeOutcome(
-            kind=spec.kind,
-            model=spec.model,
-            units_sampled=len(units),
-            requested=len(calls),
-            failed_calls=failed,
-            unperturbable=unperturbable,
-            file=str(run.neighbours().path),
-        )
-        source["perturbation"] = outcome.model_dump()
-    if req.repeats:
-        sets = [_with_repeats(run, ss, req, options, execution) for ss in sets]
-        source["repeats"] = req.repeats
-    elif (held := recorded_repeats(run)) > 0:  # made by `judge --repeats K`: reported, nothing asked
-        recorded = req.model_copy(update={"repeats": held})
-        sets = [_with_repeats(run, ss, recorded, options, execution, only_recorded=True) for ss in sets]
-        source["repeats"] = held
-    neighbours = probe_neighbours(_recorded_probes(run), _kinds(sets), neighbours, req.probes)
-    if req.probes:
-        source["probes"] = req.probes
-    result = calibrate_sets(sets, req.params, neighbours=neighbours, source=source, skipped=loaded.skipped)
-    if req.params.verify and req.params.verify_kind == "fresh":
-        for out in result.outputs:
-            _fresh_verify(run, out, req, options, execution)
-    return result, outcome
 
 
 def _feasible_release(path: Path) -> bool:
@@ -275,33 +214,6 @@ def recorded_repeats(run: RunDir) -> int:
     return repeats_held(run.neighbours().latest())
 
 
-def _with_repeats(
-    run: RunDir,
-    ss: ScoreSet,
-    req: BBERequest,
-    options: CallOptions,
-    execution: Execution,
-    *,
-    only_recorded: bool = False,
-) -> ScoreSet:
-    """Judge the re-asks with the cache off (a cached answer would hide the jitter) and add them, with
-    each unit's base score, as the set's repeated judgments (PROTOCOL §5's jitter). `only_recorded`:
-    use the re-asks `judge --repeats` already made, asking nothing new."""
-    calls, units = _repeat_calls(run, ss, req)
-    template = _template_path(run, req.perturb.template_path if req.perturb else None)
-    if only_recorded:
-        held = run.neighbours().latest()
-        calls = [c for c in calls if c.key in held]
-        units = list(dict.fromkeys(UnitKey(c.item_id, c.order) for c in calls))
-        if not calls:
-            return ss
-    fresh_options = options.without_cache()
-    answers, _failed = _rejudge(
-        run, calls, judge=ss.name, template_path=template, options=fresh_options, execution=execution
-    )
-    return with_repeats(ss, units, [j for j in answers if is_repeat(j.condition)])
-
-
 def _fresh_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[PlannedCall], list[UnitKey], str]:
     """The calls of `--verify-kind fresh` for one judge: newly drawn units (a seed of their own),
     perturbed by formatting, under a condition name of their own so that no earlier answer is reused."""
@@ -312,27 +224,194 @@ def _fresh_calls(run: RunDir, ss: ScoreSet, req: BBERequest) -> tuple[list[Plann
     return [dataclasses.replace(c, condition=condition) for c in calls], units, condition
 
 
-def _fresh_verify(
-    run: RunDir, out: CalibrationOutput, req: BBERequest, options: CallOptions, execution: Execution
-) -> None:
-    """`--verify-kind fresh`: judge fresh neighbours through the judge stage's execution and count
-    violations of the released mechanism (alpha, sigma) on them."""
-    block, ss = out.block, out.scores
-    params = req.params
-    if block.sigma is None or block.alpha is None or params.verify is None:
-        return
-    calls, units, condition = _fresh_calls(run, ss, req)
-    template = _template_path(run, req.perturb.template_path if req.perturb else None)
-    answers, _failed = _rejudge(
-        run, calls, judge=ss.name, template_path=template, options=options, execution=execution
-    )
-    changes = fresh_changes(ss, answers, kind=condition, units=units)
-    if len(changes) == 0:
-        raise ConfigError(f"--verify-kind fresh: no fresh neighbour of {ss.name} has a valid answer")
-    vspec = VerifySpec(params.tau, params.delta, params.verify, params.seed, 0, "fresh")
-    release = (block.certificate or "range", block.alpha, block.sigma)
-    judged = f"{len(changes)} newly judged {FRESH_KIND} perturbations of {len(units)} sampled units"
-    block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
+@dataclass
+class _Perturbed:
+    """`--perturb`: the judge's sampled units and one perturbed call per perturbable unit."""
+
+    ss: ScoreSet
+    units: list[UnitKey]
+    calls: list[PlannedCall]
+    unperturbable: int
+
+
+@dataclass
+class _Rejudging:
+    """What a bbe of a run re-judges into its neighbours file, planned before anything is called
+    (the same plan prices `bbe --dry-run`): `--perturb`'s calls, the re-asks of `--repeats` (or the
+    ones `judge --repeats` made), and `--verify-kind fresh`'s, per judge."""
+
+    sets: list[ScoreSet]  # the sets calibrated: the perturbed judge's alone with --perturb
+    template: str | None  # the template's path (None: the default)
+    perturbed: _Perturbed | None = None
+    repeated: int = 0  # re-asks per unit (`--repeats K`, or what `judge --repeats` recorded)
+    repeats: dict[str, tuple[list[PlannedCall], list[UnitKey]]] = field(default_factory=dict)
+    fresh: dict[str, tuple[list[PlannedCall], list[UnitKey], str]] = field(default_factory=dict)
+
+    def calls(self) -> list[tuple[str, bool, list[PlannedCall]]]:
+        """(judge, whether the response cache may answer, calls) of every re-judging: a cached
+        answer would hide a re-ask's jitter."""
+        out = [(self.perturbed.ss.name, True, self.perturbed.calls)] if self.perturbed else []
+        out += [(name, True, calls) for name, (calls, _, _) in self.fresh.items()]
+        out += [(name, False, calls) for name, (calls, _) in self.repeats.items()]
+        return out
+
+
+def _plan_rejudging(run: RunDir, req: BBERequest, sets: Sequence[ScoreSet], *, recorded: bool) -> _Rejudging:
+    """The re-judging of `bbe --run` (reads only). `recorded`: use the re-asks `judge --repeats`
+    made when `--repeats` is not given (a run reports them, asking nothing new; a dry run prices
+    only what it would ask)."""
+    spec = req.perturb
+    plan = _Rejudging(sets=list(sets), template=_template_path(run, spec.template_path if spec else None))
+    if spec is not None:
+        names = [s.name for s in sets]
+        if spec.model not in names:
+            raise ConfigError(f"--model {spec.model} is not a judge of this run; judges: {', '.join(names)}")
+        ss = sets[names.index(spec.model)]
+        units = sample_units(ss, spec.units, req.params.seed)
+        calls, unperturbable = _perturbed_calls(
+            _items(run, req), units, kind=spec.kind, judge=spec.model, seed=req.params.seed
+        )
+        plan.perturbed, plan.sets = _Perturbed(ss, units, calls, unperturbable), [ss]
+    plan.repeated = req.repeats or (recorded_repeats(run) if recorded else 0)
+    asked = req.model_copy(update={"repeats": plan.repeated})
+    for ss in plan.sets if plan.repeated else ():
+        calls, units = _repeat_calls(run, ss, asked)
+        if not req.repeats:  # made by `judge --repeats K`: reported, nothing asked
+            held = run.neighbours().latest()
+            calls = [c for c in calls if c.key in held]
+            units = list(dict.fromkeys(UnitKey(c.item_id, c.order) for c in calls))
+            if not calls:
+                continue
+        plan.repeats[ss.name] = (calls, units)
+    if req.params.verify and req.params.verify_kind == "fresh":
+        plan.fresh = {ss.name: _fresh_calls(run, ss, req) for ss in plan.sets}
+    return plan
+
+
+class _Calibrating(Stage[BBEOutcome]):
+    """`bbe --run`'s parts for the runner (api/stages.py): the run's score sets read and the
+    re-judging planned; under the bbe lock it judges the new neighbours, calibrates, and writes
+    bbe.json (the lock: one writer of the neighbours file and of the release)."""
+
+    name = "bbe"
+    makes_run = False  # a run that is there: a folder of judgments with no manifest stays without one
+
+    def __init__(self, run: RunDir, req: BBERequest, options: CallOptions, execution: Execution) -> None:
+        self.req, self.options, self.execution = req, options, execution
+        self.loaded = load_run(run, mode=req.unit_score)
+        self.plan = _plan_rejudging(run, req, self.loaded.sets, recorded=True)
+        self.template = load_template(self.plan.template)
+        held = run.neighbours().latest()
+        # (judge, whether the cache may answer): the judges with calls to make
+        self.paying = list(
+            dict.fromkeys((n, cache) for n, cache, c in self.plan.calls() if pending_calls(c, held))
+        )
+        self.clients: dict[tuple[str, bool], ModelClient] = {}
+        self.unmade: dict[str, int] = {}  # fresh calls counted, left unmade: no release to check
+
+    def keys(self) -> list[JudgeSpec]:
+        return [self.options.resolve(name) for name in dict.fromkeys(n for n, _ in self.paying)]
+
+    def connect(self) -> list[ModelClient]:
+        fresh = self.options.without_cache()
+        self.clients = {(n, c): (self.options if c else fresh).client(n) for n, c in self.paying}
+        return list(self.clients.values())
+
+    def progress(self, run: RunDir) -> Counted | None:
+        held = run.neighbours().latest()
+        total = sum(len(pending_calls(calls, held)) for _, _, calls in self.plan.calls())
+        if not total:
+            return None
+        self.unmade = {
+            name: len(pending_calls(calls, held)) for name, (calls, _, _) in self.plan.fresh.items()
+        }
+        names = dict.fromkeys(client.name for client in self.clients.values())
+        return Counted(total, f"bbe neighbours {', '.join(names)}")
+
+    def _rejudge(
+        self,
+        run: RunDir,
+        calls: Sequence[PlannedCall],
+        judge: str,
+        progress: ProgressReporter,
+        *,
+        cache: bool,
+    ) -> tuple[list[Judgment], int]:
+        """Judge `calls` of one judge into the run's neighbours file (execution.rejudge)."""
+        client = self.clients.get((judge, cache))
+        if client is None:  # none of these calls was pending when the stage began
+            client = (self.options if cache else self.options.without_cache()).client(judge)
+        sink = run.neighbours()
+        return rejudge(calls, client, self.template, sink, execution=self.execution, progress=progress)
+
+    def execute(self, run: RunDir, progress: ProgressReporter) -> BBEOutcome:
+        req, plan = self.req, self.plan
+        source: dict[str, Any] = {"type": "run", "path": str(run.path), "unit_score": req.unit_score}
+        sets, neighbours, outcome = plan.sets, req.neighbours, None
+        if plan.perturbed is not None and req.perturb is not None:
+            p, spec = plan.perturbed, req.perturb
+            answers, failed = self._rejudge(run, p.calls, spec.model, progress, cache=True)
+            sets = [with_perturbation_pairs(p.ss, answers, kind=spec.kind, judge=spec.model, units=p.units)]
+            neighbours = neighbours or [spec.kind]
+            outcome = RejudgeOutcome(
+                kind=spec.kind,
+                model=spec.model,
+                units_sampled=len(p.units),
+                requested=len(p.calls),
+                failed_calls=failed,
+                unperturbable=p.unperturbable,
+                file=str(run.neighbours().path),
+            )
+            source["perturbation"] = outcome.model_dump()
+        if plan.repeated:
+            sets = [self._with_repeats(run, ss, progress) for ss in sets]
+            source["repeats"] = plan.repeated
+        neighbours = probe_neighbours(_recorded_probes(run), _kinds(sets), neighbours, req.probes)
+        if req.probes:
+            source["probes"] = req.probes
+        result = calibrate_sets(
+            sets, req.params, neighbours=neighbours, source=source, skipped=self.loaded.skipped
+        )
+        if req.params.verify and req.params.verify_kind == "fresh":
+            for out in result.outputs:
+                self._fresh_verify(run, out, progress)
+        progress.drop(sum(self.unmade.values()))  # counted, never asked: no release to check
+        return _release(req, result, outcome)
+
+    def _with_repeats(self, run: RunDir, ss: ScoreSet, progress: ProgressReporter) -> ScoreSet:
+        """Judge the re-asks with the cache off (a cached answer would hide the jitter) and add them,
+        with each unit's base score, as the set's repeated judgments (PROTOCOL §5's jitter)."""
+        if ss.name not in self.plan.repeats:  # `judge --repeats` made none of this judge's
+            return ss
+        calls, units = self.plan.repeats[ss.name]
+        answers, _failed = self._rejudge(run, calls, ss.name, progress, cache=False)
+        return with_repeats(ss, units, [j for j in answers if is_repeat(j.condition)])
+
+    def _fresh_verify(self, run: RunDir, out: CalibrationOutput, progress: ProgressReporter) -> None:
+        """`--verify-kind fresh`: judge fresh neighbours through the judge stage's execution and count
+        violations of the released mechanism (alpha, sigma) on them."""
+        block, ss = out.block, out.scores
+        params = self.req.params
+        if block.sigma is None or block.alpha is None or params.verify is None:
+            return
+        calls, units, condition = self.plan.fresh.get(ss.name) or _fresh_calls(run, ss, self.req)
+        self.unmade.pop(ss.name, None)
+        answers, _failed = self._rejudge(run, calls, ss.name, progress, cache=True)
+        changes = fresh_changes(ss, answers, kind=condition, units=units)
+        if len(changes) == 0:
+            raise ConfigError(f"--verify-kind fresh: no fresh neighbour of {ss.name} has a valid answer")
+        vspec = VerifySpec(params.tau, params.delta, params.verify, params.seed, 0, "fresh")
+        release = (block.certificate or "range", block.alpha, block.sigma)
+        judged = f"{len(changes)} newly judged {FRESH_KIND} perturbations of {len(units)} sampled units"
+        block.verify = fresh_block(changes, vspec, release, d=block.d, judged=judged)
+
+    def record(self, run: RunDir, result: BBEOutcome) -> BBEStage:
+        return BBEStage(
+            out=str(result.out),
+            feasible=not result.infeasible,
+            calibrations=len(result.result.calibrations),
+            neighbours_judged=result.perturbation.requested if result.perturbation else 0,
+        )
 
 
 def bbe_estimate(request: BBERequest, *, options: CallOptions | None = None) -> list[Estimate]:
@@ -343,29 +422,12 @@ def bbe_estimate(request: BBERequest, *, options: CallOptions | None = None) -> 
     if req.run is None:
         return []
     run = run_folder(req.run)
-    sets = load_run(run, mode=req.unit_score).sets
-    plans: list[tuple[str, list[PlannedCall], str | None]] = []
-    spec = req.perturb
-    if spec is not None:
-        ss = next((s for s in sets if s.name == spec.model), None)
-        if ss is None:
-            raise ConfigError(f"--model {spec.model} is not a judge of this run")
-        units = sample_units(ss, spec.units, req.params.seed)
-        calls, _ = _perturbed_calls(
-            _items(run, req), units, kind=spec.kind, judge=spec.model, seed=req.params.seed
-        )
-        plans.append((spec.model, calls, spec.template_path))
-    if req.params.verify and req.params.verify_kind == "fresh":
-        for ss in sets:
-            plans.append((ss.name, _fresh_calls(run, ss, req)[0], spec.template_path if spec else None))
-    if req.repeats:
-        for ss in sets:
-            plans.append((ss.name, _repeat_calls(run, ss, req)[0], spec.template_path if spec else None))
+    plan = _plan_rejudging(run, req, load_run(run, mode=req.unit_score).sets, recorded=False)
     out: list[Estimate] = []
     # the run's own replies are the best guess at what the re-judged variants' replies cost
     observed = run_figures(run) if run.judgments().path.exists() else None
-    for judge_name, calls, template_path in plans:
-        template = load_template(_template_path(run, template_path))
+    template = load_template(plan.template)
+    for judge_name, _cache, calls in plan.calls():
         todo = pending_calls(calls, run.neighbours().latest())
         out += [
             e.model_copy(update={"stage": "bbe"})
@@ -387,17 +449,20 @@ def bbe(
 
     An infeasible calibration still writes bbe.json (feasible false) and is listed in `infeasible`:
     the caller decides what that means for its exit code. `run`: the caller's `RunDir` for
-    `request.run` (`judgebench run` passes the one all its stages share), so what it read is shared."""
+    `request.run` (`judgebench run` passes the one all its stages share), so what it read is shared.
+    A run's bbe goes through the stage runner (its lock, its re-judging's keys and progress, its
+    manifest entry); a scores table or an arena-hard folder has no run folder to lock or record in."""
     req = request
     if req.out is not None and req.out.is_dir():  # checked before any work: nothing written, then refused
         raise ConfigError(f"--out {req.out} is a folder; give the path of the bbe.json to write")
-    outcome = None
     if run is not None and (req.run is None or Path(req.run) != run.path):
         raise ConfigError(f"the run folder given ({run.path}) is not the request's ({req.run})")
     run = run if run is not None else run_folder(req.run) if req.run is not None else None
     if run is not None:
-        result, outcome = _from_run(run, req, options or CallOptions(), execution or Execution())
-    elif req.calibrate_from is not None and req.scores is not None and req.scale is not None:
+        options, execution = options or CallOptions(), execution or Execution()
+        stage = _Calibrating(run, req, options, execution)
+        return run_stage(run, stage, options=options, execution=execution)
+    if req.calibrate_from is not None and req.scores is not None and req.scale is not None:
         assert req.judge is not None
         result = bbe_from_bridge(
             run_folder(req.calibrate_from), req.judge, req.scores, req.scale, req.params,
@@ -415,22 +480,19 @@ def bbe(
     else:
         assert req.arena_hard is not None
         result = bbe_from_arena_hard(req.arena_hard, req.params, baseline=req.baseline)
+    return _release(req, result, None)
+
+
+def _release(req: BBERequest, result: BBERun, outcome: RejudgeOutcome | None) -> BBEOutcome:
+    """Write bbe.json and its table and plot; an infeasible release goes beside the last feasible one
+    (which stays where the report reads it) unless --out asked for a place."""
     target = req.out or default_out(run=req.run, scores=req.scores, arena=req.arena_hard)
     blocks = result.result.calibrations + result.result.factor_calibrations
     infeasible = [f"{c.judge}: {c.reason}" for c in blocks if not c.feasible]
     kept = None
     if infeasible and req.out is None and _feasible_release(target):
-        # the last good release stays where the report reads it; this one goes beside it (--out: asked)
         kept, target = target, target.with_name(f"{target.stem}.infeasible{target.suffix}")
     outputs = write_outputs(result, target, plot=req.plot)
-    if run is not None and run.exists():
-        entry = BBEStage(
-            out=str(target),
-            feasible=not infeasible,
-            calibrations=len(result.result.calibrations),
-            neighbours_judged=outcome.requested if outcome else 0,
-        )
-        run.record_stage("bbe", entry)
     return BBEOutcome(
         result=result.result,
         outputs=outputs,

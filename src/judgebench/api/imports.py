@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judgebench.api.datasets import run_folder
+from judgebench.api.options import CallOptions
+from judgebench.api.stages import Stage, run_stage
 from judgebench.data import Dataset, load_dataset
 from judgebench.data.dataset import items_checksum
 from judgebench.data.imported import IMPORTED_ITEMS, IMPORTED_SPEC
@@ -17,8 +19,9 @@ from judgebench.errors import RunDirError
 from judgebench.importers.importer_registry import ImportOptions, get_importer
 from judgebench.importers.llmbar_results import ImportSummary, published_judgments
 from judgebench.importers.log import ImportedLog
+from judgebench.progress import ProgressReporter
 from judgebench.records import CallKey, Judgment
-from judgebench.records.manifest import HeadlineEntry, ImportStage
+from judgebench.records.manifest import DatasetEntry, HeadlineEntry, ImportStage
 from judgebench.store.answers_log import JudgmentLog
 from judgebench.store.atomic_files import atomic_write_text
 from judgebench.store.run_folder import IndexedAppender, RunDir
@@ -41,21 +44,39 @@ def import_llmbar_results(
     run = run_folder(run_dir)
     dataset = load_dataset("llmbar", data_dir=str(data_dir))
     new, summary = published_judgments(dataset, data_dir, evaluator)
-    with run.lock("judge", wait=wait_lock):
-        run.init(dataset=dataset.manifest_entry(data_dir=str(Path(data_dir).resolve())))
-        summary.appended = _append_new(run, new)
+    entry = dataset.manifest_entry(data_dir=str(Path(data_dir).resolve()))
+    return run_stage(run, _PublishedImport(new, summary, entry), options=CallOptions(wait_lock=wait_lock))
+
+
+@dataclass
+class _PublishedImport(Stage[ImportSummary]):
+    """`import llmbar-results` for the runner (api/stages.py): the published verdicts read; under the
+    judge lock (it writes the judge stage's file) the run folder made, the new lines appended."""
+
+    new: list[Judgment]
+    summary: ImportSummary
+    entry: DatasetEntry
+    name = "judge"
+
+    def dataset(self) -> DatasetEntry:
+        return self.entry
+
+    def execute(self, run: RunDir, progress: ProgressReporter) -> ImportSummary:
+        self.summary.appended = _append_new(run, self.new)
+        return self.summary
+
+    def record(self, run: RunDir, result: ImportSummary) -> dict[str, ImportStage]:
         entry = ImportStage(
             source="llmbar result.json",
-            evaluator=summary.judge,
-            judgments=summary.judgments,
-            appended=summary.appended,
-            invalid=summary.invalid,
-            files=summary.files,
-            missing_subsets=summary.missing_subsets,
+            evaluator=result.judge,
+            judgments=result.judgments,
+            appended=result.appended,
+            invalid=result.invalid,
+            files=result.files,
+            missing_subsets=result.missing_subsets,
             format="llmbar-results",
         )
-        run.record_import(summary.judge, entry)
-    return summary
+        return {result.judge: entry}
 
 
 @dataclass
@@ -90,7 +111,20 @@ def import_judgments(
     importer = get_importer(format)
     options = ImportOptions(judge=judge, human=tuple(Path(p) for p in human), settings=dict(settings or {}))
     log = importer.read([Path(p) for p in paths], options)
-    with run.lock("judge", wait=wait_lock):
+    return run_stage(run, _LogImport(log), options=CallOptions(wait_lock=wait_lock))
+
+
+@dataclass
+class _LogImport(Stage[ImportResult]):
+    """`import FORMAT` for the runner (api/stages.py): the files read; under the judge lock (it writes
+    the judge stage's file) the items, judgments and human labels written, one entry per judge."""
+
+    log: ImportedLog
+    name = "judge"
+    makes_run = False  # the run's dataset is the imported items, written into the folder first
+
+    def execute(self, run: RunDir, progress: ProgressReporter) -> ImportResult:
+        log = self.log
         dataset = _dataset(run, log)
         result = ImportResult(format=log.format, run=str(run.path), items=len(dataset.items), notes=log.notes)
         appended = _append_counts(run, log.judgments)
@@ -111,7 +145,7 @@ def import_judgments(
             atomic_write_text(run.file(IMPORTED_HUMAN), "\n".join(rows) + "\n")
         for name in log.judges:
             mine = [j for j in log.judgments if j.judge == name]
-            entry = ImportStage(
+            result.judges[name] = ImportStage(
                 source=f"{log.format}: {', '.join(log.sources)}",
                 evaluator=name,
                 judgments=len(mine),
@@ -135,9 +169,10 @@ def import_judgments(
                 human_labels=len(log.human),
                 notes=list(log.notes),
             )
-            run.record_import(name, entry)
-            result.judges[name] = entry
-    return result
+        return result
+
+    def record(self, run: RunDir, result: ImportResult) -> dict[str, ImportStage]:
+        return dict(result.judges)
 
 
 def _dataset(run: RunDir, log: ImportedLog) -> Dataset:

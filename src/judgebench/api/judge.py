@@ -13,7 +13,7 @@ from judgebench.api.datasets import load_run_dataset, open_dataset, pick_items, 
 from judgebench.api.options import CallOptions
 from judgebench.api.probing import ProbePlan, bases_of, plan_probes, write_probe_variants
 from judgebench.api.resume import call_meaning, refuse_changed_meaning
-from judgebench.api.stages import Stage, run_stage
+from judgebench.api.stages import Counted, Stage, run_stage
 from judgebench.api.study import Study
 from judgebench.bbe.scores import load_run
 from judgebench.bbe.sources import sample_units
@@ -230,9 +230,34 @@ def _run_plan(
     template: JudgeTemplate,
     *,
     execution: Execution,
-    progress: bool | None,
+    progress: ProgressReporter,
 ) -> dict[str, JudgeOutcome]:
     # per-judge request defaults from configs/judges.toml (temperature, max_tokens)
+    defaults = {name: client.request_defaults for name, client in clients.items()}
+
+    async def go() -> dict[str, JudgeOutcome]:
+        try:
+            return await execute_plan(
+                plan,
+                clients,
+                template,
+                run.judgments(),
+                progress=progress,
+                request_defaults=defaults,
+                execution=execution,
+            )
+        finally:
+            for client in clients.values():
+                await client.aclose()
+
+    return asyncio.run(go())
+
+
+def _counted(
+    run: RunDir, plan: Sequence[PlannedCall], clients: Mapping[str, ModelClient], template: JudgeTemplate
+) -> Counted:
+    """The judge stage's pending calls and the time they are expected to take (the share the
+    response cache answers left out)."""
     defaults = {name: client.request_defaults for name, client in clients.items()}
     pending = pending_calls(plan, run.judgments().latest())
     to_pay = {name: _to_pay(pending, name, c, template, defaults[name]) for name, c in clients.items()}
@@ -241,30 +266,12 @@ def _run_plan(
                  input_tokens=to_pay[name].input_tokens, output_tokens=to_pay[name].output_tokens)
         for name, c in clients.items()
     ]  # fmt: skip
-    line = announce(took, f"judge {', '.join(clients)}")
+    what = f"judge {', '.join(clients)}"
+    line = announce(took, what)
     cached = [f"{name} {paid.cached:.0%}" for name, paid in to_pay.items() if paid.cached > 0]
     if cached:
         line += f"; already in the response cache (a sample of the calls): {', '.join(cached)}"
-    ahead = (stage_time(took), line)
-
-    async def go() -> dict[str, JudgeOutcome]:
-        try:
-            what = f"judge {', '.join(clients)}"
-            with ProgressReporter(len(pending), what, enabled=progress, expected=ahead) as bar:
-                return await execute_plan(
-                    plan,
-                    clients,
-                    template,
-                    run.judgments(),
-                    progress=bar,
-                    request_defaults=defaults,
-                    execution=execution,
-                )
-        finally:
-            for client in clients.values():
-                await client.aclose()
-
-    return asyncio.run(go())
+    return Counted(len(pending), what, (stage_time(took), line))
 
 
 CACHE_SAMPLE = 100  # pending calls per judge looked up in the response store before announcing
@@ -366,7 +373,7 @@ def _until_settled(
     clients: Mapping[str, ModelClient],
     *,
     execution: Execution,
-    progress: bool | None,
+    progress: ProgressReporter,
 ) -> tuple[JudgeResult, JudgeStage]:
     def on_round(planned: Sequence[PlannedCall], stops: Mapping[str, SequentialStop]) -> None:
         record_plan(run, planned)
@@ -518,18 +525,22 @@ class _Judging(Stage[JudgeResult]):
     def dataset(self) -> DatasetEntry:
         return self.plan.dataset
 
-    def execute(self, run: RunDir) -> JudgeResult:
+    def progress(self, run: RunDir) -> Counted:
+        if self.req.until_settled:  # rounds until settled: no time said for the full design
+            pending = pending_calls(self.plan.calls, run.judgments().latest())
+            return Counted(len(pending), f"judge {', '.join(self.clients)} (until settled)")
+        return _counted(run, self.plan.calls, self.clients, self.template)
+
+    def execute(self, run: RunDir, progress: ProgressReporter) -> JudgeResult:
         write_probe_variants(run, self.plan.probes.variants)
         req, plan, template, clients = self.req, self.plan, self.template, self.clients
         if req.until_settled:
             result, self.entry = _until_settled(
-                run, req, plan, template, clients, execution=self.execution, progress=self.options.progress
+                run, req, plan, template, clients, execution=self.execution, progress=progress
             )
             return result
         record_plan(run, plan.calls)
-        outcomes = _run_plan(
-            run, plan.calls, clients, template, execution=self.execution, progress=self.options.progress
-        )
+        outcomes = _run_plan(run, plan.calls, clients, template, execution=self.execution, progress=progress)
         self.entry = _entry(run, req, plan, template, clients, outcomes=outcomes, execution=self.execution)
         return JudgeResult(outcomes=outcomes, planned=len(plan.calls), notes=plan.notes)
 
@@ -552,7 +563,9 @@ def record_repeats(
     recorded = run.manifest().stages.judge
     template = load_template(recorded.template.user_path() if recorded else None)
     # a cached answer would hide the jitter
-    stage = _Repeating(plan, template, options=options.without_cache(), execution=execution)
+    held = run.neighbours().latest()
+    paying = [name for name, calls in plan.items() if pending_calls(calls, held)]
+    stage = _Repeating(plan, template, options=options.without_cache(), execution=execution, paying=paying)
     return run_stage(run, stage, options=options, execution=execution)
 
 
@@ -568,18 +581,28 @@ class _Repeating(Stage[int]):
         *,
         options: CallOptions,
         execution: Execution,
+        paying: Sequence[str],
     ) -> None:
         self.plan, self.template, self.options, self.execution = plan, template, options, execution
+        self.paying = paying  # the judges with re-asks still to make (their keys are needed)
+
+    def keys(self) -> list[JudgeSpec]:
+        return [self.options.resolve(name) for name in self.paying]
 
     def connect(self) -> list[ModelClient]:
         self.clients = {name: self.options.client(name) for name in self.plan}
         return list(self.clients.values())
 
-    def execute(self, run: RunDir) -> int:
+    def progress(self, run: RunDir) -> Counted:
+        held = run.neighbours().latest()
+        pending = sum(len(pending_calls(calls, held)) for calls in self.plan.values())
+        return Counted(pending, f"bbe neighbours {', '.join(c.name for c in self.clients.values())}")
+
+    def execute(self, run: RunDir, progress: ProgressReporter) -> int:
         for name, calls in self.plan.items():
             rejudge(
                 calls, self.clients[name], self.template, run.neighbours(), execution=self.execution,
-                progress=self.options.progress,
+                progress=progress,
             )  # fmt: skip
         return sum(len(calls) for calls in self.plan.values())
 

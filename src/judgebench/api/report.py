@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,8 @@ from judgebench.analysis.stats import preload as preload_statistics
 from judgebench.api.datasets import load_run_dataset, run_folder
 from judgebench.api.human import human_for_run, run_human_labels
 from judgebench.api.leaderboard import leaderboard_weights
+from judgebench.api.options import CallOptions
+from judgebench.api.stages import Stage, run_stage
 from judgebench.conditions import load_conditions
 from judgebench.data import LLMBAR_SPEC
 from judgebench.data.llmbar import cache_root as llmbar_cache_root
@@ -31,6 +34,7 @@ from judgebench.models.family_table import load_family_table
 from judgebench.models.judge_family import judge_family
 from judgebench.probes.lengths import length_categories
 from judgebench.probes.probe_registry import load_probes
+from judgebench.progress import ProgressReporter
 from judgebench.records import AuditFlag, Item, Variant
 from judgebench.records.condition_specs import ProbeOrigin
 from judgebench.records.family_names import answer_models
@@ -393,32 +397,51 @@ def _report(run: RunDir, req: ReportRequest, leave_out: tuple[str, ...], wanted:
     human = _human(run, inputs, req) if req.human is not None else None  # bad labels: before any write
     analysis = _analyze(run, inputs, req.settings, human, stops)
     data = explorer_data(run, inputs, every_row=req.explorer == "all") if wanted else None
-    with run.lock("report", wait=req.wait_lock):  # one writer of the report files at a time
-        readiness = ReadinessDoc.of(analysis, stops)  # written with the set (report/writer.py)
+    stage = _Reporting(req, analysis, ReadinessDoc.of(analysis, stops), leave_out, data, human)
+    # one writer of the report files at a time (another `report`: refused, or waited for)
+    return run_stage(run, stage, options=CallOptions(wait_lock=req.wait_lock))
+
+
+@dataclass
+class _Reporting(Stage[ReportResult]):
+    """The report's writing for the runner (api/stages.py): the analysis made (reads only); under the
+    report lock the set of files, the unstable rows asked for, and the manifest entry."""
+
+    req: ReportRequest
+    analysis: Analysis
+    readiness: ReadinessDoc
+    leave_out: tuple[str, ...]
+    data: ExplorerData | None
+    human: HumanReport | None
+    name = "report"
+    makes_run = False  # a folder of judgments with no manifest (imported by hand) stays without one
+
+    def execute(self, run: RunDir, progress: ProgressReporter) -> ReportResult:
+        req, data = self.req, self.data
         paths = write_report(
             run,
-            analysis,
-            leave_out=leave_out,
+            self.analysis,
+            leave_out=self.leave_out,
             explorer=data,
-            human=human,
-            readiness=readiness,
+            human=self.human,
+            readiness=self.readiness,  # written with the set (report/writer.py)
         )
         unstable = None
         if req.export_unstable is not None and data is not None:
             unstable = export_unstable(data, req.export_unstable)
-        if run.exists():
-            entry = ReportStage(
-                settings=req.settings.model_dump(),
-                records=len(analysis.records),
-                outputs=[str(p) for p in paths.all()]
-                + ([str(req.export_unstable)] if req.export_unstable is not None else []),
-            )
-            run.record_stage("report", entry)
-    return ReportResult(
-        analysis=analysis,
-        paths=paths,
-        readiness=readiness,
-        readiness_json=run.file(READINESS_JSON),
-        unstable=unstable,
-        human=human,
-    )
+        return ReportResult(
+            analysis=self.analysis,
+            paths=paths,
+            readiness=self.readiness,
+            readiness_json=run.file(READINESS_JSON),
+            unstable=unstable,
+            human=self.human,
+        )
+
+    def record(self, run: RunDir, result: ReportResult) -> ReportStage:
+        unstable = [str(self.req.export_unstable)] if self.req.export_unstable is not None else []
+        return ReportStage(
+            settings=self.req.settings.model_dump(),
+            records=len(result.analysis.records),
+            outputs=[str(p) for p in result.paths.all()] + unstable,
+        )

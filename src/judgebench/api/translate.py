@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgebench.api.datasets import load_run_dataset, pick_items, run_folder
 from judgebench.api.options import CallOptions
-from judgebench.api.stages import Stage, run_stage
+from judgebench.api.stages import Counted, Stage, run_stage
 from judgebench.api.study import StudyData
 from judgebench.batch import batch_rounds
 from judgebench.conditions import load_conditions, select_conditions
@@ -166,22 +166,30 @@ async def _translate_live_or_batch(
     request: TranslateRequest,
     *,
     mode: Execution,
-    progress: bool | None,
+    progress: ProgressReporter,
 ) -> TranslateOutcome:
     try:
         if mode.batch:
             return await _translate_by_batch(run, items, chosen, client, settings=request.settings, mode=mode)
-        todo = _untranslated(run, items, chosen)
-        calls = sum(len(planned_messages(item, chosen, request.settings)) for item in todo)
-        replies = translation_output_tokens(todo, chosen, client.spec)
-        settings = client.settings
-        took = [expected(client.name, client.spec, settings, calls, "translate", output_tokens=replies)]
-        ahead = (stage_time(took), announce(took, f"translate {client.name}"))
-        what = f"translate {client.name}"
-        with ProgressReporter(len(todo), what, enabled=progress, expected=ahead) as bar:
-            return await translate_items(run, items, chosen, client, request.settings, progress=bar)
+        return await translate_items(run, items, chosen, client, request.settings, progress=progress)
     finally:
         await client.aclose()
+
+
+def _counted(
+    run: RunDir,
+    items: Sequence[Item],
+    chosen: Sequence[Condition],
+    client: ModelClient,
+    request: TranslateRequest,
+) -> Counted:
+    """The items still to translate, and the time their calls are expected to take."""
+    todo = _untranslated(run, items, chosen)
+    calls = sum(len(planned_messages(item, chosen, request.settings)) for item in todo)
+    replies = translation_output_tokens(todo, chosen, client.spec)
+    took = [expected(client.name, client.spec, client.settings, calls, "translate", output_tokens=replies)]
+    what = f"translate {client.name}"
+    return Counted(len(todo), what, (stage_time(took), announce(took, what)))
 
 
 def _entry(
@@ -305,7 +313,13 @@ class _Translating(Stage[TranslateResult]):
     def dataset(self) -> DatasetEntry:
         return self.entry
 
-    def execute(self, run: RunDir) -> TranslateResult:
+    def progress(self, run: RunDir) -> Counted | None:
+        # a batch goes in rounds of its own; an import or the dataset's own variants make no call
+        if self.client is None or self.mode.batch:
+            return None
+        return _counted(run, self.items, self.to_translate, self.client, self.req)
+
+    def execute(self, run: RunDir, progress: ProgressReporter) -> TranslateResult:
         req, ds, client, result, variants = self.req, self.ds, self.client, self.result, self.variants
         if client is None or variants:
             import_variants(run, variants)
@@ -326,7 +340,7 @@ class _Translating(Stage[TranslateResult]):
                     client,
                     req,
                     mode=self.mode,
-                    progress=self.options.progress,
+                    progress=progress,
                 )
             )
         flags, result.audit_summary = write_audit(run, ds.by_id(), self.chosen)

@@ -169,7 +169,7 @@ class ProgressView(logging.Handler):
         if shown is None:
             return
         if shown.bar is not None and shown.task is not None:
-            shown.bar.update(shown.task, completed=r.done, **_fields(r))
+            shown.bar.update(shown.task, completed=r.done, total=r.total, **_fields(r))
         elif shown.interval is not None and time.monotonic() - shown.last_line >= shown.interval:
             shown.last_line = time.monotonic()
             print(r.line(), file=sys.stderr, flush=True)

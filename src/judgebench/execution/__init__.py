@@ -282,20 +282,19 @@ def rejudge(
     sink: JudgmentIndex,
     *,
     execution: Execution,
-    progress: bool | None,
+    progress: ProgressReporter,
 ) -> tuple[list[Judgment], int]:
     """bbe's re-judging of new neighbours (perturbed, fresh or repeated units of one judge): what is
     still pending of `calls` is judged into `sink` (the neighbours file) by `execute_plan`, with the
-    judge stage's cache, budget, batch, progress and resume rules. Returns every answer the file holds
-    for `calls` (this invocation's and earlier ones') and how many of them are failed calls."""
-    total = len(pending_calls(calls, sink.latest()))
+    judge stage's cache, budget, batch and resume rules, counted on the stage's `progress`. Returns
+    every answer the file holds for `calls` (this invocation's and earlier ones') and how many of
+    them are failed calls."""
 
     async def go() -> None:
         try:
-            with ProgressReporter(total, f"bbe neighbours {client.name}", enabled=progress) as bar:
-                await execute_plan(
-                    calls, {client.name: client}, template, sink, progress=bar, execution=execution
-                )
+            await execute_plan(
+                calls, {client.name: client}, template, sink, progress=progress, execution=execution
+            )
         finally:
             await client.aclose()
 

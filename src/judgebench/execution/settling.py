@@ -168,15 +168,15 @@ def judge_until_settled(
     template: JudgeTemplate,
     *,
     execution: Execution,
-    progress: bool | None,
+    progress: ProgressReporter,
     rounds: Rounds,
     on_round: OnRound,
 ) -> tuple[dict[str, JudgeOutcome], dict[str, SequentialStop], list[PlannedCall]]:
     """Run `plan` (the full design) in rounds until every judge is settled or out of items.
 
     `on_round(planned, stops)` is called before each round's calls (with the calls planned so far,
-    to record in plan.jsonl and the manifest) and once at the end. Returns the per-judge totals, the
-    stops and the calls planned."""
+    to record in plan.jsonl and the manifest) and once at the end; the calls are counted on `progress`
+    (the stage's, opened by the runner). Returns the per-judge totals, the stops and the calls planned."""
     settings = rounds.settings
     seed, round_items = rounds.seed, rounds.items
     subsets = {c.item_id: c.subset for c in plan if c.kind == "pair"}
@@ -212,40 +212,37 @@ def judge_until_settled(
     async def go() -> None:
         nonlocal position, active
         try:
-            total = len(pending_calls(plan, judgments.latest()))
-            what = f"judge {', '.join(clients)} (until settled)"
-            with ProgressReporter(total, what, enabled=progress) as bar:
-                while active and position < len(order):
-                    items = order[position : position + round_items]
-                    batch = [c for name in active for i in items for c in by_item.get((name, i), [])]
-                    planned.extend(batch)
-                    table = values(position)
+            while active and position < len(order):
+                items = order[position : position + round_items]
+                batch = [c for name in active for i in items for c in by_item.get((name, i), [])]
+                planned.extend(batch)
+                table = values(position)
+                for name in active:
+                    account(name, position, "running", table)
+                on_round(planned, stops)
+                if pending_calls(batch, judgments.latest()):
+                    got = await execute_plan(
+                        batch, {n: clients[n] for n in active}, template, judgments,
+                        progress=progress, request_defaults=defaults, execution=execution,
+                    )  # fmt: skip
+                    for name, outcome in got.items():
+                        outcomes[name] = merge_outcomes(outcomes.get(name), outcome)
+                position += len(items)
+                table = values(position)
+                if pending_calls(batch, judgments.latest()):
                     for name in active:
-                        account(name, position, "running", table)
-                    on_round(planned, stops)
-                    if pending_calls(batch, judgments.latest()):
-                        got = await execute_plan(
-                            batch, {n: clients[n] for n in active}, template, judgments,
-                            progress=bar, request_defaults=defaults, execution=execution,
-                        )  # fmt: skip
-                        for name, outcome in got.items():
-                            outcomes[name] = merge_outcomes(outcomes.get(name), outcome)
-                    position += len(items)
-                    table = values(position)
-                    if pending_calls(batch, judgments.latest()):
-                        for name in active:
-                            account(name, position, "interrupted", table)
-                        return  # failed or unaffordable calls: a rerun resumes here
-                    still = []
-                    for name in active:
-                        account(name, position, "running", table)
-                        if stops[name].decided:
-                            account(name, position, "settled", table)
-                        elif position >= len(order):
-                            account(name, position, "items exhausted", table)
-                        else:
-                            still.append(name)
-                    active = still
+                        account(name, position, "interrupted", table)
+                    return  # failed or unaffordable calls: a rerun resumes here
+                still = []
+                for name in active:
+                    account(name, position, "running", table)
+                    if stops[name].decided:
+                        account(name, position, "settled", table)
+                    elif position >= len(order):
+                        account(name, position, "items exhausted", table)
+                    else:
+                        still.append(name)
+                active = still
         finally:
             for client in clients.values():
                 await client.aclose()
