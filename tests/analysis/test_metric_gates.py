@@ -183,3 +183,21 @@ def test_a_plugin_that_is_no_metric_or_clashes_is_named(plugin: object, target: 
     plugin(target)  # type: ignore[operator]
     with pytest.raises(JudgebenchError, match=error):
         registry.specs()
+
+
+@pytest.mark.parametrize(
+    ("min_items", "said"),
+    [
+        # 12 items, zero flips: the item-level interval's upper bound is below 50%, but 12 items are
+        # fewer than a pass needs by default, so the toy's check stays open ...
+        (20, "is not clearly within the limit 50.0%; only 12 items, fewer than the 20 a pass needs"),
+        # ... and passes where the user asks for 12 items at least
+        (12, "is within the limit 50.0%"),
+    ],
+)
+def test_a_declared_gate_on_a_tiny_slice_cannot_pass(declared: list[str], min_items: int, said: str) -> None:
+    declared.append(register(orig_flip_spec(Gate(0.5))).name)
+    settings = SETTINGS.model_copy(update={"min_items": min_items})
+    (verdict,) = analyze(judge_run("clean", 12, 0.0), settings=settings).readiness
+    (reason,) = [r for r in verdict.reasons if r.startswith("orig flip rate")]
+    assert "0.0%" in reason and reason.endswith(said), reason
