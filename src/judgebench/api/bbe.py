@@ -394,7 +394,7 @@ class _Calibrating(Stage[BBEOutcome]):
         params = self.req.params
         if block.sigma is None or block.alpha is None or params.verify is None:
             return
-        calls, units, condition = self.plan.fresh.get(ss.name) or _fresh_calls(run, ss, self.req)
+        calls, units, condition = self.plan.fresh[ss.name]  # planned for every calibrated set
         self.unmade.pop(ss.name, None)
         answers, _failed = self._rejudge(run, calls, ss.name, progress, cache=True)
         changes = fresh_changes(ss, answers, kind=condition, units=units)
