@@ -407,7 +407,7 @@ class RunDir:
 
 
 # the JSONL files only one stage writes (under its lock): that stage repairs them (bbe_neighbours.jsonl,
-# written by judge --repeats and by bbe under two locks, is skipped over but never rewritten)
+# written by judge --repeats and by bbe, both under the bbe lock, is skipped over but not yet rewritten)
 _WRITES: dict[str, tuple[str, ...]] = {
     "translate": (VARIANTS, AUDIT, TRANSLATION_FAILURES),
     "judge": (JUDGMENTS, PLAN),
